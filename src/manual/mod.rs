@@ -1,0 +1,1 @@
+//! Manual domain: discovery, section model, reads, exception vocabulary, search.

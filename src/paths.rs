@@ -1,0 +1,1 @@
+//! Path safety: the only way any tool touches the file system under a root.

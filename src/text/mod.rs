@@ -1,0 +1,1 @@
+//! Text normalisation shared by every search path.
