@@ -43,7 +43,11 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ToolError { code, message: message.into(), details: None }
+        ToolError {
+            code,
+            message: message.into(),
+            details: None,
+        }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
