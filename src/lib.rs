@@ -1,8 +1,15 @@
 //! manvault: an MCP server for exhaustive, token-frugal search of manuals and a writable vault.
 //! See ARCHITECTURE.md for the map of modules and their invariants.
 
+pub mod app;
+pub mod clock;
+pub mod config;
 pub mod contract;
 pub mod error;
+pub mod logging;
 pub mod manual;
 pub mod paths;
+pub mod server;
 pub mod text;
+pub mod tools;
+pub mod validate;

@@ -1,0 +1,346 @@
+//! Server configuration: every variable of spec_v2 §3 read from the environment with its
+//! default, the roots overridable by flags.
+//!
+//! A bad value stops the server at start with one line naming the variable and the
+//! accepted range, because a server that silently falls back to a default hides the
+//! operator's mistake until a search misbehaves.
+
+use std::path::{Path, PathBuf};
+
+/// Every environment variable the server reads, with its default and accepted values.
+/// The README's configuration table lists the same names (a test checks it).
+pub const VARIABLES: &[(&str, &str, &str)] = &[
+    ("WORKSPACE_ROOT", ".", "a folder"),
+    ("MANUALS_ROOT", "${WORKSPACE_ROOT}/manuals", "a folder"),
+    ("VAULT_ROOT", "${WORKSPACE_ROOT}/vault", "a folder"),
+    ("DEFAULT_MANUAL_ID", "(unset)", "a manual_id"),
+    (
+        "SYNONYMS_PATH",
+        "${WORKSPACE_ROOT}/synonyms.txt",
+        "a file (missing is fine)",
+    ),
+    ("LOG_LEVEL", "info", "error | warn | info | debug"),
+    ("ADAPTIVE_TUNING", "true", "true | false"),
+    (
+        "ADAPTIVE_STATS_PATH",
+        "${VAULT_ROOT}/.system/adaptive_stats.jsonl",
+        "a file",
+    ),
+    ("ADAPTIVE_MIN_RECALL", "0.90", "0.0 ..= 1.0"),
+    ("ADAPTIVE_CANDIDATE_LOW_BASE", "3", "2 ..= 6"),
+    ("ADAPTIVE_FILE_BIAS_BASE", "0.80", "0.70 ..= 0.90"),
+    (
+        "VAULT_SCAN_DEFAULT_CHUNK_LINES",
+        "80",
+        "1 ..= VAULT_SCAN_MAX_CHUNK_LINES",
+    ),
+    ("VAULT_SCAN_MAX_CHUNK_LINES", "200", "1 ..= 10000"),
+    ("COVERAGE_MIN_RATIO", "0.90", "0.0 ..= 1.0"),
+    ("MARGINAL_GAIN_MIN", "0.02", "0.0 ..= 1000.0"),
+    ("TRACE_MAX_KEEP", "100", "1 ..= 100000"),
+    ("TRACE_TTL_SEC", "1800", "1 ..= 604800"),
+    ("ALLOW_FILE_SCOPE", "false", "true | false"),
+    ("HARD_MAX_SECTIONS", "20", "1 ..= 1000"),
+    ("HARD_MAX_CHARS", "20000", "100 ..= 1000000"),
+    ("DEFAULT_MAX_STAGE", "4", "3 ..= HARD_MAX_STAGE"),
+    ("HARD_MAX_STAGE", "4", "3 ..= 4"),
+];
+
+/// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
+pub const ARTIFACTS_DIR: &str = "artifacts";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub workspace_root: PathBuf,
+    pub manuals_root: PathBuf,
+    pub vault_root: PathBuf,
+    pub default_manual_id: Option<String>,
+    pub synonyms_path: PathBuf,
+    pub log_level: LogLevel,
+    pub adaptive_tuning: bool,
+    pub adaptive_stats_path: PathBuf,
+    pub adaptive_min_recall: f64,
+    pub adaptive_candidate_low_base: u32,
+    pub adaptive_file_bias_base: f64,
+    pub vault_scan_default_chunk_lines: u32,
+    pub vault_scan_max_chunk_lines: u32,
+    pub coverage_min_ratio: f64,
+    pub marginal_gain_min: f64,
+    pub trace_max_keep: usize,
+    pub trace_ttl_sec: u64,
+    pub allow_file_scope: bool,
+    pub hard_max_sections: u32,
+    pub hard_max_chars: u32,
+    pub default_max_stage: u8,
+    pub hard_max_stage: u8,
+}
+
+/// Root folders given on the command line; each overrides its variable.
+#[derive(Debug, Default, Clone)]
+pub struct RootFlags {
+    pub workspace: Option<PathBuf>,
+    pub manuals: Option<PathBuf>,
+    pub vault: Option<PathBuf>,
+}
+
+impl RootFlags {
+    /// Takes `--workspace DIR`, `--manuals DIR`, `--vault DIR` (also `--flag=DIR`) out of
+    /// `args`, leaving the rest in order.
+    pub fn extract(args: &mut Vec<String>) -> Result<RootFlags, String> {
+        let mut flags = RootFlags::default();
+        let mut rest = Vec::new();
+        let mut iter = std::mem::take(args).into_iter();
+        while let Some(arg) = iter.next() {
+            let (name, inline) = match arg.split_once('=') {
+                Some((name, value)) if name.starts_with("--") => {
+                    (name.to_string(), Some(value.to_string()))
+                }
+                _ => (arg.clone(), None),
+            };
+            let slot = match name.as_str() {
+                "--workspace" => &mut flags.workspace,
+                "--manuals" => &mut flags.manuals,
+                "--vault" => &mut flags.vault,
+                _ => {
+                    rest.push(arg);
+                    continue;
+                }
+            };
+            let value = inline
+                .or_else(|| iter.next())
+                .ok_or_else(|| format!("{name} needs a folder"))?;
+            *slot = Some(PathBuf::from(value));
+        }
+        *args = rest;
+        Ok(flags)
+    }
+}
+
+/// Reads one variable through `lookup`, so tests can pass a map instead of the process
+/// environment.
+struct Env<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Env<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        (self.lookup)(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn accepted(name: &str) -> &'static str {
+        VARIABLES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, range)| *range)
+            .unwrap_or("")
+    }
+
+    fn bad(name: &str, value: &str) -> String {
+        format!(
+            "{name}={value:?} is not accepted: expected {}",
+            Self::accepted(name)
+        )
+    }
+
+    fn number<T>(&self, name: &str, default: T, min: T, max: T) -> Result<T, String>
+    where
+        T: std::str::FromStr + PartialOrd + Copy,
+    {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(value) => match value.parse::<T>() {
+                Ok(parsed) if parsed >= min && parsed <= max => Ok(parsed),
+                _ => Err(Self::bad(name, &value)),
+            },
+        }
+    }
+
+    fn flag(&self, name: &str, default: bool) -> Result<bool, String> {
+        match self.raw(name).map(|v| v.to_ascii_lowercase()) {
+            None => Ok(default),
+            Some(v) if ["true", "1", "yes", "on"].contains(&v.as_str()) => Ok(true),
+            Some(v) if ["false", "0", "no", "off"].contains(&v.as_str()) => Ok(false),
+            Some(v) => Err(Self::bad(name, &v)),
+        }
+    }
+
+    fn path(&self, name: &str, flag: Option<&Path>, default: PathBuf) -> PathBuf {
+        flag.map(Path::to_path_buf)
+            .or_else(|| self.raw(name).map(PathBuf::from))
+            .unwrap_or(default)
+    }
+}
+
+impl Config {
+    /// The configuration from the process environment and the root flags.
+    pub fn from_env(flags: &RootFlags) -> Result<Config, String> {
+        Self::load(&|name| std::env::var(name).ok(), flags)
+    }
+
+    /// The configuration from `lookup` (an environment) and the root flags.
+    pub fn load(
+        lookup: &dyn Fn(&str) -> Option<String>,
+        flags: &RootFlags,
+    ) -> Result<Config, String> {
+        let env = Env { lookup };
+        let workspace_root = env.path(
+            "WORKSPACE_ROOT",
+            flags.workspace.as_deref(),
+            PathBuf::from("."),
+        );
+        let manuals_root = env.path(
+            "MANUALS_ROOT",
+            flags.manuals.as_deref(),
+            workspace_root.join("manuals"),
+        );
+        let vault_root = env.path(
+            "VAULT_ROOT",
+            flags.vault.as_deref(),
+            workspace_root.join("vault"),
+        );
+        let adaptive_stats_path = env.path(
+            "ADAPTIVE_STATS_PATH",
+            None,
+            vault_root.join(".system").join("adaptive_stats.jsonl"),
+        );
+        let synonyms_path = env.path("SYNONYMS_PATH", None, workspace_root.join("synonyms.txt"));
+        let log_level = match env
+            .raw("LOG_LEVEL")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("info") => LogLevel::Info,
+            Some("error") => LogLevel::Error,
+            Some("warn") => LogLevel::Warn,
+            Some("debug") => LogLevel::Debug,
+            Some(other) => return Err(Env::bad("LOG_LEVEL", other)),
+        };
+        let vault_scan_max_chunk_lines =
+            env.number("VAULT_SCAN_MAX_CHUNK_LINES", 200, 1, 10_000)?;
+        let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
+        Ok(Config {
+            default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
+            log_level,
+            adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
+            adaptive_min_recall: env.number("ADAPTIVE_MIN_RECALL", 0.90, 0.0, 1.0)?,
+            adaptive_candidate_low_base: env.number("ADAPTIVE_CANDIDATE_LOW_BASE", 3, 2, 6)?,
+            adaptive_file_bias_base: env.number("ADAPTIVE_FILE_BIAS_BASE", 0.80, 0.70, 0.90)?,
+            vault_scan_default_chunk_lines: env.number(
+                "VAULT_SCAN_DEFAULT_CHUNK_LINES",
+                80.min(vault_scan_max_chunk_lines),
+                1,
+                vault_scan_max_chunk_lines,
+            )?,
+            vault_scan_max_chunk_lines,
+            coverage_min_ratio: env.number("COVERAGE_MIN_RATIO", 0.90, 0.0, 1.0)?,
+            marginal_gain_min: env.number("MARGINAL_GAIN_MIN", 0.02, 0.0, 1000.0)?,
+            trace_max_keep: env.number("TRACE_MAX_KEEP", 100, 1, 100_000)?,
+            trace_ttl_sec: env.number("TRACE_TTL_SEC", 1800, 1, 604_800)?,
+            allow_file_scope: env.flag("ALLOW_FILE_SCOPE", false)?,
+            hard_max_sections: env.number("HARD_MAX_SECTIONS", 20, 1, 1000)?,
+            hard_max_chars: env.number("HARD_MAX_CHARS", 20_000, 100, 1_000_000)?,
+            default_max_stage: env.number("DEFAULT_MAX_STAGE", 4, 3, hard_max_stage)?,
+            hard_max_stage,
+            workspace_root,
+            manuals_root,
+            vault_root,
+            adaptive_stats_path,
+            synonyms_path,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn load(pairs: &[(&str, &str)]) -> Result<Config, String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::load(&|name| map.get(name).cloned(), &RootFlags::default())
+    }
+
+    #[test]
+    fn defaults_follow_spec() {
+        let config = load(&[]).unwrap();
+        assert_eq!(config.manuals_root, PathBuf::from("./manuals"));
+        assert_eq!(config.vault_root, PathBuf::from("./vault"));
+        assert_eq!(
+            config.adaptive_stats_path,
+            PathBuf::from("./vault/.system/adaptive_stats.jsonl")
+        );
+        assert_eq!(
+            (config.hard_max_chars, config.hard_max_sections),
+            (20_000, 20)
+        );
+        assert_eq!((config.default_max_stage, config.hard_max_stage), (4, 4));
+        assert_eq!(
+            (
+                config.vault_scan_default_chunk_lines,
+                config.vault_scan_max_chunk_lines
+            ),
+            (80, 200)
+        );
+        assert_eq!((config.trace_max_keep, config.trace_ttl_sec), (100, 1800));
+        assert!(!config.allow_file_scope && config.adaptive_tuning);
+        assert_eq!(config.log_level, LogLevel::Info);
+    }
+
+    #[test]
+    fn workspace_moves_every_derived_root() {
+        let config = load(&[("WORKSPACE_ROOT", "/w")]).unwrap();
+        assert_eq!(config.manuals_root, PathBuf::from("/w/manuals"));
+        assert_eq!(
+            config.adaptive_stats_path,
+            PathBuf::from("/w/vault/.system/adaptive_stats.jsonl")
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_and_range() {
+        for (name, value) in [
+            ("HARD_MAX_CHARS", "0"),
+            ("HARD_MAX_CHARS", "lots"),
+            ("ADAPTIVE_FILE_BIAS_BASE", "0.95"),
+            ("ALLOW_FILE_SCOPE", "maybe"),
+            ("LOG_LEVEL", "loud"),
+            ("VAULT_SCAN_DEFAULT_CHUNK_LINES", "500"),
+            ("DEFAULT_MAX_STAGE", "5"),
+        ] {
+            let error = load(&[(name, value)]).unwrap_err();
+            assert!(error.starts_with(name), "{error}");
+            assert!(error.contains("expected"), "{error}");
+        }
+    }
+
+    #[test]
+    fn flags_override_environment() {
+        let mut args: Vec<String> = ["serve", "--workspace", "/a", "--vault=/v"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let flags = RootFlags::extract(&mut args).unwrap();
+        assert_eq!(args, vec!["serve".to_string()]);
+        let config = Config::load(
+            &|name| (name == "MANUALS_ROOT").then(|| "/env".into()),
+            &flags,
+        )
+        .unwrap();
+        assert_eq!(config.workspace_root, PathBuf::from("/a"));
+        assert_eq!(config.vault_root, PathBuf::from("/v"));
+        assert_eq!(config.manuals_root, PathBuf::from("/env"));
+    }
+}

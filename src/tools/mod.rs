@@ -1,0 +1,1 @@
+//! The tool layer: implements the generated domain traits by calling the domains.

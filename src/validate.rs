@@ -1,0 +1,94 @@
+//! Input validation against the published schemas, before any handler runs.
+//!
+//! The generated types accept less than the schemas say (typify drops bounds and string
+//! constraints), so this check is what enforces the contract. A violation is
+//! `invalid_parameter` whose details name each JSON pointer and what was expected.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::contract::TOOLS;
+use crate::error::ToolError;
+
+/// At most this many violations are reported at once: enough to fix a call in one round
+/// trip, few enough to keep the error small.
+const MAX_REPORTED_VIOLATIONS: usize = 5;
+
+/// A compiled validator for every tool's input schema.
+pub struct InputValidators {
+    by_tool: HashMap<&'static str, jsonschema::Validator>,
+}
+
+impl InputValidators {
+    /// Compiles every input schema; a schema that does not compile is a build defect.
+    pub fn compile() -> InputValidators {
+        let by_tool = TOOLS
+            .iter()
+            .map(|spec| {
+                let schema: Value =
+                    serde_json::from_str(spec.input_schema).expect("bundled schema is JSON");
+                let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| {
+                    panic!("input schema of {} does not compile: {e}", spec.name)
+                });
+                (spec.name, validator)
+            })
+            .collect();
+        InputValidators { by_tool }
+    }
+
+    /// Checks `arguments` against `tool`'s input schema.
+    pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+        let Some(validator) = self.by_tool.get(tool) else {
+            return Err(ToolError::invalid_parameter(format!("unknown tool {tool}")));
+        };
+        let violations: Vec<Value> = validator
+            .iter_errors(arguments)
+            .take(MAX_REPORTED_VIOLATIONS)
+            .map(|error| {
+                let pointer = error.instance_path().to_string();
+                json!({
+                    "pointer": if pointer.is_empty() { "/".to_string() } else { pointer },
+                    "expected": error.to_string(),
+                })
+            })
+            .collect();
+        let Some(first) = violations.first() else {
+            return Ok(());
+        };
+        let message = format!(
+            "{}: {}",
+            first["pointer"].as_str().unwrap_or("/"),
+            first["expected"].as_str().unwrap_or("")
+        );
+        Err(ToolError::invalid_parameter(message).with_details(json!({ "violations": violations })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn every_schema_compiles_and_reports_pointers() {
+        let validators = InputValidators::compile();
+        assert!(validators.check("manual_list", &json!({})).is_ok());
+        let error = validators
+            .check("manual_list", &json!({"surprise": 1}))
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidParameter);
+        let error = validators
+            .check(
+                "manual_read",
+                &json!({"ref": {"target": "manual", "path": "a.md", "start_line": 0}}),
+            )
+            .unwrap_err();
+        assert_eq!(
+            error.details.unwrap()["violations"][0]["pointer"],
+            "/ref/start_line"
+        );
+        let error = validators.check("manual_toc", &json!({})).unwrap_err();
+        assert_eq!(error.details.unwrap()["violations"][0]["pointer"], "/");
+    }
+}
