@@ -1,1 +1,2 @@
 //! Text normalisation shared by every search path.
+pub mod synonyms;

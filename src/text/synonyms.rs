@@ -1,0 +1,696 @@
+//! Synonym expansion, so that a search for 支払 also finds sections that say 決済 or 精算.
+//!
+//! `manual_find` promises not to miss a section just because it uses a different word
+//! than the query. This module owns the dictionary of interchangeable words and answers
+//! one question: which dictionary terms occur inside a (normalised) query phrase, and
+//! what else could a manual have written instead of each. It knows nothing of manuals,
+//! ranking or the protocol; the caller decides how alternatives are searched and scored.
+//!
+//! # Sources
+//!
+//! * The builtin table `data/synonyms/sudachi.tsv`, derived from SudachiDict's synonym
+//!   dictionary (Apache-2.0, see `data/synonyms/NOTICE.md`) and compiled into the binary.
+//!   One group per line, TAB-separated terms, each written `[=]VOCABULARY:TEXT`: `=` marks
+//!   a term that is only an expansion target, `VOCABULARY` is Sudachi's vocabulary number
+//!   (terms sharing it are spelling variants, abbreviations or translations of one word).
+//!   Lines starting with `#` are comments. `data/synonyms/build_synonyms.py` regenerates it.
+//! * An optional user synonyms file, for a company's own vocabulary (稟議 = 決裁):
+//!   - UTF-8 text, one group per line; terms are separated by tabs or commas (`,` or the
+//!     full-width `，`); spaces around a term are ignored, so are empty fields;
+//!   - `#` at the start of a line or after a space or tab starts a comment that runs to
+//!     the end of the line (so `C#` stays a term); blank lines are ignored;
+//!   - every term of a line triggers the others and is offered for the others;
+//!   - a line that cannot be used (fewer than two different terms, only single-character
+//!     terms, not valid UTF-8) becomes a warning naming its line number; the other lines
+//!     still load. A missing file is not an error and gives no warning;
+//!   - user groups are merged with the builtin ones, not substituted: a term found in
+//!     both gets the user's alternatives first.
+//!
+//! # Matching rules
+//!
+//! * Every term is stored as the caller's normaliser returns it, and queries must be
+//!   normalised the same way; terms that become identical after normalisation (width,
+//!   case) are merged.
+//! * Terms are found inside the phrase, leftmost-longest and without overlap: in
+//!   支払方法の変更 the group of 支払方法 wins over the group of 支払.
+//! * A term made of a single character never triggers an expansion (一 or 話 would match
+//!   inside almost any phrase), but it is still offered as an alternative.
+//! * A term that begins or ends with an ASCII letter or digit only matches as a whole
+//!   word on that side: `log on` is found in `log on画面` but `eve` is not found in
+//!   `every`.
+//! * Sudachi's expansion control is honoured per group: a term marked only-target in a
+//!   group is offered as an alternative of that group but does not trigger it.
+//! * At most [`MAX_ALTERNATIVES`] alternatives are returned per term, in this order:
+//!   spellings of the found term (same vocabulary number), then the first spelling of
+//!   every other vocabulary of its groups, then their remaining spellings; within each
+//!   step user groups come before builtin ones, and dictionary order is kept. The cap
+//!   thus drops extra spellings of a synonym before it drops a synonym.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+/// Alternatives returned per found term. Large groups (従業員 has twenty members) would
+/// otherwise multiply the work of one query; twelve keeps every spelling variant and the
+/// closest synonyms of the groups seen in company manuals.
+pub const MAX_ALTERNATIVES: usize = 12;
+
+const BUILTIN_TABLE: &str = include_str!("../../data/synonyms/sudachi.tsv");
+
+/// One dictionary term found inside a query phrase, with what a manual may say instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expansion {
+    /// The normalised dictionary term, equal to `query_norm[byte_range]`.
+    pub term: String,
+    /// Where the term sits in the normalised query, in bytes.
+    pub byte_range: Range<usize>,
+    /// Other terms of the term's groups, normalised, best first, at most
+    /// [`MAX_ALTERNATIVES`].
+    pub alternatives: Vec<String>,
+}
+
+/// The loaded synonym dictionary: builtin table plus the user's groups.
+///
+/// Terms are found by probing a hash of trigger terms at each position of the query,
+/// not with an Aho-Corasick automaton: building a leftmost-longest automaton over the
+/// 43k builtin triggers took 110-130 ms in release, the hash takes about 5 ms, and a
+/// query of 50 characters is probed in about 15 µs.
+pub struct Synonyms {
+    groups: Vec<Group>,
+    /// Every term that may trigger an expansion, with the groups in which it does.
+    triggers: HashMap<String, Vec<TriggerSite>>,
+    /// Byte length of the longest trigger: no match extends further from its start.
+    longest_trigger: usize,
+}
+
+struct Group {
+    members: Vec<Member>,
+}
+
+struct Member {
+    text: String,
+    vocabulary: u32,
+    expandable: bool,
+    /// First member of the group with this vocabulary number: the spelling offered
+    /// before the others of its vocabulary.
+    leads_vocabulary: bool,
+}
+
+/// A group in which a term is an expandable member, and the term's vocabulary there.
+struct TriggerSite {
+    group: usize,
+    vocabulary: u32,
+}
+
+/// A term as read from a source, before normalisation.
+struct RawTerm<'a> {
+    text: &'a str,
+    vocabulary: u32,
+    expandable: bool,
+}
+
+/// The vocabulary number given to every term of a user line: the user says they are all
+/// the same word.
+const USER_VOCABULARY: u32 = 0;
+
+impl Synonyms {
+    /// Loads the builtin table and, when given and present, the user synonyms file.
+    ///
+    /// Never fails: problems in the user file come back as warnings (without the file's
+    /// path, which may be a server path a client must not see) and the rest still loads.
+    pub fn load(
+        user_file: Option<&Path>,
+        normalize: &dyn Fn(&str) -> String,
+    ) -> (Synonyms, Vec<String>) {
+        let mut warnings = Vec::new();
+        let user_text = user_file.and_then(|path| match std::fs::read(path) {
+            Ok(bytes) => Some(bytes),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => {
+                warnings.push(format!("user synonyms file could not be read: {error}"));
+                None
+            }
+        });
+        let synonyms = Self::from_sources(
+            BUILTIN_TABLE,
+            user_text.as_deref(),
+            normalize,
+            &mut warnings,
+        );
+        (synonyms, warnings)
+    }
+
+    fn from_sources(
+        builtin_table: &str,
+        user_text: Option<&[u8]>,
+        normalize: &dyn Fn(&str) -> String,
+        warnings: &mut Vec<String>,
+    ) -> Synonyms {
+        // User groups go first so that their alternatives lead when a term is in both.
+        let mut groups = Vec::new();
+        if let Some(user_text) = user_text {
+            groups.extend(parse_user_file(user_text, normalize, warnings));
+        }
+        groups.extend(parse_builtin_table(builtin_table, normalize, warnings));
+        Self::index(groups)
+    }
+
+    fn index(groups: Vec<Group>) -> Synonyms {
+        let mut triggers: HashMap<String, Vec<TriggerSite>> = HashMap::new();
+        for (group_index, group) in groups.iter().enumerate() {
+            for member in group.members.iter().filter(|member| member.can_trigger()) {
+                triggers
+                    .entry(member.text.clone())
+                    .or_default()
+                    .push(TriggerSite {
+                        group: group_index,
+                        vocabulary: member.vocabulary,
+                    });
+            }
+        }
+        let longest_trigger = triggers.keys().map(String::len).max().unwrap_or(0);
+        Synonyms {
+            groups,
+            triggers,
+            longest_trigger,
+        }
+    }
+
+    /// How many groups were loaded, builtin and user together (for startup logs).
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The dictionary terms found inside `query_norm`, in order, each with its
+    /// alternatives. `query_norm` must be normalised like the dictionary was.
+    pub fn expansions(&self, query_norm: &str) -> Vec<Expansion> {
+        let mut expansions = Vec::new();
+        let mut start = 0;
+        while let Some(first_character) = query_norm[start..].chars().next() {
+            match self.longest_trigger_at(query_norm, start) {
+                Some((end, sites)) => {
+                    let term = &query_norm[start..end];
+                    expansions.push(Expansion {
+                        term: term.to_owned(),
+                        byte_range: start..end,
+                        alternatives: self.alternatives(term, sites),
+                    });
+                    start = end;
+                }
+                None => start += first_character.len_utf8(),
+            }
+        }
+        expansions
+    }
+
+    /// The longest trigger that starts at byte `start` and does not cut an ASCII word.
+    fn longest_trigger_at(&self, haystack: &str, start: usize) -> Option<(usize, &[TriggerSite])> {
+        haystack[start..]
+            .char_indices()
+            .map(|(offset, character)| start + offset + character.len_utf8())
+            .take_while(|end| end - start <= self.longest_trigger)
+            .filter(|&end| is_whole_ascii_word(haystack, start..end))
+            .filter_map(|end| Some((end, self.triggers.get(&haystack[start..end])?.as_slice())))
+            .last()
+    }
+
+    fn alternatives(&self, term: &str, sites: &[TriggerSite]) -> Vec<String> {
+        let ordered = Preference::ALL.into_iter().flat_map(|preference| {
+            sites.iter().flat_map(move |site| {
+                self.groups[site.group]
+                    .members
+                    .iter()
+                    .filter(move |member| site.preference(member) == preference)
+            })
+        });
+        let mut alternatives: Vec<String> = Vec::new();
+        for member in ordered {
+            if alternatives.len() == MAX_ALTERNATIVES {
+                break;
+            }
+            if member.text != term && !alternatives.contains(&member.text) {
+                alternatives.push(member.text.clone());
+            }
+        }
+        alternatives
+    }
+}
+
+/// How early a group member is offered as an alternative of a found term.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Preference {
+    SameVocabulary,
+    OtherVocabularyLead,
+    OtherVocabularyVariant,
+}
+
+impl Preference {
+    const ALL: [Preference; 3] = [
+        Preference::SameVocabulary,
+        Preference::OtherVocabularyLead,
+        Preference::OtherVocabularyVariant,
+    ];
+}
+
+impl TriggerSite {
+    fn preference(&self, member: &Member) -> Preference {
+        if member.vocabulary == self.vocabulary {
+            Preference::SameVocabulary
+        } else if member.leads_vocabulary {
+            Preference::OtherVocabularyLead
+        } else {
+            Preference::OtherVocabularyVariant
+        }
+    }
+}
+
+impl Member {
+    fn can_trigger(&self) -> bool {
+        self.expandable && self.text.chars().nth(1).is_some()
+    }
+}
+
+/// False when the match cuts an ASCII word: its first or last byte is an ASCII letter or
+/// digit glued to another one outside the match. Bytes suffice because every byte of a
+/// multi-byte UTF-8 character is outside the ASCII range.
+fn is_whole_ascii_word(haystack: &str, range: Range<usize>) -> bool {
+    let bytes = haystack.as_bytes();
+    let glued = |inside: u8, outside: Option<&u8>| {
+        inside.is_ascii_alphanumeric() && outside.is_some_and(u8::is_ascii_alphanumeric)
+    };
+    let before = range.start.checked_sub(1).map(|index| &bytes[index]);
+    !glued(bytes[range.start], before) && !glued(bytes[range.end - 1], bytes.get(range.end))
+}
+
+/// Normalises the terms of one group and merges the ones that become equal (an
+/// expandable spelling wins over an only-target one). `None` when fewer than two
+/// different terms remain.
+fn normalised_group<'a>(
+    raw_terms: impl IntoIterator<Item = RawTerm<'a>>,
+    normalize: &dyn Fn(&str) -> String,
+) -> Option<Group> {
+    let mut members: Vec<Member> = Vec::new();
+    for raw in raw_terms {
+        let text = normalize(raw.text);
+        if text.is_empty() {
+            continue;
+        }
+        match members.iter_mut().find(|member| member.text == text) {
+            Some(existing) => existing.expandable |= raw.expandable,
+            None => members.push(Member {
+                leads_vocabulary: members
+                    .iter()
+                    .all(|member| member.vocabulary != raw.vocabulary),
+                text,
+                vocabulary: raw.vocabulary,
+                expandable: raw.expandable,
+            }),
+        }
+    }
+    (members.len() >= 2).then_some(Group { members })
+}
+
+/// The numbered lines of a source that carry content: comments stripped, blank lines
+/// skipped, a UTF-8 byte order mark and CR line ends tolerated. A line that is not UTF-8
+/// comes back as `Err` so the caller can name it.
+fn content_lines(text: &[u8]) -> impl Iterator<Item = (usize, Result<&str, ()>)> {
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(text);
+    text.split(|&byte| byte == b'\n')
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let content = match std::str::from_utf8(line) {
+                Ok(line) => without_comment(line).trim(),
+                Err(_) => return Some((index + 1, Err(()))),
+            };
+            (!content.is_empty()).then_some((index + 1, Ok(content)))
+        })
+}
+
+/// The line up to a `#` that starts it or follows whitespace; a `#` inside a term (C#)
+/// is kept.
+fn without_comment(line: &str) -> &str {
+    let mut previous_is_space = true;
+    for (offset, character) in line.char_indices() {
+        if character == '#' && previous_is_space {
+            return &line[..offset];
+        }
+        previous_is_space = character.is_whitespace();
+    }
+    line
+}
+
+fn parse_builtin_table(
+    table: &str,
+    normalize: &dyn Fn(&str) -> String,
+    warnings: &mut Vec<String>,
+) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for (line_number, line) in content_lines(table.as_bytes()) {
+        let raw_terms: Result<Vec<RawTerm>, &str> = line
+            .expect("the builtin table is compiled in as a str")
+            .split('\t')
+            .map(|field| parse_builtin_term(field).ok_or(field))
+            .collect();
+        match raw_terms {
+            // Groups merged away by normalisation (variants differing only in width or
+            // case) are expected and dropped silently.
+            Ok(raw_terms) => groups.extend(normalised_group(raw_terms, normalize)),
+            Err(field) => warnings.push(format!(
+                "builtin synonym table line {line_number}: term {field:?} is not written \
+                 [=]VOCABULARY:TEXT"
+            )),
+        }
+    }
+    groups
+}
+
+/// Parses `[=]VOCABULARY:TEXT`.
+fn parse_builtin_term(field: &str) -> Option<RawTerm<'_>> {
+    let (expandable, rest) = match field.strip_prefix('=') {
+        Some(rest) => (false, rest),
+        None => (true, field),
+    };
+    let (vocabulary, text) = rest.split_once(':')?;
+    Some(RawTerm {
+        text: (!text.is_empty()).then_some(text)?,
+        vocabulary: vocabulary.parse().ok()?,
+        expandable,
+    })
+}
+
+fn parse_user_file(
+    text: &[u8],
+    normalize: &dyn Fn(&str) -> String,
+    warnings: &mut Vec<String>,
+) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for (line_number, line) in content_lines(text) {
+        let problem = match line {
+            Err(()) => "not valid UTF-8",
+            Ok(line) => {
+                let raw_terms = line
+                    .split(['\t', ',', '，'])
+                    .map(str::trim)
+                    .filter(|field| !field.is_empty())
+                    .map(|text| RawTerm {
+                        text,
+                        vocabulary: USER_VOCABULARY,
+                        expandable: true,
+                    });
+                match normalised_group(raw_terms, normalize) {
+                    None => "a group needs at least two different terms",
+                    Some(group) if !group.members.iter().any(Member::can_trigger) => {
+                        "every term is a single character, and those never trigger an expansion"
+                    }
+                    Some(group) => {
+                        groups.push(group);
+                        continue;
+                    }
+                }
+            }
+        };
+        warnings.push(format!(
+            "user synonyms file line {line_number} ignored: {problem}"
+        ));
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::OnceLock;
+    use unicode_normalization::UnicodeNormalization;
+
+    /// Stands in for the project's normaliser: the properties the module relies on are
+    /// width folding and case folding.
+    fn normalize(text: &str) -> String {
+        text.nfkc().collect::<String>().to_lowercase()
+    }
+
+    fn builtin() -> &'static Synonyms {
+        static BUILTIN: OnceLock<Synonyms> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            let (synonyms, warnings) = Synonyms::load(None, &normalize);
+            assert_eq!(warnings, Vec::<String>::new());
+            synonyms
+        })
+    }
+
+    fn with_sources(table: &str, user_text: &str) -> (Synonyms, Vec<String>) {
+        let mut warnings = Vec::new();
+        let synonyms =
+            Synonyms::from_sources(table, Some(user_text.as_bytes()), &normalize, &mut warnings);
+        (synonyms, warnings)
+    }
+
+    /// Alternatives of `term` found in `query` (normalised here, as the caller would),
+    /// checking that the reported range points at it.
+    fn alternatives_of(synonyms: &Synonyms, query: &str, term: &str) -> Vec<String> {
+        let query_norm = normalize(query);
+        let expansion = synonyms
+            .expansions(&query_norm)
+            .into_iter()
+            .find(|expansion| expansion.term == term)
+            .unwrap_or_else(|| panic!("{term} not found in {query_norm}"));
+        assert_eq!(&query_norm[expansion.byte_range], term);
+        expansion.alternatives
+    }
+
+    #[test]
+    fn builtin_table_loads_without_warnings() {
+        assert!(
+            builtin().group_count() > 17_000,
+            "{}",
+            builtin().group_count()
+        );
+    }
+
+    #[test]
+    fn builtin_format_marks_targets_and_vocabularies() {
+        let table = "# comment\n1:アプリ\t1:APP\t=2:ソフト\t3:プログラム\n\n1:一\t2:壱\n";
+        let (synonyms, warnings) = with_sources(table, "");
+        assert_eq!(warnings, Vec::<String>::new());
+        // The single-character group loads but can never trigger.
+        assert_eq!(synonyms.group_count(), 2);
+        assert_eq!(
+            alternatives_of(&synonyms, "プログラム", "プログラム"),
+            ["アプリ", "ソフト", "app"]
+        );
+        assert_eq!(
+            alternatives_of(&synonyms, "ＡＰＰ", "app"),
+            ["アプリ", "ソフト", "プログラム"]
+        );
+        assert!(synonyms.expansions("ソフト").is_empty());
+        assert!(synonyms.expansions("一").is_empty());
+    }
+
+    #[test]
+    fn builtin_format_errors_name_the_line() {
+        let (synonyms, warnings) = with_sources("1:a\t1:b\n1:c\tx:d\n1:e\t:\n", "");
+        assert_eq!(synonyms.group_count(), 1);
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[0].contains("line 2") && warnings[0].contains("\"x:d\""));
+        assert!(warnings[1].contains("line 3") && warnings[1].contains("\":\""));
+    }
+
+    #[test]
+    fn finds_a_term_inside_a_phrase_and_lists_variants_first() {
+        let alternatives = alternatives_of(builtin(), "交通費の支払について", "支払");
+        assert_eq!(alternatives[0], "支払い");
+        assert!(
+            alternatives.contains(&"決済".to_owned()),
+            "{alternatives:?}"
+        );
+    }
+
+    #[test]
+    fn longest_term_wins_at_the_same_position() {
+        let alternatives = alternatives_of(builtin(), "支払方法の変更", "支払方法");
+        assert!(
+            alternatives.contains(&"決済方法".to_owned()),
+            "{alternatives:?}"
+        );
+    }
+
+    #[test]
+    fn finds_every_term_of_a_company_phrase() {
+        let found: Vec<String> = builtin()
+            .expansions("有給休暇の申請と経費の承認")
+            .into_iter()
+            .map(|expansion| expansion.term)
+            .collect();
+        assert_eq!(found, ["有給休暇", "申請", "経費", "承認"]);
+        assert!(alternatives_of(builtin(), "有給休暇", "有給休暇").contains(&"年休".to_owned()));
+        assert!(alternatives_of(builtin(), "経費", "経費").contains(&"コスト".to_owned()));
+        assert!(alternatives_of(builtin(), "承認", "承認").contains(&"許可".to_owned()));
+    }
+
+    #[test]
+    fn only_target_terms_are_offered_but_do_not_trigger() {
+        // 精算 is only a target in both of its Sudachi groups.
+        assert!(alternatives_of(builtin(), "支払", "支払").contains(&"精算".to_owned()));
+        assert!(builtin().expansions("精算").is_empty());
+        // 申請 triggers the 届け出 group, where it is expandable, but not the 申し込み
+        // group, where it is only a target.
+        let alternatives = alternatives_of(builtin(), "申請", "申請");
+        assert!(
+            alternatives.contains(&"届出".to_owned()),
+            "{alternatives:?}"
+        );
+        assert!(
+            !alternatives.contains(&"申込".to_owned()),
+            "{alternatives:?}"
+        );
+    }
+
+    #[test]
+    fn single_characters_are_alternatives_but_not_triggers() {
+        assert!(builtin().expansions("話").is_empty());
+        assert!(alternatives_of(builtin(), "お喋り", "お喋り").contains(&"話".to_owned()));
+    }
+
+    #[test]
+    fn english_terms_match_whole_words_only() {
+        let alternatives = alternatives_of(builtin(), "Login画面", "login");
+        assert_eq!(alternatives[0], "ログイン");
+        assert!(alternatives.contains(&"サインイン".to_owned()));
+        assert!(builtin().expansions("logins").is_empty());
+        assert_eq!(
+            alternatives_of(builtin(), "how to sign in", "sign in")[0],
+            "サインイン"
+        );
+    }
+
+    #[test]
+    fn other_synonyms_come_before_their_extra_spellings() {
+        // 申請 is alone in its vocabulary; the 届け出 group spells most of its words
+        // several ways (届け出, 届出, 届け出で), and the cap must not be spent on those.
+        let alternatives = alternatives_of(builtin(), "申請", "申請");
+        assert_eq!(
+            alternatives[..6],
+            [
+                "届け出",
+                "申告",
+                "申し出",
+                "申し出る",
+                "申し入れ",
+                "申し入れる"
+            ]
+        );
+        assert_eq!(alternatives[6], "届出");
+    }
+
+    #[test]
+    fn alternatives_are_capped_with_variants_first() {
+        // サラリーマン's group has twenty members; its spellings share vocabulary 13.
+        let alternatives = alternatives_of(builtin(), "サラリーマン", "サラリーマン");
+        assert_eq!(alternatives.len(), MAX_ALTERNATIVES);
+        assert_eq!(alternatives[..2], ["salaried man", "salaryman"]);
+    }
+
+    #[test]
+    fn user_groups_merge_before_builtin_ones() {
+        let (synonyms, warnings) = with_sources(
+            "1:承認\t2:許可\n=1:精算\t1:決算\n",
+            "稟議, 決裁，承認  # company words\n精算\t経費精算\n",
+        );
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(
+            alternatives_of(&synonyms, "稟議書", "稟議"),
+            ["決裁", "承認"]
+        );
+        assert_eq!(
+            alternatives_of(&synonyms, "承認", "承認"),
+            ["稟議", "決裁", "許可"]
+        );
+        // The user made 精算 a trigger of the user's group only.
+        assert_eq!(alternatives_of(&synonyms, "精算", "精算"), ["経費精算"]);
+    }
+
+    #[test]
+    fn user_file_problems_become_warnings_naming_the_line() {
+        let mut text = "# header\n休暇\nC#, C sharp\n".as_bytes().to_vec();
+        text.extend(b"\xff\xfe\n");
+        text.extend("A,a\n一,壱\r\n , ,\n".as_bytes());
+        let mut warnings = Vec::new();
+        let synonyms = Synonyms::from_sources("", Some(&text), &normalize, &mut warnings);
+        assert_eq!(
+            warnings,
+            [
+                "user synonyms file line 2 ignored: a group needs at least two different terms",
+                "user synonyms file line 4 ignored: not valid UTF-8",
+                "user synonyms file line 5 ignored: a group needs at least two different terms",
+                "user synonyms file line 6 ignored: every term is a single character, and \
+                 those never trigger an expansion",
+                "user synonyms file line 7 ignored: a group needs at least two different terms",
+            ]
+        );
+        assert_eq!(alternatives_of(&synonyms, "c#", "c#"), ["c sharp"]);
+    }
+
+    #[test]
+    fn user_file_with_byte_order_mark_loads() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("synonyms.txt");
+        std::fs::write(&path, "\u{feff}稟議,決裁\r\n").unwrap();
+        let (synonyms, warnings) = Synonyms::load(Some(&path), &normalize);
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(synonyms.group_count(), builtin().group_count() + 1);
+        assert_eq!(alternatives_of(&synonyms, "稟議", "稟議"), ["決裁"]);
+    }
+
+    #[test]
+    fn missing_user_file_is_silent_and_unreadable_one_warns_without_its_path() {
+        let directory = tempfile::tempdir().unwrap();
+        let (_, warnings) = Synonyms::load(Some(&directory.path().join("absent")), &normalize);
+        assert_eq!(warnings, Vec::<String>::new());
+        let (synonyms, warnings) = Synonyms::load(Some(directory.path()), &normalize);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("user synonyms file could not be read"));
+        assert!(!warnings[0].contains(&*directory.path().to_string_lossy()));
+        assert_eq!(synonyms.group_count(), builtin().group_count());
+    }
+
+    /// Dictionary terms of every kind (expandable, only-target, single-character, English)
+    /// and the glue around them in real queries.
+    const QUERY_PIECES: &[&str] = &[
+        "支払",
+        "経費",
+        "login",
+        "申請",
+        "精算",
+        "の",
+        "x",
+        " ",
+        "話",
+        "サラリーマン",
+    ];
+
+    proptest! {
+        #[test]
+        fn expansions_describe_the_query(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    prop::sample::select(QUERY_PIECES).prop_map(str::to_owned),
+                    "[a-zぁ-んァ-ン一-龥]{0,3}",
+                ],
+                0..8,
+            )
+        ) {
+            let query = normalize(&pieces.concat());
+            let mut previous_end = 0;
+            for expansion in builtin().expansions(&query) {
+                prop_assert!(expansion.byte_range.start >= previous_end);
+                previous_end = expansion.byte_range.end;
+                prop_assert_eq!(&query[expansion.byte_range.clone()], expansion.term.as_str());
+                prop_assert!(expansion.term.chars().count() >= 2);
+                prop_assert!(!expansion.alternatives.is_empty());
+                prop_assert!(expansion.alternatives.len() <= MAX_ALTERNATIVES);
+                prop_assert!(!expansion.alternatives.contains(&expansion.term));
+            }
+        }
+    }
+}
