@@ -13,3 +13,4 @@ pub mod server;
 pub mod text;
 pub mod tools;
 pub mod validate;
+pub mod vault;

@@ -8,12 +8,12 @@
 //!
 //! # Sources
 //!
-//! * The builtin table `data/synonyms/sudachi.tsv`, derived from SudachiDict's synonym
-//!   dictionary (Apache-2.0, see `data/synonyms/NOTICE.md`) and compiled into the binary.
+//! * The builtin table `src/text/synonyms/sudachi.tsv`, derived from SudachiDict's synonym
+//!   dictionary (Apache-2.0, see `src/text/synonyms/NOTICE.md`) and compiled into the binary.
 //!   One group per line, TAB-separated terms, each written `[=]VOCABULARY:TEXT`: `=` marks
 //!   a term that is only an expansion target, `VOCABULARY` is Sudachi's vocabulary number
 //!   (terms sharing it are spelling variants, abbreviations or translations of one word).
-//!   Lines starting with `#` are comments. `data/synonyms/build_synonyms.py` regenerates it.
+//!   Lines starting with `#` are comments. `src/text/synonyms/build_synonyms.py` regenerates it.
 //! * An optional user synonyms file, for a company's own vocabulary (稟議 = 決裁):
 //!   - UTF-8 text, one group per line; terms are separated by tabs or commas (`,` or the
 //!     full-width `，`); spaces around a term are ignored, so are empty fields;
@@ -55,7 +55,7 @@ use std::path::Path;
 /// closest synonyms of the groups seen in company manuals.
 pub const MAX_ALTERNATIVES: usize = 12;
 
-const BUILTIN_TABLE: &str = include_str!("../../data/synonyms/sudachi.tsv");
+const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
 
 /// One dictionary term found inside a query phrase, with what a manual may say instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
