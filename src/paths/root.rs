@@ -236,7 +236,8 @@ impl Root {
 
     /// Opens an existing regular file for reading.
     pub fn open_file(&self, rel: &RelPath) -> Result<File, ToolError> {
-        Ok(self.open_regular_file(rel, OFlags::RDONLY)?.file)
+        let (folder, name) = self.open_parent(rel, MissingFolders::Refuse)?;
+        Ok(open_regular_file(folder, name, rel, OFlags::RDONLY)?.file)
     }
 
     /// Status of what `rel` names, without following a link at any component (a link
@@ -315,33 +316,33 @@ impl Root {
         let name = rel.file_name().ok_or_else(|| Refusal::NotAFile.at(""))?;
         Ok((self.walk(rel, WalkTo::Parent, missing)?, name))
     }
+}
 
-    /// Opens `rel` with `access` if it is a regular file; folders, links and special files
-    /// are refused before a single byte is read or written.
-    pub(super) fn open_regular_file<'p>(
-        &self,
-        rel: &'p RelPath,
-        access: OFlags,
-    ) -> Result<LeafFile<'p>, ToolError> {
-        let refused = |errno| Refusal::from_errno(errno).at(rel.as_str());
-        let (folder, name) = self.open_parent(rel, MissingFolders::Refuse)?;
-        let fd = fs::openat(&folder, name, access | LEAF_FLAGS, Mode::empty()).map_err(refused)?;
-        let stat = fs::fstat(&fd).map_err(refused)?;
-        match FileType::from_raw_mode(stat.st_mode) {
-            FileType::RegularFile => {}
-            FileType::Directory => return Err(Refusal::NotAFile.at(rel.as_str())),
-            _ => return Err(Refusal::SpecialFile.at(rel.as_str())),
-        }
-        // `NONBLOCK` was only there to survive opening a FIFO; give callers a plain file.
-        let flags = fs::fcntl_getfl(&fd).map_err(refused)?;
-        fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK).map_err(refused)?;
-        Ok(LeafFile {
-            folder,
-            name,
-            file: File::from(fd),
-            stat,
-        })
+/// Opens `name` (the last component of `rel`) in `folder` with `access` if it is a regular
+/// file; links, folders and special files are refused before a byte is read or written.
+pub(super) fn open_regular_file<'p>(
+    folder: OwnedFd,
+    name: &'p str,
+    rel: &RelPath,
+    access: OFlags,
+) -> Result<LeafFile<'p>, ToolError> {
+    let refused = |errno| Refusal::from_errno(errno).at(rel.as_str());
+    let fd = fs::openat(&folder, name, access | LEAF_FLAGS, Mode::empty()).map_err(refused)?;
+    let stat = fs::fstat(&fd).map_err(refused)?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Directory => return Err(Refusal::NotAFile.at(rel.as_str())),
+        _ => return Err(Refusal::SpecialFile.at(rel.as_str())),
     }
+    // `NONBLOCK` was only there to survive opening a FIFO; give callers a plain file.
+    let flags = fs::fcntl_getfl(&fd).map_err(refused)?;
+    fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK).map_err(refused)?;
+    Ok(LeafFile {
+        folder,
+        name,
+        file: File::from(fd),
+        stat,
+    })
 }
 
 /// Opens the folder `name` inside `folder`, creating it first if it is missing and the

@@ -4,7 +4,8 @@
 //! So whole-file writes go to a temporary file in the target's own folder (same file
 //! system, so the final `renameat` is atomic), which is fsynced before it takes the
 //! target's name and removed on every error path. Replace and append take an exclusive
-//! `flock` on the target, so manvault's own writers to one file run one at a time.
+//! `flock` on the target's folder, so manvault's own writers to one file run one at a
+//! time (and those to one folder, which costs little beside the fsyncs).
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -15,7 +16,7 @@ use rustix::io::Errno;
 use serde_json::json;
 
 use super::relpath::{RelPath, TEMP_FILE_PREFIX};
-use super::root::{FileInfo, LeafFile, MissingFolders, Refusal, Root};
+use super::root::{open_regular_file, FileInfo, LeafFile, MissingFolders, Refusal, Root};
 use crate::error::{ErrorCode, ToolError};
 
 /// Distinguishes the temporary files of concurrent calls within one process.
@@ -27,10 +28,6 @@ const NEW_FILE_MODE: u32 = 0o666;
 /// A temporary name can be taken only by a leftover of an earlier process that had our
 /// pid; a few fresh counters are enough to step past such leftovers.
 const TEMP_NAME_ATTEMPTS: u32 = 16;
-
-/// How often to reopen a file that was replaced while we waited for its lock, before
-/// telling the client to retry.
-const LOCK_ATTEMPTS: u32 = 8;
 
 impl Root {
     /// Creates `rel` with `bytes`, failing with `conflict` if it exists (as anything: a
@@ -113,42 +110,25 @@ impl Root {
         Ok(bytes.len() as u64)
     }
 
-    /// Opens the existing regular file `rel` under an exclusive `flock`. While we waited
-    /// for the lock, a replace may have renamed a new file over the name, leaving us
-    /// holding the old, unlinked one (an append to it would be lost): so after locking,
-    /// the name is checked to still be this inode, and reopened if not. The status in the
-    /// result is taken under the lock, so it is the version the write will follow.
+    /// Opens the existing regular file `rel` for a writer, holding an exclusive `flock`
+    /// on the folder that contains it until the result is dropped. The folder, not the
+    /// file, because a replace puts a new inode under the name: a writer that had waited
+    /// on the old file's lock would then append to a file that no longer has a name.
+    /// The folder stays the same across replaces, and the file is opened (and its status
+    /// taken) only once the lock is held, so the status is the version the write follows.
     fn lock_existing<'p>(
         &self,
         rel: &'p RelPath,
         access: OFlags,
     ) -> Result<LeafFile<'p>, ToolError> {
-        let refused = |errno| Refusal::from_errno(errno).at(rel.as_str());
-        for _ in 0..LOCK_ATTEMPTS {
-            let mut target = self.open_regular_file(rel, access)?;
-            fs::flock(&target.file, FlockOperation::LockExclusive).map_err(refused)?;
-            let named = fs::statat(&target.folder, target.name, AtFlags::SYMLINK_NOFOLLOW)
-                .map_err(refused)?;
-            if FileType::from_raw_mode(named.st_mode) == FileType::Symlink {
-                return Err(Refusal::Symlink.at(rel.as_str()));
-            }
-            if (named.st_dev, named.st_ino) != (target.stat.st_dev, target.stat.st_ino) {
-                continue;
-            }
-            if named.st_nlink > 1 {
-                return Err(Refusal::Hardlinked.at(rel.as_str()));
-            }
-            target.stat = named;
-            return Ok(target);
+        let (folder, name) = self.open_parent(rel, MissingFolders::Refuse)?;
+        fs::flock(&folder, FlockOperation::LockExclusive)
+            .map_err(|errno| Refusal::from_errno(errno).at(rel.as_str()))?;
+        let target = open_regular_file(folder, name, rel, access)?;
+        if target.stat.st_nlink > 1 {
+            return Err(Refusal::Hardlinked.at(rel.as_str()));
         }
-        Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!(
-                "'{}' kept being replaced while waiting to write it; retry",
-                rel.as_str()
-            ),
-        )
-        .with_details(json!({ "path": rel.as_str() })))
+        Ok(target)
     }
 }
 
