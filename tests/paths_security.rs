@@ -283,16 +283,26 @@ impl Drop for Unwritable {
 }
 
 #[test]
-fn the_tripwire_notices_a_read_outside() {
+fn the_tripwire_notices_a_read_or_a_listing_outside() {
     let fixture = Fixture::new();
-    let watch = fixture.watch_outside();
-    fs::read(fixture.outside.join("secret.txt")).unwrap();
-    let caught =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watch.assert_untouched()));
-    assert!(
-        caught.is_err(),
-        "a read outside the root went unnoticed: the other tests would prove nothing"
-    );
+    let read = || drop(fs::read(fixture.outside.join("secret.txt")).unwrap());
+    let list = || {
+        assert_eq!(
+            fs::read_dir(fixture.outside.join("dir")).unwrap().count(),
+            1
+        )
+    };
+    let touches: [&dyn Fn(); 2] = [&read, &list];
+    for touch in touches {
+        let watch = fixture.watch_outside();
+        touch();
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watch.assert_untouched()));
+        assert!(
+            caught.is_err(),
+            "a touch outside the root went unnoticed: the other tests would prove nothing"
+        );
+    }
 }
 
 #[test]
@@ -498,6 +508,7 @@ fn a_failed_replace_keeps_the_old_content_and_no_temporary_file() {
 #[test]
 fn replace_is_atomic_keeps_permissions_and_honours_expected() {
     let fixture = Fixture::new();
+    let watch = fixture.watch_outside();
     let path = rel("notes/a.md");
     fs::set_permissions(
         fixture.vault.join("notes/a.md"),
@@ -544,6 +555,7 @@ fn replace_is_atomic_keeps_permissions_and_honours_expected() {
     );
     assert!(!fixture.vault.join("notes/missing.md").exists());
     assert_eq!(fixture.leftover_temp_files(), Vec::<String>::new());
+    watch.assert_untouched();
 }
 
 #[test]

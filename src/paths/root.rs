@@ -148,7 +148,8 @@ pub(super) enum Refusal {
 impl Refusal {
     pub(super) fn from_errno(errno: Errno) -> Refusal {
         match errno {
-            // With `O_NOFOLLOW` on a single component, `ELOOP` means exactly "a link".
+            // With `O_NOFOLLOW` on a single component, `ELOOP` means exactly "a link"
+            // (`enter_folder` turns the `ENOTDIR` Linux gives for folders back into it).
             Errno::LOOP => Refusal::Symlink,
             Errno::NOENT => Refusal::Missing,
             Errno::NOTDIR => Refusal::NotAFolder,
@@ -225,6 +226,8 @@ impl Refusal {
 }
 
 impl Root {
+    /// Opens the configured root folder once; see [`Root`] for why links in `path` are
+    /// followed here and nowhere else.
     pub fn open(path: &Path) -> io::Result<Root> {
         let folder = fs::open(
             path,
