@@ -1,0 +1,40 @@
+//! Path safety: the only way any tool touches the file system under a root.
+//!
+//! Clients name files by paths relative to `manuals/` or `vault/`. The threats are a path
+//! that leaves its root (`../`, absolute and network paths, look-alike characters that
+//! normalise to those), one that is reached through a link planted inside the root, and a
+//! write that leaves a half-written or clobbered file behind. Two steps answer them:
+//!
+//! 1. [`parse_relative`] checks the spelling and yields a [`RelPath`]: plain components,
+//!    no `..`, no anchor, NFKC-normalised. Pure string work, no file system.
+//! 2. [`Root`] performs every access by walking those components from the root's open
+//!    descriptor with `openat(O_NOFOLLOW)`, so a link at any component is refused by the
+//!    same call that would have opened it (and its target is never read). Writes go
+//!    through a temporary file and an atomic rename; appends hold an exclusive lock.
+//!
+//! Error codes (spec_v2 §7.1), with `details.path_rule` naming the rule and
+//! `details.component` the offending (relative, client-spelled) component or prefix;
+//! no server path ever appears:
+//!
+//! - `out_of_scope`: the path, read lexically, points outside the root: absolute (`/x`,
+//!   `\x`), network (`//srv`, `\\srv\share`), or climbing above the root (`../x`,
+//!   `a/../../x`).
+//! - `invalid_path`: a malformed spelling that would stay inside: `a/../b` (any `..`),
+//!   empty path, control characters, percent-encoded dots or separators, drive letters,
+//!   `:`, leading `~`, Windows device names, trailing space or dot, over-long names, the
+//!   server's temporary-file names; also a folder where a file is expected or the reverse.
+//! - `forbidden`: a symbolic link at any component, a hard-linked write target, a device,
+//!   pipe or socket, or the operating system denying access.
+//! - `not_found`: nothing at that path (or at the prefix named in `details.component`).
+//! - `conflict`: create over an existing file, a replace whose `expected` version is
+//!   stale, or an unexpected I/O failure (the file system refused; retrying may help).
+//!
+//! Not covered here: vault policy (`.system/`, the daily folder, extensions) lives in the
+//! vault module and works on [`RelPath::components`].
+
+mod relpath;
+mod root;
+mod write;
+
+pub use relpath::{parse_relative, RelPath, MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
+pub use root::{Entry, FileInfo, FileKind, Root};
