@@ -1,0 +1,124 @@
+//! Loose text: normalised text with every separator removed, so `請求 書`, `請求\n書`,
+//! `請求・書` and `**請求**書` all read `請求書`.
+//!
+//! Manuals break terms with spaces, line wraps, middle dots, brackets and Markdown
+//! emphasis; the loose stage finds a term however it was broken. It runs after
+//! [`normalize`](super::normalize::normalize), so it only has to know the representatives
+//! that normalisation leaves (one `-`, one `・`, one space...).
+
+use super::normalize::normalize;
+use super::normalized::{Normalized, Writer};
+
+/// Whether `c`, in normalised text, only separates words.
+///
+/// Besides whitespace and punctuation this includes Markdown markup (`*`, `_`, `` ` ``,
+/// `#`, `|`, `~`), since emphasis and tables split terms in the source. Symbols that
+/// carry meaning of their own (`+`, `=`, `<`, `>`, `&`, `%`, `@`) are kept.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '-' | '・'
+                | '/'
+                | '\\'
+                | '_'
+                | '.'
+                | ','
+                | '、'
+                | '。'
+                | '('
+                | ')'
+                | '「'
+                | '」'
+                | '"'
+                | '\''
+                | ':'
+                | ';'
+                | '!'
+                | '?'
+                | '~'
+                | '`'
+                | '*'
+                | '#'
+                | '|'
+        )
+}
+
+/// Loose text of `s`, with a map back to `s`.
+pub fn loose(s: &str) -> Normalized {
+    loose_from(&normalize(s))
+}
+
+/// Loose text of a query: the same text as [`loose`], without the map.
+pub fn loose_str(s: &str) -> String {
+    loose(s).text
+}
+
+/// Loose text of an already normalised text, for the indexer that keeps both; the map
+/// still leads back to the original of `normalized`.
+pub fn loose_from(normalized: &Normalized) -> Normalized {
+    let text = normalized.text.as_str();
+    let mut writer = Writer::with_capacity(text.len());
+    let mut kept_from = 0;
+    for (at, c) in text.char_indices().filter(|&(_, c)| is_separator(c)) {
+        if kept_from < at {
+            writer.copy_from(normalized, kept_from..at);
+        }
+        kept_from = at + c.len_utf8();
+    }
+    if kept_from < text.len() {
+        writer.copy_from(normalized, kept_from..text.len());
+    }
+    writer.finish(normalized.original_offset(text.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_vanish() {
+        for s in [
+            "請求書",
+            "請求 書",
+            "請求\n書",
+            "請求\r\n 書",
+            "請求・書",
+            "請求／書",
+            "「請求」書",
+            "**請求**書",
+            "請求-書",
+            "請求_書",
+            "【請求】書",
+        ] {
+            assert_eq!(loose_str(s), "請求書", "{s:?}");
+        }
+    }
+
+    #[test]
+    fn english_and_numbers() {
+        assert_eq!(loose_str("e-mail, E mail"), "emailemail");
+        assert_eq!(loose_str("1,000円"), "1000円");
+        assert_eq!(loose_str("C++ & a=b"), "c++&a=b");
+    }
+
+    #[test]
+    fn map_leads_to_the_original() {
+        let src = "詳細は「請求\n書」へ";
+        let loose = loose(src);
+        assert_eq!(loose.text, "詳細は請求書へ");
+        let at = loose.text.find("請求書").unwrap();
+        let range = loose.original_range(at..at + "請求書".len());
+        assert_eq!(&src[range], "請求\n書");
+        assert_eq!(loose.original_offset(loose.text.len()), src.len());
+    }
+
+    #[test]
+    fn map_composes_through_numerals() {
+        let src = "（三万五千）円";
+        let loose = loose(src);
+        assert_eq!(loose.text, "35000円");
+        assert_eq!(&src[loose.original_range(1..3)], "三万五千");
+        assert_eq!(&src[loose.original_range(5..8)], "円");
+    }
+}

@@ -1,0 +1,201 @@
+//! Properties every caller relies on, checked over random mixes of the characters the
+//! rules treat specially.
+
+use proptest::prelude::*;
+
+use super::lines::LineIndex;
+use super::loose::loose;
+use super::normalize::{normalize, Normalized};
+use super::snippet::snippet;
+
+const FRAGMENTS: &[&str] = &[
+    "a",
+    "Z",
+    "7",
+    "0",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "\u{3000}",
+    "\u{00A0}",
+    "-",
+    "–",
+    "—",
+    "−",
+    "－",
+    "ー",
+    "ｰ",
+    "─",
+    "〜",
+    "～",
+    "~",
+    "・",
+    "･",
+    "·",
+    ",",
+    ".",
+    "/",
+    "／",
+    "(",
+    "（",
+    "【",
+    "】",
+    "「",
+    "『",
+    "」",
+    "“",
+    "'",
+    "あ",
+    "か",
+    "\u{3099}",
+    "ｶ",
+    "ﾞ",
+    "ア",
+    "漢",
+    "字",
+    "請求",
+    "書",
+    "一",
+    "二",
+    "三",
+    "〇",
+    "十",
+    "百",
+    "千",
+    "万",
+    "億",
+    "兆",
+    "壱",
+    "弐",
+    "拾",
+    "萬",
+    "１",
+    "９",
+    "Ａ",
+    "ｂ",
+    "㍻",
+    "㈱",
+    "①",
+    "¨",
+    "e\u{0301}",
+    "İ",
+    "ß",
+    "ﬁ",
+];
+
+fn mixed_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 0..40).prop_map(|parts| parts.concat())
+}
+
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![mixed_text(), any::<String>()]
+}
+
+fn char_boundaries(s: &str) -> impl Iterator<Item = usize> + '_ {
+    s.char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(s.len()))
+}
+
+/// Every boundary of the rewritten text maps to a boundary of the original, in order,
+/// and the ends of the texts correspond.
+fn assert_map_exact(original: &str, rewritten: &Normalized) {
+    let mut previous = 0;
+    for n in char_boundaries(&rewritten.text) {
+        let start = rewritten.original_offset(n);
+        let range = rewritten.original_range(n..n);
+        assert!(original.is_char_boundary(start), "{n} -> {start}");
+        assert!(
+            original.is_char_boundary(range.end),
+            "{n} -> end {}",
+            range.end
+        );
+        assert!(
+            start >= previous,
+            "offsets go back at {n}: {previous} then {start}"
+        );
+        previous = start;
+    }
+    assert_eq!(
+        rewritten.original_offset(rewritten.text.len()),
+        original.len()
+    );
+}
+
+/// Each occurrence of a needle taken from the rewritten text maps to an original slice
+/// that rewrites to text containing the needle.
+fn assert_matches_map_back(
+    original: &str,
+    rewritten: &Normalized,
+    rewrite: fn(&str) -> Normalized,
+    needle_at: usize,
+    needle_chars: usize,
+) {
+    let text = &rewritten.text;
+    let Some(start) = text.char_indices().map(|(i, _)| i).nth(needle_at) else {
+        return;
+    };
+    let end = text[start..]
+        .char_indices()
+        .nth(needle_chars)
+        .map_or(text.len(), |(i, _)| start + i);
+    let needle = &text[start..end];
+    for (at, _) in text.match_indices(needle) {
+        let range = rewritten.original_range(at..at + needle.len());
+        let back = rewrite(&original[range.clone()]).text;
+        assert!(
+            back.contains(needle),
+            "{needle:?} at {at} -> {range:?} -> {back:?}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn normalisation_is_idempotent(s in any_text()) {
+        let once = normalize(&s).text;
+        prop_assert_eq!(normalize(&once).text, once);
+    }
+
+    #[test]
+    fn normalised_offsets_are_exact(s in any_text()) {
+        assert_map_exact(&s, &normalize(&s));
+    }
+
+    #[test]
+    fn loose_offsets_are_exact(s in any_text()) {
+        assert_map_exact(&s, &loose(&s));
+    }
+
+    #[test]
+    fn normalised_matches_map_back(s in mixed_text(), at in 0..60usize, len in 1..6usize) {
+        assert_matches_map_back(&s, &normalize(&s), normalize, at, len);
+    }
+
+    #[test]
+    fn loose_matches_map_back(s in mixed_text(), at in 0..60usize, len in 1..6usize) {
+        assert_matches_map_back(&s, &loose(&s), loose, at, len);
+    }
+
+    #[test]
+    fn lines_of_mapped_offsets_match_a_hand_count(s in mixed_text()) {
+        let norm = normalize(&s);
+        let lines = LineIndex::new(&s);
+        for n in char_boundaries(&norm.text) {
+            let o = norm.original_offset(n);
+            let by_hand = 1 + s[..o].matches('\n').count();
+            prop_assert_eq!(lines.line_of(o), by_hand);
+            prop_assert!(lines.line_start(by_hand) <= o);
+        }
+    }
+
+    #[test]
+    fn snippets_respect_the_budget(s in mixed_text(), byte in 0..200usize, max in 0..30usize) {
+        let out = snippet(&s, byte, max);
+        prop_assert!(out.chars().count() <= max);
+        prop_assert!(!out.contains(['\n', '\r']));
+    }
+}
