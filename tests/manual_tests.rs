@@ -1,0 +1,11 @@
+//! Behaviour of the manual domain through its public API, on manual trees built in
+//! temporary folders (and, when present, on the shared benchmark corpus).
+
+#[path = "manual_tests/catalog.rs"]
+mod catalog;
+#[path = "manual_tests/fixture.rs"]
+mod fixture;
+#[path = "manual_tests/refresh.rs"]
+mod refresh;
+#[path = "manual_tests/sections.rs"]
+mod sections;
