@@ -5,6 +5,8 @@
 mod catalog;
 #[path = "manual_tests/fixture.rs"]
 mod fixture;
+#[path = "manual_tests/read.rs"]
+mod read;
 #[path = "manual_tests/refresh.rs"]
 mod refresh;
 #[path = "manual_tests/sections.rs"]

@@ -182,6 +182,15 @@ impl ManualFile {
             _ => after,
         }
     }
+
+    /// The last line that belongs to node `index` itself, not to the node after it.
+    pub(crate) fn own_end(&self, index: usize) -> u32 {
+        let nodes = self.nodes();
+        let next_start = nodes
+            .get(index + 1)
+            .map_or(u32::MAX, |next| next.line_start);
+        nodes[index].line_end.min(next_start - 1)
+    }
 }
 
 /// UTF-8 text without a leading byte-order mark (JSON parsers and comrak alike would

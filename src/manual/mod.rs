@@ -11,12 +11,15 @@
 //! exception vocabulary and its matcher; `excepts` is `manual_excepts`.
 
 mod catalog;
+mod excerpt;
 pub mod file;
 mod front_matter;
 mod heading;
 pub mod index;
 mod lines;
 pub mod node;
+pub mod read;
+pub mod reference;
 mod sections;
 mod validate;
 
@@ -24,3 +27,7 @@ pub use file::{FileType, ManualFile};
 pub use index::{ListedFile, ManualIndex};
 pub use lines::LineSpan;
 pub use node::{Node, NodeKind};
+pub use read::{
+    manual_read, Expand, ReadLimits, ReadOutput, ReadRequest, ReadScope, RequestedLimits,
+};
+pub use reference::ManualRef;
