@@ -4,6 +4,8 @@
 //! byte; these helpers turn one into the other without ever splitting a UTF-8 sequence,
 //! which matters for Japanese text where every character is three bytes.
 
+use std::ops::Range;
+
 /// Byte offset `count` characters after `from`, or the end of `text`.
 pub(crate) fn advance_chars(text: &str, from: usize, count: usize) -> usize {
     text[from..]
@@ -41,6 +43,18 @@ pub(crate) fn clip_to_chars(text: &str, max_chars: usize) -> &str {
     }
 }
 
+/// Byte range of a window of at most `max_chars` characters around `focus`, centred when
+/// the text allows and shifted to use the room one side lacks. `focus` itself is kept
+/// whole when it fits.
+pub(crate) fn window_around(text: &str, focus: Range<usize>, max_chars: usize) -> Range<usize> {
+    let spare = max_chars.saturating_sub(text[focus.clone()].chars().count());
+    let from = retreat_chars(text, focus.start, spare / 2);
+    let used_before = text[from..focus.start].chars().count();
+    let to = advance_chars(text, focus.end, spare - used_before);
+    let used_after = text[focus.end..to].chars().count();
+    retreat_chars(text, focus.start, spare - used_after)..to
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +67,21 @@ mod tests {
         assert_eq!(advance_chars(text, 0, 99), text.len());
         assert_eq!(retreat_chars(text, text.len(), 99), 0);
         assert_eq!(retreat_chars(text, 6, 0), 6);
+    }
+
+    #[test]
+    fn window_is_centred_and_uses_room_the_other_side_lacks() {
+        let text = "0123456789例外0123456789";
+        let focus = 10..16;
+        assert_eq!(
+            &text[window_around(text, focus.clone(), 10)],
+            "6789例外0123"
+        );
+        assert_eq!(&text[window_around(text, focus.clone(), 2)], "例外");
+        let head = "例外0123456789";
+        assert_eq!(&head[window_around(head, 0..6, 6)], "例外0123");
+        let tail = "0123456789例外";
+        assert_eq!(&tail[window_around(tail, 10..16, 6)], "6789例外");
     }
 
     #[test]

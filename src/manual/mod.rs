@@ -11,6 +11,8 @@
 //! exception vocabulary and its matcher; `excepts` is `manual_excepts`.
 
 mod catalog;
+pub mod exceptions;
+pub mod excepts;
 mod excerpt;
 pub mod file;
 mod front_matter;
@@ -23,6 +25,8 @@ pub mod reference;
 mod sections;
 mod validate;
 
+pub use exceptions::{ExceptionCategory, ExceptionTerm, Language, EXCEPTION_TERMS};
+pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};
 pub use file::{FileType, ManualFile};
 pub use index::{ListedFile, ManualIndex};
 pub use lines::LineSpan;
