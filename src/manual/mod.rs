@@ -1,1 +1,37 @@
 //! Manual domain: discovery, section model, reads, exception vocabulary, search.
+//!
+//! Architecture invariant: nothing here knows MCP or JSON-RPC. Functions take and return
+//! plain Rust domain types; every failure a client can see is a [`crate::error::ToolError`].
+//! The server layer converts between these types and the published schemas.
+//!
+//! Code map: `catalog` finds manuals and files (and is the only code that opens them);
+//! `file` holds one file's text, line table and nodes; `sections` derives the nodes of a
+//! Markdown file from comrak's AST; `index` keeps everything in memory and refreshes it;
+//! `reference` resolves a client's `ref`; `read` is `manual_read`; `exceptions` is the
+//! exception vocabulary and its matcher; `excepts` is `manual_excepts`.
+
+mod catalog;
+pub mod exceptions;
+pub mod excepts;
+mod excerpt;
+pub mod file;
+mod front_matter;
+mod heading;
+pub mod index;
+mod lines;
+pub mod node;
+pub mod read;
+pub mod reference;
+mod sections;
+mod validate;
+
+pub use exceptions::{ExceptionCategory, ExceptionTerm, Language, EXCEPTION_TERMS};
+pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};
+pub use file::{FileType, ManualFile};
+pub use index::{ListedFile, ManualIndex};
+pub use lines::LineSpan;
+pub use node::{Node, NodeKind};
+pub use read::{
+    manual_read, Expand, ReadLimits, ReadOutput, ReadRequest, ReadScope, RequestedLimits,
+};
+pub use reference::ManualRef;

@@ -1,0 +1,160 @@
+//! Discovery: which manuals and files exist under `MANUALS_ROOT`, and how to read them.
+//!
+//! Each directory directly under the root is a manual named by its folder; its `.md` and
+//! `.json` files (any letter case) are found recursively. Symlinks, to files or folders,
+//! are never followed (spec_v2 §4): they are skipped, logged by relative path only, and
+//! remembered so a request naming one can be answered `forbidden` rather than
+//! `not_found`. A scan records only names and stamps; reading is left to the index so
+//! unchanged files are not read again on refresh.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use walkdir::WalkDir;
+
+use super::file::FileType;
+
+/// What tells a changed file from an unchanged one without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileStamp {
+    fn of(metadata: &fs::Metadata) -> Self {
+        FileStamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        }
+    }
+}
+
+/// A manual content file found by a scan.
+#[derive(Debug)]
+pub struct FoundFile {
+    pub absolute: PathBuf,
+    pub file_type: FileType,
+    pub stamp: FileStamp,
+}
+
+/// One manual folder as a scan saw it.
+#[derive(Debug, Default)]
+pub struct ManualTree {
+    /// Keyed by path relative to the manual folder, `/`-separated.
+    pub files: BTreeMap<String, FoundFile>,
+    /// Relative paths of skipped symlinks inside the manual.
+    pub symlinks: BTreeSet<String>,
+}
+
+/// The whole root as a scan saw it.
+#[derive(Debug, Default)]
+pub struct RootScan {
+    pub manuals: BTreeMap<String, ManualTree>,
+    /// Names of symlinks directly under the root (would-be manuals).
+    pub symlinked_manuals: BTreeSet<String>,
+}
+
+/// Lists manuals and their files under `root`. Only an unreadable root is an error;
+/// unreadable entries below it are logged and skipped.
+pub fn scan_root(root: &Path) -> io::Result<RootScan> {
+    let mut scan = RootScan::default();
+    for entry in fs::read_dir(root)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            let lossy = entry.file_name().to_string_lossy().into_owned();
+            tracing::warn!(path = %lossy, "skipped entry with a non-UTF-8 name");
+            continue;
+        };
+        let file_type = entry.file_type()?;
+        if file_type.is_symlink() {
+            tracing::warn!(path = %name, "skipped symlink");
+            scan.symlinked_manuals.insert(name);
+        } else if file_type.is_dir() {
+            let tree = scan_manual(&entry.path(), &name);
+            scan.manuals.insert(name, tree);
+        }
+    }
+    Ok(scan)
+}
+
+fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
+    let mut tree = ManualTree::default();
+    for entry in WalkDir::new(folder).follow_links(false).min_depth(1) {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                warn_unreadable(manual_id, folder, error);
+                continue;
+            }
+        };
+        let path = relative_path(folder, entry.path());
+        if entry.path_is_symlink() {
+            tracing::warn!(manual_id, path = %path, "skipped symlink");
+            tree.symlinks.insert(path);
+            continue;
+        }
+        let Some(file_type) = FileType::from_path(&path).filter(|_| entry.file_type().is_file())
+        else {
+            continue;
+        };
+        match entry.metadata() {
+            Ok(metadata) => {
+                let found = FoundFile {
+                    absolute: entry.into_path(),
+                    file_type,
+                    stamp: FileStamp::of(&metadata),
+                };
+                tree.files.insert(path, found);
+            }
+            Err(error) => warn_unreadable(manual_id, folder, error),
+        }
+    }
+    tree
+}
+
+fn warn_unreadable(manual_id: &str, folder: &Path, error: walkdir::Error) {
+    let path = error
+        .path()
+        .map(|path| relative_path(folder, path))
+        .unwrap_or_default();
+    let kind = io::Error::from(error).kind();
+    tracing::warn!(manual_id, path = %path, error = %kind, "skipped unreadable entry");
+}
+
+/// `path` relative to `folder`, `/`-separated; a name that is not UTF-8 is shown lossily
+/// (it can still be listed, just not named exactly by a client).
+fn relative_path(folder: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(folder).unwrap_or(path);
+    let parts: Vec<_> = relative
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy())
+        .collect();
+    parts.join("/")
+}
+
+/// Reads a manual file without following a symlink at its last component, and only if it
+/// is a regular file. This is the one place manual content is opened, so the path-safety
+/// layer (`paths::Root`) can replace it in one edit.
+pub fn read_file_no_follow(path: &Path) -> io::Result<Vec<u8>> {
+    // NONBLOCK: a FIFO swapped in after the scan must not hang the open; it is refused
+    // below as not a regular file.
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let mut file: File = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut content = Vec::new();
+    file.read_to_end(&mut content)?;
+    Ok(content)
+}

@@ -1,0 +1,237 @@
+//! One manual file as the index holds it: text, line table, nodes, or the problem that
+//! kept it from being read.
+//!
+//! A bad file must never take the server down or hide its neighbours, so decoding and
+//! validation failures become a `problem` string on a listed file with no nodes. Its text
+//! is dropped: with no nodes nothing could map a search hit in it anyway.
+
+use std::io;
+
+use super::lines::LineTable;
+use super::node::{Node, NodeKind};
+use super::sections::{outline_markdown, Outline};
+
+/// The two formats a manual may contain (requirements §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FileType {
+    Md,
+    Json,
+}
+
+impl FileType {
+    /// By extension, in any letter case; `None` for files that are not manual content.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let (_, extension) = path.rsplit_once('.')?;
+        if extension.eq_ignore_ascii_case("md") {
+            Some(FileType::Md)
+        } else if extension.eq_ignore_ascii_case("json") {
+            Some(FileType::Json)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::Md => "md",
+            FileType::Json => "json",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ManualFile {
+    path: String,
+    file_type: FileType,
+    problem: Option<String>,
+    text: String,
+    lines: LineTable,
+    outline: Outline,
+    generation: u64,
+}
+
+impl ManualFile {
+    /// Builds the file `path` (relative to its manual) from what reading it returned.
+    /// `generation` is the index generation that loaded it.
+    pub(crate) fn load(
+        path: String,
+        file_type: FileType,
+        content: io::Result<Vec<u8>>,
+        generation: u64,
+    ) -> Self {
+        match content
+            .map_err(|error| format!("unreadable: {}", error.kind()))
+            .and_then(decode)
+        {
+            Ok(text) => Self::parse(path, file_type, text, generation),
+            Err(problem) => Self::with_problem(path, file_type, problem, generation),
+        }
+    }
+
+    fn parse(path: String, file_type: FileType, text: String, generation: u64) -> Self {
+        let lines = LineTable::new(&text);
+        let outline = match file_type {
+            FileType::Md => outline_markdown(&path, &text, &lines),
+            FileType::Json => match check_json(&text) {
+                Ok(()) => json_outline(&path, lines.line_count()),
+                Err(problem) => return Self::with_problem(path, file_type, problem, generation),
+            },
+        };
+        ManualFile {
+            path,
+            file_type,
+            problem: None,
+            text,
+            lines,
+            outline,
+            generation,
+        }
+    }
+
+    fn with_problem(path: String, file_type: FileType, problem: String, generation: u64) -> Self {
+        let text = String::new();
+        let lines = LineTable::new(&text);
+        ManualFile {
+            path,
+            file_type,
+            problem: Some(problem),
+            text,
+            lines,
+            outline: Outline::default(),
+            generation,
+        }
+    }
+
+    /// Relative to the manual's folder, `/`-separated.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// Why the file could not be used (e.g. "invalid UTF-8 at byte 12"); such a file has
+    /// no text and no nodes.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// The index generation that (re)loaded this file: derived data cached under this
+    /// number stays valid until the file changes.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The whole text, a leading byte-order mark removed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn line_count(&self) -> u32 {
+        self.lines.line_count()
+    }
+
+    /// Lines `first..=last` without the final terminator; both must exist.
+    pub fn lines_text(&self, first: u32, last: u32) -> &str {
+        &self.text[self.lines.byte_range(first, last)]
+    }
+
+    /// Byte offset in [`Self::text`] where line `line` starts.
+    pub fn line_start_offset(&self, line: u32) -> usize {
+        self.lines.byte_range(line, line).start
+    }
+
+    /// The line holding byte `offset` of [`Self::text`].
+    pub fn line_at_offset(&self, offset: usize) -> u32 {
+        self.lines.line_at(offset)
+    }
+
+    /// In document order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.outline.nodes
+    }
+
+    pub fn page_title(&self) -> Option<&str> {
+        self.outline.page_title.as_deref()
+    }
+
+    pub fn is_code_line(&self, line: u32) -> bool {
+        let blocks = &self.outline.code_blocks;
+        let candidate = blocks.partition_point(|block| block.start_line <= line);
+        candidate > 0 && blocks[candidate - 1].contains(line)
+    }
+
+    /// The deepest node whose range contains `line` (front-matter lines above the first
+    /// heading belong to no node).
+    pub fn node_at(&self, line: u32) -> Option<&Node> {
+        self.nodes()
+            .get(self.node_index_from(line))
+            .filter(|node| node.span().contains(line))
+    }
+
+    /// Index into [`Self::nodes`] of the deepest node containing `line`, or else of the
+    /// first node after it. Nodes are sorted and each range reaches at least to the next
+    /// node's start, so the deepest container is the last node starting at or before
+    /// `line`, if its range still covers `line`.
+    pub(crate) fn node_index_from(&self, line: u32) -> usize {
+        let nodes = self.nodes();
+        let after = nodes.partition_point(|node| node.line_start <= line);
+        match nodes[..after].last() {
+            Some(node) if node.span().contains(line) => after - 1,
+            _ => after,
+        }
+    }
+
+    /// The last line that belongs to node `index` itself, not to the node after it.
+    pub(crate) fn own_end(&self, index: usize) -> u32 {
+        let nodes = self.nodes();
+        let next_start = nodes
+            .get(index + 1)
+            .map_or(u32::MAX, |next| next.line_start);
+        nodes[index].line_end.min(next_start - 1)
+    }
+}
+
+/// UTF-8 text without a leading byte-order mark (JSON parsers and comrak alike would
+/// otherwise see it as content).
+fn decode(bytes: Vec<u8>) -> Result<String, String> {
+    let mut text = String::from_utf8(bytes)
+        .map_err(|error| format!("invalid UTF-8 at byte {}", error.utf8_error().valid_up_to()))?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+fn check_json(text: &str) -> Result<(), String> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map(drop)
+        .map_err(|error| {
+            format!(
+                "invalid JSON: line {} column {}",
+                error.line(),
+                error.column()
+            )
+        })
+}
+
+/// A JSON file is one node: the spec reads JSON as a whole (requirements §4).
+fn json_outline(path: &str, line_count: u32) -> Outline {
+    let title = path.rsplit('/').next().unwrap_or(path).to_owned();
+    let node = Node {
+        kind: NodeKind::JsonFile,
+        node_id: Node::json_id(path),
+        path: path.to_owned(),
+        title,
+        anchor: None,
+        level: 0,
+        parent_id: None,
+        line_start: 1,
+        line_end: line_count,
+    };
+    Outline {
+        nodes: vec![node],
+        ..Outline::default()
+    }
+}

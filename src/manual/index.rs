@@ -1,0 +1,242 @@
+//! `ManualIndex`: every manual, file and node, held in memory.
+//!
+//! Searches must scan pre-parsed text, not re-read files per query, so everything is
+//! loaded once. Manuals still change while the server runs; `refresh` re-stats the tree
+//! and re-reads only files whose size or mtime changed, so an edit is visible to the next
+//! call without a restart and costs one stat per file when nothing changed. The
+//! `generation` number moves on every change, letting callers cache derived data cheaply.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::catalog::{read_file_no_follow, scan_root, FileStamp, ManualTree, RootScan};
+use super::file::ManualFile;
+use super::node::Node;
+use super::validate::{validate_manual_id, validate_relative_path};
+use crate::error::{ErrorCode, ToolError, ToolResult};
+
+/// How many known ids a `not_found` for an unknown manual lists.
+const KNOWN_IDS_IN_ERROR: usize = 20;
+
+#[derive(Debug)]
+pub struct ManualIndex {
+    root: PathBuf,
+    manuals: BTreeMap<String, Manual>,
+    symlinked_manuals: BTreeSet<String>,
+    generation: u64,
+}
+
+#[derive(Debug, Default)]
+struct Manual {
+    files: BTreeMap<String, IndexedFile>,
+    symlinks: BTreeSet<String>,
+}
+
+#[derive(Debug)]
+struct IndexedFile {
+    stamp: FileStamp,
+    file: ManualFile,
+}
+
+/// One row of `manual_ls`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListedFile<'a> {
+    pub manual_id: &'a str,
+    pub file: &'a ManualFile,
+}
+
+impl ManualIndex {
+    /// Scans and loads every manual under `root` (`MANUALS_ROOT`).
+    pub fn build(root: impl Into<PathBuf>) -> io::Result<Self> {
+        let mut index = ManualIndex {
+            root: root.into(),
+            manuals: BTreeMap::new(),
+            symlinked_manuals: BTreeSet::new(),
+            generation: 0,
+        };
+        index.refresh()?;
+        Ok(index)
+    }
+
+    /// Brings the index in line with the tree: loads added and changed files, drops
+    /// deleted ones. Returns whether anything changed (and the generation moved).
+    pub fn refresh(&mut self) -> io::Result<bool> {
+        let scan = scan_root(&self.root)?;
+        let next_generation = self.generation + 1;
+        let mut changed = scan.symlinked_manuals != self.symlinked_manuals
+            || !scan.manuals.keys().eq(self.manuals.keys());
+        let RootScan {
+            manuals: trees,
+            symlinked_manuals,
+        } = scan;
+        let mut manuals = BTreeMap::new();
+        for (manual_id, tree) in trees {
+            let previous = self.manuals.remove(&manual_id).unwrap_or_default();
+            let (manual, manual_changed) = reconcile(&manual_id, previous, tree, next_generation);
+            changed |= manual_changed;
+            manuals.insert(manual_id, manual);
+        }
+        self.manuals = manuals;
+        self.symlinked_manuals = symlinked_manuals;
+        if changed {
+            self.generation = next_generation;
+            tracing::info!(
+                generation = self.generation,
+                manuals = self.manuals.len(),
+                "manual index updated"
+            );
+        }
+        Ok(changed)
+    }
+
+    /// Moves on every change to any manual; equal numbers mean identical content.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Sorted ascending.
+    pub fn manual_ids(&self) -> impl Iterator<Item = &str> {
+        self.manuals.keys().map(String::as_str)
+    }
+
+    /// Files of one manual, or of all, sorted by (manual_id, path).
+    pub fn files(&self, manual_id: Option<&str>) -> ToolResult<Vec<ListedFile<'_>>> {
+        let selected: Vec<(&String, &Manual)> = match manual_id {
+            Some(id) => vec![self.manual_entry(id)?],
+            None => self.manuals.iter().collect(),
+        };
+        Ok(selected
+            .into_iter()
+            .flat_map(|(id, manual)| {
+                manual.files.values().map(move |entry| ListedFile {
+                    manual_id: id,
+                    file: &entry.file,
+                })
+            })
+            .collect())
+    }
+
+    /// Every node of a manual, by (path, line).
+    pub fn toc(&self, manual_id: &str) -> ToolResult<impl Iterator<Item = &Node>> {
+        let (_, manual) = self.manual_entry(manual_id)?;
+        Ok(manual.files.values().flat_map(|entry| entry.file.nodes()))
+    }
+
+    pub fn file(&self, manual_id: &str, path: &str) -> ToolResult<&ManualFile> {
+        let (_, manual) = self.manual_entry(manual_id)?;
+        validate_relative_path(path)?;
+        match manual.files.get(path) {
+            Some(entry) => Ok(&entry.file),
+            None => Err(missing_file(manual_id, manual, path)),
+        }
+    }
+
+    /// The deepest node of `path` whose range contains `line`; `None` when no node does
+    /// (front matter above the first heading, or a line past the end).
+    pub fn node_at(&self, manual_id: &str, path: &str, line: u32) -> ToolResult<Option<&Node>> {
+        Ok(self.file(manual_id, path)?.node_at(line))
+    }
+
+    /// A node by its id (see [`crate::manual::node`] for the format), with its file.
+    pub fn node(&self, manual_id: &str, node_id: &str) -> ToolResult<(&ManualFile, &Node)> {
+        let (_, manual) = self.manual_entry(manual_id)?;
+        // A JSON file's node id is its path; a Markdown node's is "<path>#L<line>".
+        let file_and_line = match manual.files.get(node_id) {
+            Some(entry) => Some((&entry.file, 1)),
+            None => node_id
+                .rsplit_once("#L")
+                .and_then(|(path, line)| Some((&manual.files.get(path)?.file, line.parse().ok()?))),
+        };
+        file_and_line
+            .and_then(|(file, line)| {
+                Some((
+                    file,
+                    file.node_at(line).filter(|node| node.node_id == node_id)?,
+                ))
+            })
+            .ok_or_else(|| {
+                ToolError::not_found(format!("no node {node_id:?} in manual {manual_id:?}"))
+                    .with_details(json!({ "manual_id": manual_id, "node_id": node_id }))
+            })
+    }
+
+    fn manual_entry(&self, manual_id: &str) -> ToolResult<(&String, &Manual)> {
+        validate_manual_id(manual_id)?;
+        if let Some(found) = self.manuals.get_key_value(manual_id) {
+            return Ok(found);
+        }
+        if self.symlinked_manuals.contains(manual_id) {
+            return Err(ToolError::new(
+                ErrorCode::Forbidden,
+                "manual folders reached through a symlink are not served",
+            )
+            .with_details(json!({ "manual_id": manual_id, "component": manual_id })));
+        }
+        let known: Vec<&str> = self.manual_ids().take(KNOWN_IDS_IN_ERROR).collect();
+        Err(ToolError::not_found(format!("no manual {manual_id:?}"))
+            .with_details(json!({ "manual_id": manual_id, "known": known })))
+    }
+}
+
+/// Carries over unchanged files of `previous` and loads the rest of `tree`.
+fn reconcile(
+    manual_id: &str,
+    mut previous: Manual,
+    tree: ManualTree,
+    generation: u64,
+) -> (Manual, bool) {
+    let mut changed = previous.symlinks != tree.symlinks;
+    let mut files = BTreeMap::new();
+    for (path, found) in tree.files {
+        let entry = match previous.files.remove(&path) {
+            Some(kept) if kept.stamp == found.stamp => kept,
+            _ => {
+                changed = true;
+                let file = ManualFile::load(
+                    path.clone(),
+                    found.file_type,
+                    read_file_no_follow(&found.absolute),
+                    generation,
+                );
+                if let Some(problem) = file.problem() {
+                    tracing::warn!(manual_id, path = %path, problem, "manual file has a problem");
+                }
+                IndexedFile {
+                    stamp: found.stamp,
+                    file,
+                }
+            }
+        };
+        files.insert(path, entry);
+    }
+    changed |= !previous.files.is_empty(); // files left over were deleted
+    (
+        Manual {
+            files,
+            symlinks: tree.symlinks,
+        },
+        changed,
+    )
+}
+
+/// `forbidden` when the path runs through a skipped symlink (naming that component, never
+/// its target), else `not_found`.
+fn missing_file(manual_id: &str, manual: &Manual, path: &str) -> ToolError {
+    let through_symlink = path
+        .match_indices('/')
+        .map(|(end, _)| &path[..end])
+        .chain([path])
+        .find(|prefix| manual.symlinks.contains(*prefix));
+    match through_symlink {
+        Some(component) => ToolError::new(
+            ErrorCode::Forbidden,
+            "paths through a symlink are not served",
+        )
+        .with_details(json!({ "manual_id": manual_id, "path": path, "component": component })),
+        None => ToolError::not_found(format!("no file {path:?} in manual {manual_id:?}"))
+            .with_details(json!({ "manual_id": manual_id, "path": path })),
+    }
+}

@@ -1,0 +1,168 @@
+//! The section model of a Markdown file, read from comrak's AST.
+//!
+//! Headings are whatever CommonMark says they are (DECISIONS.md), so we ask comrak instead
+//! of matching `#` lines: a `#` line in a fenced block or indented four spaces is not a
+//! heading, setext headings are, and YAML front matter (`---` … `---` at the top) is
+//! neither a section nor a setext underline. Line numbers come from comrak's source
+//! positions, which count front-matter lines, so they are file line numbers.
+//!
+//! A section runs from its heading line to the line before the next heading of the same
+//! or a higher level (or the last line): it includes its descendants, which is what
+//! `manual_read(scope="section")` must return. Text above the first heading becomes a
+//! level-0 preamble node when it is not blank, so every line of prose belongs to a node
+//! and a search hit there still maps to something readable. A file without headings is a
+//! single level-0 node, so it is still listed, searched and read by node.
+
+use comrak::nodes::{AstNode, NodeValue};
+use comrak::{parse_document, Anchorizer, Arena, Options};
+
+use super::front_matter::front_matter_title;
+use super::heading::heading_text;
+use super::lines::{LineSpan, LineTable};
+use super::node::{Node, NodeKind};
+
+/// Everything the index keeps from parsing one Markdown file.
+#[derive(Debug, Default)]
+pub struct Outline {
+    /// In document order (ascending `line_start`).
+    pub nodes: Vec<Node>,
+    /// The front matter's `title:`, if any.
+    pub page_title: Option<String>,
+    /// Code blocks (fenced or indented), fences included: not prose, so scans for
+    /// exception terms skip them.
+    pub code_blocks: Vec<LineSpan>,
+}
+
+/// A heading as found in the AST, before its range and parent are known.
+struct FoundHeading {
+    line: u32,
+    level: u8,
+    title: String,
+    anchor: String,
+}
+
+/// Builds the outline of the Markdown file `path` (relative, used in node ids) whose
+/// content is `text`, with `lines` its line table.
+pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
+    let arena = Arena::new();
+    let root = parse_document(&arena, text, &parse_options());
+    let mut outline = Outline::default();
+    let mut front_matter_end = 0;
+    let mut headings = Vec::new();
+    let mut anchorizer = Anchorizer::new();
+    for block in root.descendants() {
+        let data = block.data.borrow();
+        match &data.value {
+            NodeValue::FrontMatter(raw) => {
+                front_matter_end = data.sourcepos.end.line as u32;
+                outline.page_title = front_matter_title(raw);
+            }
+            NodeValue::Heading(heading) => {
+                headings.push(found_heading(block, heading.level, &mut anchorizer))
+            }
+            NodeValue::CodeBlock(_) => outline.code_blocks.push(LineSpan {
+                start_line: data.sourcepos.start.line as u32,
+                end_line: data.sourcepos.end.line as u32,
+            }),
+            _ => {}
+        }
+    }
+    let fallback_title = outline
+        .page_title
+        .clone()
+        .unwrap_or_else(|| file_stem(path).to_owned());
+    let last_line = lines.line_count();
+    outline.nodes = match headings.first() {
+        None => vec![level_zero_node(
+            NodeKind::Heading,
+            path,
+            fallback_title,
+            last_line,
+        )],
+        Some(first) => {
+            let preamble_end = first.line - 1;
+            let has_preamble = (front_matter_end + 1..=preamble_end)
+                .any(|line| !text[lines.byte_range(line, line)].trim().is_empty());
+            let preamble = has_preamble
+                .then(|| level_zero_node(NodeKind::Preamble, path, fallback_title, preamble_end));
+            preamble
+                .into_iter()
+                .chain(heading_nodes(path, headings, last_line))
+                .collect()
+        }
+    };
+    outline
+}
+
+fn parse_options() -> Options<'static> {
+    let mut options = Options::default();
+    options.extension.front_matter_delimiter = Some("---".to_owned());
+    options
+}
+
+fn found_heading<'a>(
+    heading: &'a AstNode<'a>,
+    level: u8,
+    anchorizer: &mut Anchorizer,
+) -> FoundHeading {
+    let line = heading.data.borrow().sourcepos.start.line as u32;
+    let text = heading_text(heading, anchorizer);
+    FoundHeading {
+        line,
+        level,
+        title: text.title,
+        anchor: text.anchor,
+    }
+}
+
+/// A node from line 1 to `line_end` that stands for the page itself.
+fn level_zero_node(kind: NodeKind, path: &str, title: String, line_end: u32) -> Node {
+    Node {
+        kind,
+        node_id: Node::markdown_id(path, 1),
+        path: path.to_owned(),
+        title,
+        anchor: None,
+        level: 0,
+        parent_id: None,
+        line_start: 1,
+        line_end,
+    }
+}
+
+/// Turns headings into nodes. A stack of open headings gives both the parent (the top
+/// after popping deeper-or-equal levels) and each popped heading's end (the line before
+/// the heading that closed it).
+fn heading_nodes(path: &str, headings: Vec<FoundHeading>, last_line: u32) -> Vec<Node> {
+    let mut nodes: Vec<Node> = Vec::with_capacity(headings.len());
+    let mut open: Vec<usize> = Vec::new();
+    for heading in headings {
+        while let Some(&top) = open.last() {
+            if nodes[top].level < heading.level {
+                break;
+            }
+            nodes[top].line_end = heading.line - 1;
+            open.pop();
+        }
+        let parent_id = open.last().map(|&parent| nodes[parent].node_id.clone());
+        open.push(nodes.len());
+        nodes.push(Node {
+            kind: NodeKind::Heading,
+            node_id: Node::markdown_id(path, heading.line),
+            path: path.to_owned(),
+            title: heading.title,
+            anchor: Some(heading.anchor),
+            level: heading.level,
+            parent_id,
+            line_start: heading.line,
+            line_end: last_line,
+        });
+    }
+    nodes
+}
+
+/// File name without its extension: the title of a page that has no better one.
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
