@@ -2,31 +2,31 @@
 //! point, `App::call(tool, arguments)`. The MCP server and the `manvault call` CLI both
 //! go through it, so validation, dispatch and the per-call log line are the same for both.
 
+use std::sync::{PoisonError, RwLock};
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::contract;
-use crate::error::ToolResult;
-use crate::manual::index::ManualIndex;
+use crate::error::{ToolError, ToolResult};
+use crate::manual::ManualIndex;
 use crate::validate::InputValidators;
 
 pub struct App {
     pub config: Config,
     validators: InputValidators,
-    pub manuals: ManualIndex,
+    /// Built by the first call that needs it (so `initialize` answers at once), then
+    /// refreshed before every use so edits to manuals show without a restart.
+    manuals: RwLock<Option<ManualIndex>>,
 }
 
 impl App {
-    /// Builds the application; the manual index is loaded lazily by the first call that
-    /// needs it so that the server answers `initialize` at once.
     pub fn new(config: Config) -> App {
-        let manuals = ManualIndex::new(config.manuals_root.clone());
         App {
             config,
             validators: InputValidators::compile(),
-            manuals,
+            manuals: RwLock::new(None),
         }
     }
 
@@ -44,4 +44,34 @@ impl App {
         }
         Some(result)
     }
+
+    /// Runs `query` on the manual index, first bringing it in line with the files.
+    pub fn with_manuals<T>(
+        &self,
+        query: impl FnOnce(&ManualIndex) -> ToolResult<T>,
+    ) -> ToolResult<T> {
+        {
+            let mut slot = self.manuals.write().unwrap_or_else(PoisonError::into_inner);
+            match slot.as_mut() {
+                Some(index) => {
+                    index.refresh().map_err(manuals_unreadable)?;
+                }
+                None => {
+                    *slot = Some(
+                        ManualIndex::build(&self.config.manuals_root)
+                            .map_err(manuals_unreadable)?,
+                    )
+                }
+            }
+        }
+        let slot = self.manuals.read().unwrap_or_else(PoisonError::into_inner);
+        query(slot.as_ref().expect("built above"))
+    }
+}
+
+/// The manuals root itself cannot be read; the message names the setting, never the
+/// server path.
+fn manuals_unreadable(error: std::io::Error) -> ToolError {
+    ToolError::not_found("MANUALS_ROOT cannot be read; check the server's configuration")
+        .with_details(json!({ "setting": "MANUALS_ROOT", "error": error.kind().to_string() }))
 }

@@ -8,15 +8,16 @@
 //! unchanged files are not read again on refresh.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use walkdir::WalkDir;
 
 use super::file::FileType;
+use crate::error::ToolError;
+use crate::paths::{parse_relative, Root};
 
 /// What tells a changed file from an unchanged one without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +38,6 @@ impl FileStamp {
 /// A manual content file found by a scan.
 #[derive(Debug)]
 pub struct FoundFile {
-    pub absolute: PathBuf,
     pub file_type: FileType,
     pub stamp: FileStamp,
 }
@@ -105,7 +105,6 @@ fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
         match entry.metadata() {
             Ok(metadata) => {
                 let found = FoundFile {
-                    absolute: entry.into_path(),
                     file_type,
                     stamp: FileStamp::of(&metadata),
                 };
@@ -137,23 +136,14 @@ fn relative_path(folder: &Path, path: &Path) -> String {
     parts.join("/")
 }
 
-/// Reads a manual file without following a symlink at its last component, and only if it
-/// is a regular file. This is the one place manual content is opened, so the path-safety
-/// layer (`paths::Root`) can replace it in one edit.
-pub fn read_file_no_follow(path: &Path) -> io::Result<Vec<u8>> {
-    // NONBLOCK: a FIFO swapped in after the scan must not hang the open; it is refused
-    // below as not a regular file.
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let mut file: File = OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
+/// Reads a manual file through the path-safety layer: the path is checked and opened
+/// component by component from the manuals root without following any symlink, so a link
+/// swapped in after the scan (even as a middle folder) is refused, not followed. This is
+/// the one place manual content is opened.
+pub fn read_manual_file(root: &Root, manual_id: &str, path: &str) -> io::Result<Vec<u8>> {
+    let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
+    let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
+    let mut file = root.open_file(&relative).map_err(refused)?;
     let mut content = Vec::new();
     file.read_to_end(&mut content)?;
     Ok(content)

@@ -5,7 +5,7 @@
 //! "unless…"), so both `manual_excepts` and Stage 2 of `manual_find` scan for these terms.
 //! This list is the single source for both; adding a term here changes both.
 //!
-//! Matching runs on folded text ([`fold_for_matching`]: NFKC + lowercase), so full-width
+//! Matching runs on normalised text (`crate::text::normalize`, the same as search), so full-width
 //! letters, half-width kana and letter case do not hide a term. English terms must stand
 //! as whole words ("note" does not match "notebook"), so inflections are listed
 //! explicitly; Japanese has no word breaks, so Japanese terms match anywhere. Terms are
@@ -16,8 +16,8 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
-use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::text::normalize::{normalize, normalize_str};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
@@ -169,7 +169,7 @@ pub struct ExceptionMatch {
 /// The leftmost exception term of `line` (the longest one there, when several start at
 /// the same place), or `None`.
 pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
-    let folded = fold_for_matching(line);
+    let folded = normalize(line);
     matcher()
         .find_overlapping_iter(&folded.text)
         .filter(|found| {
@@ -186,9 +186,7 @@ pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
 fn matcher() -> &'static AhoCorasick {
     static MATCHER: OnceLock<AhoCorasick> = OnceLock::new();
     MATCHER.get_or_init(|| {
-        let folded_terms = EXCEPTION_TERMS
-            .iter()
-            .map(|term| fold_for_matching(term.term).text);
+        let folded_terms = EXCEPTION_TERMS.iter().map(|term| normalize_str(term.term));
         AhoCorasick::new(folded_terms).expect("the exception vocabulary is a small literal list")
     })
 }
@@ -204,70 +202,6 @@ fn is_whole_word(text: &str, range: Range<usize>) -> bool {
     ) && !is_word_byte(bytes.get(range.end))
 }
 
-/// Text folded for matching, with the way back to the original.
-#[derive(Debug)]
-pub struct Folded {
-    pub text: String,
-    /// For each byte of `text`, the index in `cluster_starts` of the cluster it came from.
-    cluster_of_byte: Vec<u32>,
-    /// Byte offset in the original where each cluster starts, then the original's length.
-    cluster_starts: Vec<usize>,
-}
-
-impl Folded {
-    /// The original bytes that folded into the non-empty range `folded`, widened to whole
-    /// clusters.
-    pub fn original_range(&self, folded: Range<usize>) -> Range<usize> {
-        let first = self.cluster_of_byte[folded.start] as usize;
-        let last = self.cluster_of_byte[folded.end - 1] as usize;
-        self.cluster_starts[first]..self.cluster_starts[last + 1]
-    }
-}
-
-/// The one normalisation used for exception matching: NFKC, then lowercase. Kept in one
-/// place so the crate-wide normaliser (`crate::text`) can replace it.
-///
-/// NFKC is applied per cluster (a character with the combining marks that follow it, the
-/// half-width voiced marks ﾞ/ﾟ included, so ﾃﾞ still folds to デ), which keeps a map from
-/// every folded byte back to the original text for snippets.
-pub fn fold_for_matching(original: &str) -> Folded {
-    let mut folded = Folded {
-        text: String::with_capacity(original.len()),
-        cluster_of_byte: Vec::with_capacity(original.len()),
-        cluster_starts: Vec::new(),
-    };
-    let mut chars = original.char_indices().peekable();
-    while let Some((start, first)) = chars.next() {
-        let mut end = start + first.len_utf8();
-        while let Some(&(next_start, next)) = chars.peek() {
-            if !joins_previous(next) {
-                break;
-            }
-            end = next_start + next.len_utf8();
-            chars.next();
-        }
-        let cluster = folded.cluster_starts.len() as u32;
-        folded.cluster_starts.push(start);
-        // Most characters are already NFKC; skipping the normaliser for them is what
-        // keeps a whole-manual scan fast.
-        let single = end == start + first.len_utf8();
-        if single && is_nfkc_quick(std::iter::once(first)) == IsNormalized::Yes {
-            folded.text.extend(first.to_lowercase());
-        } else {
-            folded
-                .text
-                .extend(original[start..end].nfkc().flat_map(char::to_lowercase));
-        }
-        folded.cluster_of_byte.resize(folded.text.len(), cluster);
-    }
-    folded.cluster_starts.push(original.len());
-    folded
-}
-
-fn joins_previous(character: char) -> bool {
-    is_combining_mark(character) || matches!(character, '\u{ff9e}' | '\u{ff9f}')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,7 +214,7 @@ mod tests {
     fn vocabulary_is_folded_unique_and_sized_to_stay_reviewable() {
         let mut folded: Vec<String> = EXCEPTION_TERMS
             .iter()
-            .map(|term| fold_for_matching(term.term).text)
+            .map(|term| normalize_str(term.term))
             .collect();
         assert!(
             EXCEPTION_TERMS
@@ -323,10 +257,6 @@ mod tests {
     #[test]
     fn folding_maps_back_to_the_original_text() {
         assert_eq!(found("ﾃﾞｷﾅｲ"), None, "katakana is not the hiragana term");
-        let folded = fold_for_matching("ｶﾞ例外");
-        assert_eq!(folded.text, "ガ例外");
-        assert_eq!(folded.original_range(3..9), 6..12);
-        assert_eq!(folded.original_range(0..3), 0..6, "ｶﾞ is one cluster");
-        assert_eq!(fold_for_matching("").text, "");
+        assert_eq!(found("ｶﾞ例外"), Some(("例外", "例外")));
     }
 }

@@ -12,11 +12,12 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::catalog::{read_file_no_follow, scan_root, FileStamp, ManualTree, RootScan};
+use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootScan};
 use super::file::ManualFile;
 use super::node::Node;
-use super::validate::{validate_manual_id, validate_relative_path};
+use super::validate::{normalize_relative_path, validate_manual_id};
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::paths::Root;
 
 /// How many known ids a `not_found` for an unknown manual lists.
 const KNOWN_IDS_IN_ERROR: usize = 20;
@@ -65,6 +66,7 @@ impl ManualIndex {
     /// deleted ones. Returns whether anything changed (and the generation moved).
     pub fn refresh(&mut self) -> io::Result<bool> {
         let scan = scan_root(&self.root)?;
+        let root = Root::open(&self.root)?;
         let next_generation = self.generation + 1;
         let mut changed = scan.symlinked_manuals != self.symlinked_manuals
             || !scan.manuals.keys().eq(self.manuals.keys());
@@ -75,7 +77,8 @@ impl ManualIndex {
         let mut manuals = BTreeMap::new();
         for (manual_id, tree) in trees {
             let previous = self.manuals.remove(&manual_id).unwrap_or_default();
-            let (manual, manual_changed) = reconcile(&manual_id, previous, tree, next_generation);
+            let (manual, manual_changed) =
+                reconcile(&root, &manual_id, previous, tree, next_generation);
             changed |= manual_changed;
             manuals.insert(manual_id, manual);
         }
@@ -127,10 +130,10 @@ impl ManualIndex {
 
     pub fn file(&self, manual_id: &str, path: &str) -> ToolResult<&ManualFile> {
         let (_, manual) = self.manual_entry(manual_id)?;
-        validate_relative_path(path)?;
-        match manual.files.get(path) {
+        let path = normalize_relative_path(path)?;
+        match manual.files.get(&path) {
             Some(entry) => Ok(&entry.file),
-            None => Err(missing_file(manual_id, manual, path)),
+            None => Err(missing_file(manual_id, manual, &path)),
         }
     }
 
@@ -183,6 +186,7 @@ impl ManualIndex {
 
 /// Carries over unchanged files of `previous` and loads the rest of `tree`.
 fn reconcile(
+    root: &Root,
     manual_id: &str,
     mut previous: Manual,
     tree: ManualTree,
@@ -198,7 +202,7 @@ fn reconcile(
                 let file = ManualFile::load(
                     path.clone(),
                     found.file_type,
-                    read_file_no_follow(&found.absolute),
+                    read_manual_file(root, manual_id, &path),
                     generation,
                 );
                 if let Some(problem) = file.problem() {

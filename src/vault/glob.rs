@@ -18,7 +18,10 @@ pub struct Glob {
 impl Glob {
     pub fn new(pattern: &str, field: &str) -> ToolResult<Glob> {
         let trimmed = pattern.trim_matches('/');
-        if trimmed.is_empty() || trimmed.contains('\\') || trimmed.split('/').any(|c| c.is_empty() || c == "..") {
+        if trimmed.is_empty()
+            || trimmed.contains('\\')
+            || trimmed.split('/').any(|c| c.is_empty() || c == "..")
+        {
             return Err(ToolError::invalid_parameter(format!("{field} is not a usable glob")).with_details(json!({
                 "field": field,
                 "rule": "`*` and `?` within a component, `**` across components, `/` separators, no `..` or `\\`",
@@ -34,7 +37,9 @@ impl Glob {
     pub fn matches(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').collect();
         if self.name_only {
-            return parts.last().is_some_and(|name| component_matches(&self.components[0], name));
+            return parts
+                .last()
+                .is_some_and(|name| component_matches(&self.components[0], name));
         }
         let pattern: Vec<&str> = self.components.iter().map(String::as_str).collect();
         path_matches(&pattern, &parts)
@@ -45,9 +50,9 @@ fn path_matches(pattern: &[&str], parts: &[&str]) -> bool {
     match pattern.split_first() {
         None => parts.is_empty(),
         Some((&"**", rest)) => (0..=parts.len()).any(|skip| path_matches(rest, &parts[skip..])),
-        Some((first, rest)) => {
-            parts.split_first().is_some_and(|(part, remaining)| component_matches(first, part) && path_matches(rest, remaining))
-        }
+        Some((first, rest)) => parts.split_first().is_some_and(|(part, remaining)| {
+            component_matches(first, part) && path_matches(rest, remaining)
+        }),
     }
 }
 

@@ -54,12 +54,17 @@ pub fn is_system(components: &[&str]) -> bool {
 }
 
 fn is_artifact(components: &[&str]) -> bool {
-    components.first().is_some_and(|c| c.to_lowercase() == ARTIFACTS_DIR)
+    components
+        .first()
+        .is_some_and(|c| c.to_lowercase() == ARTIFACTS_DIR)
 }
 
 /// True when the path lies in the daily-log folder, whatever its spelling.
 pub fn is_daily(components: &[&str]) -> bool {
-    is_artifact(components) && components.get(1).is_some_and(|c| c.to_lowercase() == DAILY_DIR)
+    is_artifact(components)
+        && components
+            .get(1)
+            .is_some_and(|c| c.to_lowercase() == DAILY_DIR)
 }
 
 fn extension(components: &[&str]) -> Option<String> {
@@ -75,27 +80,41 @@ pub fn requires_valid_json(components: &[&str]) -> bool {
 
 /// `YYYY-MM-DD.md` with a real calendar date.
 fn is_daily_file_name(name: &str) -> bool {
-    let Some(date) = name.strip_suffix(".md") else { return false };
+    let Some(date) = name.strip_suffix(".md") else {
+        return false;
+    };
     let parts: Vec<&str> = date.split('-').collect();
-    let [year, month, day] = parts.as_slice() else { return false };
+    let [year, month, day] = parts.as_slice() else {
+        return false;
+    };
     let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
     if !(digits(year, 4) && digits(month, 2) && digits(day, 2)) {
         return false;
     }
-    is_calendar_date(year.parse().unwrap_or(0), month.parse().unwrap_or(0), day.parse().unwrap_or(0))
+    is_calendar_date(
+        year.parse().unwrap_or(0),
+        month.parse().unwrap_or(0),
+        day.parse().unwrap_or(0),
+    )
 }
 
 /// Checks `access` to the vault path made of `components`.
 pub fn check(components: &[&str], access: Access) -> ToolResult<()> {
     if is_system(components) {
-        return Err(forbidden("system_folder", ".system/ is internal to the server".into()));
+        return Err(forbidden(
+            "system_folder",
+            ".system/ is internal to the server".into(),
+        ));
     }
     if access == Access::Read {
         return Ok(());
     }
     if is_daily(components) {
         if components[0] != ARTIFACTS_DIR || components[1] != DAILY_DIR {
-            return Err(forbidden("daily_spelling", "the daily log folder is spelled artifacts/daily/".into()));
+            return Err(forbidden(
+                "daily_spelling",
+                "the daily log folder is spelled artifacts/daily/".into(),
+            ));
         }
         if components.len() != 3 || !is_daily_file_name(components[2]) {
             return Err(forbidden(
@@ -114,7 +133,10 @@ pub fn check(components: &[&str], access: Access) -> ToolResult<()> {
         }
     }
     if is_artifact(components) && !matches!(extension(components).as_deref(), Some("md" | "json")) {
-        return Err(forbidden("artifact_extension", "only .md and .json files may be written under artifacts/".into()));
+        return Err(forbidden(
+            "artifact_extension",
+            "only .md and .json files may be written under artifacts/".into(),
+        ));
     }
     Ok(())
 }
@@ -125,23 +147,45 @@ mod tests {
 
     fn verdict(path: &str, access: Access) -> Result<(), String> {
         let components: Vec<&str> = path.split('/').collect();
-        check(&components, access).map_err(|e| e.details.unwrap()["rule"].as_str().unwrap().to_string())
+        check(&components, access)
+            .map_err(|e| e.details.unwrap()["rule"].as_str().unwrap().to_string())
     }
 
     #[test]
     fn system_folder_is_refused_in_any_case_and_place() {
-        for path in [".system/x", ".SYSTEM/stats.jsonl", "notes/.System/a.md", "artifacts/.system"] {
-            assert_eq!(verdict(path, Access::Read), Err("system_folder".into()), "{path}");
+        for path in [
+            ".system/x",
+            ".SYSTEM/stats.jsonl",
+            "notes/.System/a.md",
+            "artifacts/.system",
+        ] {
+            assert_eq!(
+                verdict(path, Access::Read),
+                Err("system_folder".into()),
+                "{path}"
+            );
         }
     }
 
     #[test]
     fn daily_folder_is_append_only() {
-        assert_eq!(verdict("artifacts/daily/2026-11-25.md", Access::Create), Ok(()));
-        assert_eq!(verdict("artifacts/daily/2026-11-25.md", Access::Append), Ok(()));
-        assert_eq!(verdict("artifacts/daily/2026-11-25.md", Access::Read), Ok(()));
+        assert_eq!(
+            verdict("artifacts/daily/2026-11-25.md", Access::Create),
+            Ok(())
+        );
+        assert_eq!(
+            verdict("artifacts/daily/2026-11-25.md", Access::Append),
+            Ok(())
+        );
+        assert_eq!(
+            verdict("artifacts/daily/2026-11-25.md", Access::Read),
+            Ok(())
+        );
         for access in [Access::Overwrite, Access::Replace] {
-            assert_eq!(verdict("artifacts/daily/2026-11-25.md", access), Err("daily_append_only".into()));
+            assert_eq!(
+                verdict("artifacts/daily/2026-11-25.md", access),
+                Err("daily_append_only".into())
+            );
         }
     }
 
@@ -155,16 +199,34 @@ mod tests {
             "artifacts/daily/notes.md",
             "artifacts/daily/sub/2026-11-25.md",
         ] {
-            assert_eq!(verdict(path, Access::Create), Err("daily_name".into()), "{path}");
+            assert_eq!(
+                verdict(path, Access::Create),
+                Err("daily_name".into()),
+                "{path}"
+            );
         }
-        assert_eq!(verdict("artifacts/daily/2024-02-29.md", Access::Create), Ok(()));
+        assert_eq!(
+            verdict("artifacts/daily/2024-02-29.md", Access::Create),
+            Ok(())
+        );
     }
 
     #[test]
     fn other_spellings_of_daily_are_refused() {
-        for path in ["ARTIFACTS/Daily/2026-11-25.md", "artifacts/DAILY/2026-11-25.md"] {
-            assert_eq!(verdict(path, Access::Overwrite), Err("daily_spelling".into()), "{path}");
-            assert_eq!(verdict(path, Access::Create), Err("daily_spelling".into()), "{path}");
+        for path in [
+            "ARTIFACTS/Daily/2026-11-25.md",
+            "artifacts/DAILY/2026-11-25.md",
+        ] {
+            assert_eq!(
+                verdict(path, Access::Overwrite),
+                Err("daily_spelling".into()),
+                "{path}"
+            );
+            assert_eq!(
+                verdict(path, Access::Create),
+                Err("daily_spelling".into()),
+                "{path}"
+            );
         }
     }
 
@@ -173,7 +235,11 @@ mod tests {
         assert_eq!(verdict("artifacts/flow.json", Access::Create), Ok(()));
         assert_eq!(verdict("artifacts/sub/flow.MD", Access::Overwrite), Ok(()));
         for path in ["artifacts/run.sh", "artifacts/noext", "Artifacts/x.txt"] {
-            assert_eq!(verdict(path, Access::Create), Err("artifact_extension".into()), "{path}");
+            assert_eq!(
+                verdict(path, Access::Create),
+                Err("artifact_extension".into()),
+                "{path}"
+            );
         }
         assert_eq!(verdict("drafts/run.sh", Access::Create), Ok(()));
         assert!(requires_valid_json(&["artifacts", "a.json"]));

@@ -1,0 +1,160 @@
+//! `ManualTools` on `App`: the catalog, reads and exception extraction.
+
+use super::{page, wire_enum};
+use crate::app::App;
+use crate::contract::types::*;
+use crate::contract::ManualTools;
+use crate::error::ToolResult;
+use crate::manual::{self, ManualRef, NodeKind, ReadLimits, RequestedLimits};
+
+const DEFAULT_LS_LIMIT: u64 = 200;
+const DEFAULT_TOC_LIMIT: u64 = 200;
+
+impl ManualTools for App {
+    fn manual_list(&self, _input: ManualListInput) -> ToolResult<ManualListOutput> {
+        self.with_manuals(|index| {
+            let items = index
+                .manual_ids()
+                .map(|id| {
+                    Ok(ManualListItem {
+                        manual_id: id.to_string(),
+                        file_count: index.files(Some(id))?.len() as u64,
+                    })
+                })
+                .collect::<ToolResult<Vec<_>>>()?;
+            Ok(ManualListOutput { items })
+        })
+    }
+
+    fn manual_ls(&self, input: ManualLsInput) -> ToolResult<ManualLsOutput> {
+        self.with_manuals(|index| {
+            let files = index
+                .files(input.manual_id.as_deref())?
+                .into_iter()
+                .map(|listed| ManualLsItem {
+                    manual_id: listed.manual_id.to_string(),
+                    path: listed.file.path().to_string(),
+                    file_type: wire_enum(listed.file.file_type().as_str()),
+                    problem: listed.file.problem().map(str::to_string),
+                });
+            let page = page(files, input.offset, input.limit, DEFAULT_LS_LIMIT);
+            Ok(ManualLsOutput {
+                items: page.items,
+                total: page.total,
+                next_offset: page.next_offset,
+            })
+        })
+    }
+
+    fn manual_toc(&self, input: ManualTocInput) -> ToolResult<ManualTocOutput> {
+        self.with_manuals(|index| {
+            let only_path = match &input.path {
+                Some(path) => Some(index.file(&input.manual_id, path)?.path().to_string()),
+                None => None,
+            };
+            let max_level = input.max_level.unwrap_or(6);
+            let nodes = index
+                .toc(&input.manual_id)?
+                .filter(|node| only_path.as_deref().is_none_or(|path| node.path == path))
+                .filter(|node| node.level == 0 || u64::from(node.level) <= max_level)
+                .map(|node| TocNode {
+                    kind: if node.kind == NodeKind::JsonFile {
+                        TocNodeKind::JsonFile
+                    } else {
+                        TocNodeKind::Heading
+                    },
+                    node_id: node.node_id.clone(),
+                    path: node.path.clone(),
+                    title: node.title.clone(),
+                    level: u64::from(node.level),
+                    parent_id: node.parent_id.clone(),
+                    line_start: u64::from(node.line_start),
+                    line_end: u64::from(node.line_end),
+                });
+            let page = page(nodes, input.offset, input.limit, DEFAULT_TOC_LIMIT);
+            Ok(ManualTocOutput {
+                items: page.items,
+                total: page.total,
+                next_offset: page.next_offset,
+            })
+        })
+    }
+
+    fn manual_read(&self, input: ManualReadInput) -> ToolResult<ManualReadOutput> {
+        let limits = input.limits.unwrap_or_default();
+        let expand = input.expand.unwrap_or_default();
+        let request = manual::ReadRequest {
+            reference: ManualRef {
+                target: input.ref_.target.to_string(),
+                manual_id: input.ref_.manual_id,
+                path: input.ref_.path,
+                start_line: input
+                    .ref_
+                    .start_line
+                    .map(|line| line.min(u64::from(u32::MAX)) as u32),
+            },
+            scope: input.scope.map(|scope| match scope {
+                ReadScope::Snippet => manual::ReadScope::Snippet,
+                ReadScope::Section => manual::ReadScope::Section,
+                ReadScope::Sections => manual::ReadScope::Sections,
+                ReadScope::File => manual::ReadScope::File,
+            }),
+            limits: RequestedLimits {
+                max_sections: limits.max_sections.map(|n| n as usize),
+                max_chars: limits.max_chars.map(|n| n as usize),
+                allow_file: limits.allow_file,
+            },
+            expand: manual::Expand {
+                before_chars: expand.before_chars.map(|n| n as usize),
+                after_chars: expand.after_chars.map(|n| n as usize),
+            },
+        };
+        let server_limits = ReadLimits {
+            hard_max_chars: self.config.hard_max_chars as usize,
+            hard_max_sections: self.config.hard_max_sections as usize,
+            allow_file_scope: self.config.allow_file_scope,
+        };
+        let read =
+            self.with_manuals(|index| manual::manual_read(index, &request, &server_limits))?;
+        Ok(ManualReadOutput {
+            text: read.text,
+            truncated: read.truncated,
+            applied: ManualReadOutputApplied {
+                scope: wire_enum(read.applied.scope.as_str()),
+                max_sections: read.applied.max_sections.map(|n| n as u64),
+                max_chars: Some(read.applied.max_chars as u64),
+            },
+            lines: ManualReadOutputLines {
+                start_line: u64::from(read.lines.start_line),
+                end_line: u64::from(read.lines.end_line),
+            },
+        })
+    }
+
+    fn manual_excepts(&self, input: ManualExceptsInput) -> ToolResult<ManualExceptsOutput> {
+        let request = manual::ExceptsRequest {
+            manual_id: &input.manual_id,
+            node_id: input.node_id.as_deref(),
+            offset: input.offset.unwrap_or(0) as usize,
+            limit: input.limit.map(|n| n as usize),
+        };
+        let found = self.with_manuals(|index| manual::manual_excepts(index, &request))?;
+        let end = (found.offset + found.items.len()) as u64;
+        let total = found.total as u64;
+        Ok(ManualExceptsOutput {
+            items: found
+                .items
+                .into_iter()
+                .map(|item| ExceptItem {
+                    path: item.path,
+                    start_line: u64::from(item.start_line),
+                    snippet: item.snippet,
+                    term: item.term.to_string(),
+                    category: wire_enum(item.category.as_str()),
+                })
+                .collect(),
+            total,
+            next_offset: (end < total).then_some(end),
+        })
+    }
+}
