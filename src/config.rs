@@ -344,3 +344,18 @@ mod tests {
         assert_eq!(config.manuals_root, PathBuf::from("/env"));
     }
 }
+
+#[cfg(test)]
+mod readme {
+    /// The README's configuration table is written by hand; this keeps it from drifting.
+    #[test]
+    fn readme_documents_every_variable() {
+        let readme = include_str!("../README.md");
+        for (name, _, _) in super::VARIABLES {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "README.md does not document {name}"
+            );
+        }
+    }
+}

@@ -218,17 +218,19 @@ fn check_assertion(answer: &Value, assertion: &Value) -> Option<String> {
             return fail(format!("expected length {length}"));
         }
     }
+    // A number is compared as is, an array by its length, a string by its characters.
+    let measure = found.and_then(|v| {
+        v.as_f64()
+            .or_else(|| v.as_array().map(|a| a.len() as f64))
+            .or_else(|| v.as_str().map(|s| s.chars().count() as f64))
+    });
     if let Some(min) = assertion.get("min").and_then(Value::as_f64) {
-        let actual =
-            found.and_then(|v| v.as_f64().or_else(|| v.as_array().map(|a| a.len() as f64)));
-        if !actual.is_some_and(|a| a >= min) {
+        if !measure.is_some_and(|m| m >= min) {
             return fail(format!("expected at least {min}"));
         }
     }
     if let Some(max) = assertion.get("max").and_then(Value::as_f64) {
-        let actual =
-            found.and_then(|v| v.as_f64().or_else(|| v.as_array().map(|a| a.len() as f64)));
-        if !actual.is_some_and(|a| a <= max) {
+        if !measure.is_some_and(|m| m <= max) {
             return fail(format!("expected at most {max}"));
         }
     }
