@@ -107,7 +107,7 @@ fn symlinks_are_skipped_and_refused_as_forbidden() {
 }
 
 #[test]
-fn unknown_names_are_not_found_and_bad_shapes_are_invalid_paths() {
+fn unknown_names_are_not_found_and_escaping_paths_are_out_of_scope() {
     let fixture = Fixture::new();
     fixture.write("m/a.md", "# a").write("n/b.md", "# b");
     let index = fixture.index();
@@ -122,17 +122,14 @@ fn unknown_names_are_not_found_and_bad_shapes_are_invalid_paths() {
         error_code(index.file("m", "missing.md")),
         ErrorCode::NotFound
     );
-    assert_eq!(
-        error_code(index.files(Some("../m"))),
-        ErrorCode::InvalidPath
-    );
+    assert_eq!(error_code(index.files(Some("../m"))), ErrorCode::OutOfScope);
     assert_eq!(
         error_code(index.file("m", "../n/b.md")),
-        ErrorCode::InvalidPath
+        ErrorCode::OutOfScope
     );
     assert_eq!(
         error_code(index.file("m", "/etc/passwd")),
-        ErrorCode::InvalidPath
+        ErrorCode::OutOfScope
     );
 }
 
