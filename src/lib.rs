@@ -11,6 +11,7 @@ pub mod manual;
 pub mod paths;
 pub mod server;
 pub mod text;
+pub mod tooling;
 pub mod tools;
 pub mod validate;
 pub mod vault;

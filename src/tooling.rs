@@ -1,0 +1,224 @@
+//! The tooling guide: which tool an agent should call first for a request, the standard
+//! workflows, and one line per tool. It is meant to be the first call of a conversation,
+//! so it is built from the served tool table (it never names a tool this build does not
+//! serve) and stays under 2,000 characters.
+
+use crate::text::normalize::normalize_str;
+
+/// What the user is after; decides `first_tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    ExhaustiveLookup,
+    Transcription,
+    VaultArtifacts,
+    DailyNote,
+}
+
+impl Goal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Goal::ExhaustiveLookup => "exhaustive_lookup",
+            Goal::Transcription => "transcription",
+            Goal::VaultArtifacts => "vault_artifacts",
+            Goal::DailyNote => "daily_note",
+        }
+    }
+}
+
+/// Cue words per goal, checked in this order on the normalised prompt; the first goal
+/// with a cue wins. Daily notes come first because "今日の作業ログを成果物に" is a daily
+/// note, not an artifact review.
+const CUES: &[(Goal, &[&str])] = &[
+    (
+        Goal::DailyNote,
+        &[
+            "日報",
+            "日次",
+            "作業ログ",
+            "作業記録",
+            "今日のログ",
+            "daily",
+            "journal",
+            "today's log",
+        ],
+    ),
+    (
+        Goal::Transcription,
+        &[
+            "転記",
+            "コピー",
+            "写し",
+            "複製",
+            "書き写",
+            "copy",
+            "transcri",
+            "duplicate into",
+        ],
+    ),
+    (
+        Goal::VaultArtifacts,
+        &[
+            "成果物",
+            "フローチャート",
+            "監査",
+            "網羅性",
+            "カバレッジ",
+            "artifact",
+            "flowchart",
+            "audit",
+            "coverage",
+            "vault",
+        ],
+    ),
+];
+
+/// The goal of a prompt: the first goal whose cue occurs, else an exhaustive look-up.
+pub fn goal_of(prompt: &str) -> Goal {
+    let prompt = normalize_str(prompt);
+    CUES.iter()
+        .find(|(_, cues)| cues.iter().any(|cue| prompt.contains(&normalize_str(cue))))
+        .map(|(goal, _)| *goal)
+        .unwrap_or(Goal::ExhaustiveLookup)
+}
+
+/// The standard chain of tools per goal, with a one-line note. The first step that the
+/// server serves is the goal's first tool.
+pub const WORKFLOWS: &[(Goal, &[&str], &str)] = &[
+    (
+        Goal::ExhaustiveLookup,
+        &["manual_find", "manual_hits", "manual_read"],
+        "follow next_actions; read sections, not files; stop when told",
+    ),
+    (
+        Goal::Transcription,
+        &[
+            "manual_find",
+            "manual_hits",
+            "bridge_copy_section",
+            "bridge_copy_file",
+        ],
+        "copy server-side: manual text never passes through the conversation",
+    ),
+    (
+        Goal::VaultArtifacts,
+        &[
+            "vault_find",
+            "vault_scan",
+            "vault_create",
+            "artifact_audit",
+            "vault_coverage",
+            "vault_write",
+        ],
+        "cite source_lines per element; loop scan/write until vault_coverage says stop",
+    ),
+    (
+        Goal::DailyNote,
+        &["vault_create", "vault_write"],
+        "artifacts/daily/YYYY-MM-DD.md: create once, then vault_write mode=append only",
+    ),
+];
+
+/// When to use each tool, in at most a few words.
+pub const WHEN: &[(&str, &str)] = &[
+    ("get_tooling_guide", "first call: where to start"),
+    ("manual_list", "which manuals exist"),
+    ("manual_ls", "files of a manual"),
+    ("manual_toc", "headings and node ids"),
+    ("manual_find", "everything about a topic"),
+    ("manual_hits", "page a find trace"),
+    ("manual_read", "bounded text of a section"),
+    ("manual_excepts", "exceptions and caveats"),
+    ("vault_ls", "files in the vault"),
+    ("vault_read", "lines of a vault file"),
+    ("vault_scan", "walk a file chunk by chunk"),
+    ("vault_find", "find artifacts and notes"),
+    ("vault_search", "text search in the vault"),
+    ("vault_create", "new file (daily log too)"),
+    ("vault_write", "overwrite or append"),
+    ("vault_replace", "edit a passage"),
+    ("vault_coverage", "uncited lines of a source"),
+    ("artifact_audit", "check an artifact"),
+    ("bridge_copy_section", "copy a section to the vault"),
+    ("bridge_copy_file", "copy a manual file to the vault"),
+];
+
+/// One line on when to use `tool`; every served tool must have one (a test checks).
+pub fn when(tool: &str) -> Option<&'static str> {
+    WHEN.iter()
+        .find(|(name, _)| *name == tool)
+        .map(|(_, when)| *when)
+}
+
+/// The goal's workflows that the server can carry out whole, the goal's own first, and
+/// the first served tool of the goal's chain.
+pub fn plan(
+    goal: Goal,
+    served: &dyn Fn(&str) -> bool,
+) -> (
+    &'static str,
+    Vec<&'static (Goal, &'static [&'static str], &'static str)>,
+) {
+    let mut workflows: Vec<_> = WORKFLOWS
+        .iter()
+        .filter(|(_, steps, _)| steps.iter().all(|s| served(s)))
+        .collect();
+    workflows.sort_by_key(|(g, _, _)| *g != goal);
+    let first_tool = WORKFLOWS
+        .iter()
+        .filter(|(g, _, _)| *g == goal)
+        .chain(WORKFLOWS.iter())
+        .flat_map(|(_, steps, _)| steps.iter())
+        .find(|step| served(step))
+        .copied()
+        .unwrap_or("manual_find");
+    (first_tool, workflows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_pick_their_goal() {
+        assert_eq!(
+            goal_of("有給休暇の繰越しについて網羅的に調べて"),
+            Goal::ExhaustiveLookup
+        );
+        assert_eq!(
+            goal_of("経費規程の該当節を vault に転記して"),
+            Goal::Transcription
+        );
+        assert_eq!(
+            goal_of("申請フローのフローチャートを作って監査して"),
+            Goal::VaultArtifacts
+        );
+        assert_eq!(goal_of("今日の日報に追記して"), Goal::DailyNote);
+        assert_eq!(
+            goal_of("Copy the rollback section into my notes"),
+            Goal::Transcription
+        );
+        assert_eq!(goal_of("ＤＡＩＬＹ log"), Goal::DailyNote);
+    }
+
+    #[test]
+    fn plans_name_only_served_tools() {
+        let served = |tool: &str| tool.starts_with("manual_");
+        let (first, workflows) = plan(Goal::Transcription, &served);
+        assert_eq!(first, "manual_find");
+        assert!(workflows
+            .iter()
+            .all(|(_, steps, _)| steps.iter().all(|s| served(s))));
+        let everything = |_: &str| true;
+        let (first, workflows) = plan(Goal::DailyNote, &everything);
+        assert_eq!(first, "vault_create");
+        assert_eq!(workflows[0].0, Goal::DailyNote);
+        assert_eq!(workflows.len(), 4);
+    }
+
+    #[test]
+    fn every_served_tool_has_a_when_line() {
+        for spec in crate::contract::TOOLS {
+            assert!(when(spec.name).is_some(), "{} lacks a when line", spec.name);
+        }
+    }
+}
