@@ -81,27 +81,34 @@ pub fn goal_of(prompt: &str) -> Goal {
         .unwrap_or(Goal::ExhaustiveLookup)
 }
 
-/// The standard chain of tools per goal, with a one-line note. The first step that the
-/// server serves is the goal's first tool.
-pub const WORKFLOWS: &[(Goal, &[&str], &str)] = &[
-    (
-        Goal::ExhaustiveLookup,
-        &["manual_find", "manual_hits", "manual_read"],
-        "follow next_actions; read sections, not files; stop when told",
-    ),
-    (
-        Goal::Transcription,
-        &[
+/// A standard chain of tools for a goal, with a one-line note.
+pub struct Workflow {
+    pub goal: Goal,
+    pub steps: &'static [&'static str],
+    pub note: &'static str,
+}
+
+/// The standard chains. The first step of the goal's chain that the server serves is the
+/// goal's first tool.
+pub const WORKFLOWS: &[Workflow] = &[
+    Workflow {
+        goal: Goal::ExhaustiveLookup,
+        steps: &["manual_find", "manual_hits", "manual_read"],
+        note: "follow next_actions; read sections, not files; stop when told",
+    },
+    Workflow {
+        goal: Goal::Transcription,
+        steps: &[
             "manual_find",
             "manual_hits",
             "bridge_copy_section",
             "bridge_copy_file",
         ],
-        "copy server-side: manual text never passes through the conversation",
-    ),
-    (
-        Goal::VaultArtifacts,
-        &[
+        note: "copy server-side: manual text never passes through the conversation",
+    },
+    Workflow {
+        goal: Goal::VaultArtifacts,
+        steps: &[
             "vault_find",
             "vault_scan",
             "vault_create",
@@ -109,13 +116,13 @@ pub const WORKFLOWS: &[(Goal, &[&str], &str)] = &[
             "vault_coverage",
             "vault_write",
         ],
-        "cite source_lines per element; loop scan/write until vault_coverage says stop",
-    ),
-    (
-        Goal::DailyNote,
-        &["vault_create", "vault_write"],
-        "artifacts/daily/YYYY-MM-DD.md: create once, then vault_write mode=append only",
-    ),
+        note: "cite source_lines per element; loop scan/write until vault_coverage says stop",
+    },
+    Workflow {
+        goal: Goal::DailyNote,
+        steps: &["vault_create", "vault_write"],
+        note: "artifacts/daily/YYYY-MM-DD.md: create once, then vault_write mode=append only",
+    },
 ];
 
 /// When to use each tool, in at most a few words.
@@ -151,23 +158,17 @@ pub fn when(tool: &str) -> Option<&'static str> {
 
 /// The goal's workflows that the server can carry out whole, the goal's own first, and
 /// the first served tool of the goal's chain.
-pub fn plan(
-    goal: Goal,
-    served: &dyn Fn(&str) -> bool,
-) -> (
-    &'static str,
-    Vec<&'static (Goal, &'static [&'static str], &'static str)>,
-) {
-    let mut workflows: Vec<_> = WORKFLOWS
+pub fn plan(goal: Goal, served: &dyn Fn(&str) -> bool) -> (&'static str, Vec<&'static Workflow>) {
+    let mut workflows: Vec<&Workflow> = WORKFLOWS
         .iter()
-        .filter(|(_, steps, _)| steps.iter().all(|s| served(s)))
+        .filter(|workflow| workflow.steps.iter().all(|s| served(s)))
         .collect();
-    workflows.sort_by_key(|(g, _, _)| *g != goal);
+    workflows.sort_by_key(|workflow| workflow.goal != goal);
     let first_tool = WORKFLOWS
         .iter()
-        .filter(|(g, _, _)| *g == goal)
+        .filter(|workflow| workflow.goal == goal)
         .chain(WORKFLOWS.iter())
-        .flat_map(|(_, steps, _)| steps.iter())
+        .flat_map(|workflow| workflow.steps.iter())
         .find(|step| served(step))
         .copied()
         .unwrap_or("manual_find");
@@ -211,7 +212,7 @@ mod tests {
         let everything = |_: &str| true;
         let (first, workflows) = plan(Goal::DailyNote, &everything);
         assert_eq!(first, "vault_create");
-        assert_eq!(workflows[0].0, Goal::DailyNote);
+        assert_eq!(workflows[0].goal, Goal::DailyNote);
         assert_eq!(workflows.len(), 4);
     }
 

@@ -24,10 +24,10 @@ impl ToolingTools for App {
             first_tool: first_tool.to_string(),
             workflows: workflows
                 .into_iter()
-                .map(|(workflow_goal, steps, note)| GuideWorkflow {
-                    name: wire_enum(workflow_goal.as_str()),
-                    steps: steps.iter().map(|s| s.to_string()).collect(),
-                    note: note.to_string(),
+                .map(|workflow| GuideWorkflow {
+                    name: wire_enum(workflow.goal.as_str()),
+                    steps: workflow.steps.iter().map(|s| s.to_string()).collect(),
+                    note: workflow.note.to_string(),
                 })
                 .collect(),
             tools: TOOLS
