@@ -206,9 +206,7 @@ mod tests {
         let served = |tool: &str| tool.starts_with("manual_");
         let (first, workflows) = plan(Goal::Transcription, &served);
         assert_eq!(first, "manual_find");
-        assert!(workflows
-            .iter()
-            .all(|(_, steps, _)| steps.iter().all(|s| served(s))));
+        assert!(workflows.iter().all(|w| w.steps.iter().all(|s| served(s))));
         let everything = |_: &str| true;
         let (first, workflows) = plan(Goal::DailyNote, &everything);
         assert_eq!(first, "vault_create");
