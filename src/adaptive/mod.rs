@@ -15,7 +15,16 @@
 //! limit; `service` is the handle the tool layer holds; `report` is `manvault stats`.
 
 mod fingerprint;
+mod history;
+mod policy;
+mod record;
+mod rollback;
 mod thresholds;
+mod tuning;
+
+#[cfg(test)]
+mod test_support;
 
 pub use fingerprint::Fingerprint;
+pub use record::{AuditFacts, AuditKind, CutoffReason, FindFacts, FindSummary, Record};
 pub use thresholds::Thresholds;
