@@ -17,6 +17,7 @@
 mod fingerprint;
 mod history;
 mod policy;
+mod recall;
 mod record;
 mod rollback;
 mod thresholds;
@@ -26,5 +27,6 @@ mod tuning;
 mod test_support;
 
 pub use fingerprint::Fingerprint;
+pub use recall::RefKey;
 pub use record::{AuditFacts, AuditKind, CutoffReason, FindFacts, FindSummary, Record};
 pub use thresholds::Thresholds;
