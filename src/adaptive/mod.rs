@@ -20,6 +20,7 @@ mod policy;
 mod recall;
 mod record;
 mod rollback;
+mod store;
 mod thresholds;
 mod tuning;
 
@@ -29,4 +30,5 @@ mod test_support;
 pub use fingerprint::Fingerprint;
 pub use recall::RefKey;
 pub use record::{AuditFacts, AuditKind, CutoffReason, FindFacts, FindSummary, Record};
+pub use store::StatsFile;
 pub use thresholds::Thresholds;

@@ -1,0 +1,317 @@
+//! The statistics file at `ADAPTIVE_STATS_PATH`: one JSON record a line, appended, never
+//! rewritten except to compact it.
+//!
+//! - **Writes** go through [`Root`]: each record is one locked, whole append, so two
+//!   servers on one vault never interleave lines. Inside `VAULT_ROOT` (the default,
+//!   `.system/adaptive_stats.jsonl`) the vault root is the [`Root`] and a missing
+//!   `.system/` is created by the same link-refusing walk as any vault write; elsewhere
+//!   the file's own folder is opened as the root.
+//! - **Bounded**: past [`MAX_LINES`] lines or [`MAX_BYTES`] bytes the file is replaced
+//!   (atomically, and only if no one appended meanwhile) by its newest records, at most
+//!   [`KEEP_LINES`] lines and [`KEEP_BYTES`] bytes, so compaction runs once per about a
+//!   thousand records rather than on every one. The newest tuning record is kept even
+//!   when older than those, because the tuning state after a restart comes from it.
+//! - **Tolerant**: a missing file reads as empty; a line that is not a record (cut short
+//!   by a crash, edited by hand, from a newer version) is skipped with a warning that
+//!   gives its line number only, and compaction drops it. A write never fails a search:
+//!   the caller logs the error and carries on.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::record::Record;
+use crate::config::Config;
+use crate::error::{ErrorCode, ToolError};
+use crate::paths::{parse_relative, RelPath, Root};
+
+pub const MAX_LINES: usize = 5_000;
+pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
+pub const KEEP_LINES: usize = 4_000;
+pub const KEEP_BYTES: u64 = 3 * 1024 * 1024;
+
+/// What this process knows of the file's size, to decide on compaction without reading
+/// it for every record. Another process's appends are noticed at the next compaction.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    lines: usize,
+    bytes: u64,
+    /// A crash can leave a last line without its newline; the next record must not be
+    /// glued onto it.
+    ends_mid_line: bool,
+}
+
+impl Size {
+    fn of(text: &[u8]) -> Size {
+        Size {
+            lines: text
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count(),
+            bytes: text.len() as u64,
+            ends_mid_line: text.last().is_some_and(|&b| b != b'\n'),
+        }
+    }
+
+    fn over_bound(&self) -> bool {
+        self.lines > MAX_LINES || self.bytes > MAX_BYTES
+    }
+}
+
+pub struct StatsFile {
+    root: Root,
+    rel: RelPath,
+    size: Option<Size>,
+}
+
+impl StatsFile {
+    /// Opens the folder that holds the statistics file; creates nothing. The error names
+    /// the setting, never the server path.
+    pub fn locate(config: &Config) -> Result<StatsFile, String> {
+        let path = &config.adaptive_stats_path;
+        let (folder, inside) = match path.strip_prefix(&config.vault_root) {
+            Ok(inside) => (config.vault_root.as_path(), inside),
+            Err(_) => (
+                path.parent()
+                    .filter(|parent| !parent.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+                Path::new(path.file_name().unwrap_or_default()),
+            ),
+        };
+        let inside = inside
+            .to_str()
+            .ok_or("ADAPTIVE_STATS_PATH is not valid UTF-8")?;
+        let rel = parse_relative(inside)
+            .map_err(|error| format!("ADAPTIVE_STATS_PATH: {}", error.message))?;
+        let root = Root::open(folder).map_err(|error| {
+            format!(
+                "the folder of ADAPTIVE_STATS_PATH cannot be opened: {}",
+                error.kind()
+            )
+        })?;
+        Ok(StatsFile {
+            root,
+            rel,
+            size: None,
+        })
+    }
+
+    /// Every readable record, oldest first (none if the file does not exist yet).
+    pub fn load(&mut self) -> Vec<Record> {
+        match self.read_bytes() {
+            Ok(text) => {
+                self.size = Some(Size::of(&text));
+                parse(&text)
+            }
+            Err(error) => {
+                tracing::warn!(
+                    code = error.code.as_str(),
+                    "adaptive statistics: the file cannot be read; starting without history"
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Appends one record as one line, then compacts if the file has grown past its bound.
+    pub fn append(&mut self, record: &Record) -> Result<(), ToolError> {
+        let size = match self.size {
+            Some(size) => size,
+            None => Size::of(&self.read_bytes()?),
+        };
+        if size.bytes == 0 {
+            self.create_empty()?;
+        }
+        let mut line = if size.ends_mid_line {
+            "\n".to_string()
+        } else {
+            String::new()
+        };
+        line.push_str(&serde_json::to_string(record).expect("records serialise"));
+        line.push('\n');
+        let appended = self.root.append(&self.rel, line.as_bytes());
+        if appended.is_err() {
+            // Measured again next time: the file may have been removed or replaced.
+            self.size = None;
+        }
+        appended?;
+        let size = Size {
+            lines: size.lines + 1,
+            bytes: size.bytes + line.len() as u64,
+            ends_mid_line: false,
+        };
+        self.size = Some(size);
+        if size.over_bound() {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    /// Creates the file (and, inside the vault, `.system/`); another process creating it
+    /// first is as good.
+    fn create_empty(&self) -> Result<(), ToolError> {
+        match self.root.create_new(&self.rel, b"", true) {
+            Err(error) if error.code != ErrorCode::Conflict => Err(error),
+            _ => Ok(()),
+        }
+    }
+
+    /// Replaces the file by its newest records, unless it changed since it was read (an
+    /// append by another process: the next append here tries again).
+    fn compact(&mut self) -> Result<(), ToolError> {
+        let seen = self.root.stat(&self.rel)?;
+        let compacted = compacted(&self.read_bytes()?);
+        match self
+            .root
+            .replace(&self.rel, compacted.as_bytes(), Some(&seen))
+        {
+            Ok(_) => {
+                self.size = Some(Size::of(compacted.as_bytes()));
+                Ok(())
+            }
+            Err(error) if error.code == ErrorCode::Conflict => {
+                self.size = None;
+                Ok(())
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The file's bytes; none when it does not exist yet.
+    fn read_bytes(&self) -> Result<Vec<u8>, ToolError> {
+        let mut text = Vec::new();
+        let read = self.root.open_file(&self.rel).and_then(|mut file| {
+            file.read_to_end(&mut text)
+                .map_err(|error| ToolError::new(ErrorCode::Conflict, error.to_string()))
+        });
+        match read {
+            Ok(_) => Ok(text),
+            Err(error) if error.code == ErrorCode::NotFound => Ok(Vec::new()),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// The records of a statistics file's text, skipping (with a warning naming the line
+/// number) every line that is not one.
+fn parse(text: &[u8]) -> Vec<Record> {
+    lines(text).map(|(_, record)| record).collect()
+}
+
+/// Each readable record with its line as written.
+fn lines(text: &[u8]) -> impl Iterator<Item = (&[u8], Record)> {
+    text.split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.is_empty())
+        .filter_map(
+            |(index, line)| match serde_json::from_slice::<Record>(line) {
+                Ok(record) => Some((line, record)),
+                Err(_) => {
+                    tracing::warn!(
+                        line = index + 1,
+                        "adaptive statistics: unreadable line skipped"
+                    );
+                    None
+                }
+            },
+        )
+}
+
+/// The newest lines within [`KEEP_LINES`] and [`KEEP_BYTES`], oldest first, preceded by
+/// the newest tuning record if it fell outside them.
+fn compacted(text: &[u8]) -> String {
+    let readable: Vec<(&[u8], Record)> = lines(text).collect();
+    let newest_tuning = readable
+        .iter()
+        .rposition(|(_, record)| matches!(record, Record::Tuning(_)));
+    let mut kept_bytes = 0u64;
+    let first_kept = readable
+        .iter()
+        .enumerate()
+        .rev()
+        .take(KEEP_LINES)
+        .take_while(|(_, (line, _))| {
+            kept_bytes += line.len() as u64 + 1;
+            kept_bytes <= KEEP_BYTES
+        })
+        .last()
+        .map_or(readable.len(), |(index, _)| index);
+    let tuning_kept_apart = newest_tuning.filter(|&index| index < first_kept);
+    let mut out = String::new();
+    for (line, _) in tuning_kept_apart
+        .map(|index| &readable[index])
+        .into_iter()
+        .chain(&readable[first_kept..])
+    {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adaptive::record::TuningReason;
+    use crate::adaptive::record::TuningRecord;
+    use crate::adaptive::test_support::{facts, find, DEFAULTS};
+    use crate::adaptive::tuning::TuningState;
+
+    fn text(records: &[Record]) -> String {
+        records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect()
+    }
+
+    fn tuning(ts: u64) -> Record {
+        Record::Tuning(TuningRecord {
+            ts,
+            reason: TuningReason::Policy,
+            state: TuningState {
+                thresholds: DEFAULTS,
+                candidate_low_changed_at: Some(ts),
+                file_bias_changed_at: None,
+                rolled_back_at: None,
+                rolled_back_from: None,
+            },
+        })
+    }
+
+    #[test]
+    fn unreadable_lines_are_skipped() {
+        let good = text(&[find(1, facts("a")), find(2, facts("b"))]);
+        let (first, second) = good.split_at(good.find('\n').unwrap() + 1);
+        let damaged =
+            format!("{first}{{\"kind\":\"find\",\"ts\":\nnot json\n{second}{{\"kind\":\"fi");
+        let records = parse(damaged.as_bytes());
+        assert_eq!(records, vec![find(1, facts("a")), find(2, facts("b"))]);
+    }
+
+    #[test]
+    fn compaction_keeps_the_newest_lines_and_the_last_tuning_record() {
+        let mut records = vec![tuning(0)];
+        records.extend((1..=KEEP_LINES as u64 + 50).map(|ts| find(ts, facts(&format!("t{ts}")))));
+        let kept = parse(compacted(text(&records).as_bytes()).as_bytes());
+        assert_eq!(kept.len(), KEEP_LINES + 1);
+        assert_eq!(kept[0], tuning(0));
+        assert_eq!(kept[1], find(51, facts("t51")));
+        assert_eq!(kept.last(), records.last());
+    }
+
+    #[test]
+    fn compaction_respects_the_byte_bound() {
+        let records: Vec<Record> = (0..KEEP_LINES as u64)
+            .map(|ts| find(ts, facts(&"x".repeat(1000))))
+            .collect();
+        let kept = compacted(text(&records).as_bytes());
+        assert!(kept.len() as u64 <= KEEP_BYTES);
+        assert!(kept.len() as u64 > KEEP_BYTES - 1000);
+    }
+
+    #[test]
+    fn size_notices_a_line_cut_short() {
+        assert!(Size::of(b"{}\n{\"ki").ends_mid_line);
+        assert!(!Size::of(b"{}\n").ends_mid_line);
+        assert_eq!(Size::of(b"a\n\nb\n").lines, 2);
+    }
+}
