@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use manvault::adaptive::{report, StatsFile};
 use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use manvault::contract::TOOLS;
@@ -13,6 +14,7 @@ const USAGE: &str = "usage:
   manvault tools                                                      list the tools
   manvault call TOOL 'JSON' [--workspace DIR ...]                     make one call, print the result
                                                                       (exit 1 on a tool error)
+  manvault stats [--workspace DIR ...]                                what adaptive tuning did, per day
 Configuration comes from the environment (see README.md); the flags override the roots.";
 
 fn main() -> ExitCode {
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        ["stats"] => stats(&config),
         ["call", tool] => call(config, tool, "{}"),
         ["call", tool, arguments] => call(config, tool, arguments),
         ["help" | "--help" | "-h"] => {
@@ -67,6 +70,20 @@ fn serve(config: Config) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("manvault: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints the statistics report; reads the file and writes nothing.
+fn stats(config: &Config) -> ExitCode {
+    match StatsFile::locate(config) {
+        Ok(mut file) => {
+            print!("{}", report::render(&file.load()));
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("manvault: {message}");
             ExitCode::FAILURE
         }
     }

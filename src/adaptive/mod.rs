@@ -19,6 +19,7 @@ mod history;
 mod policy;
 mod recall;
 mod record;
+pub mod report;
 mod rollback;
 mod service;
 mod store;
