@@ -7,10 +7,11 @@
 use std::collections::VecDeque;
 
 use super::record::{FindRecord, Record};
+use super::store::MAX_LINES;
 
-/// The most searches kept: the statistics file holds no more lines than this, so a
-/// history replayed from it is never cut.
-pub const MAX_OBSERVATIONS: usize = 5_000;
+/// The most searches kept: as many as the statistics file holds lines, so a history
+/// replayed from it is never cut.
+const MAX_OBSERVATIONS: usize = MAX_LINES;
 
 /// One search and, once known, its recall proxy.
 #[derive(Debug, Clone, PartialEq)]

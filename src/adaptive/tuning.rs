@@ -1,7 +1,7 @@
 //! When the thresholds change: the freeze, the rollback, and the one-step-a-day limit
 //! around the [`policy`](super::policy).
 //!
-//! A review runs before each search hands out thresholds, at a time `now` the caller
+//! A review runs each time a search asks for its thresholds, at the time `now` the caller
 //! gives (so tests can run a simulated week). In order:
 //!
 //! 1. `ADAPTIVE_TUNING=false`: nothing changes and searches get the defaults.
