@@ -111,15 +111,16 @@ fn refuse_duplicate_ids(artifact: &Artifact) -> ToolResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::Kind;
+    use crate::artifact::{audit, Kind};
     use crate::error::ErrorCode;
 
     #[test]
-    fn the_schema_examples_parse() {
+    fn the_schema_examples_parse_and_audit_clean() {
         let schema: Value = serde_json::from_str(ARTIFACT_SCHEMA).unwrap();
         for example in schema["examples"].as_array().unwrap() {
             let artifact = parse_json(&example.to_string()).unwrap();
             assert_eq!(artifact.elements[1].role(), Kind::Decision);
+            assert_eq!(audit(&artifact, &|_| Some(60)), []);
         }
     }
 

@@ -45,15 +45,17 @@
 //!   line of the Markdown file.
 //!
 //! Code map: `model` is the shared model; `json`, `markdown` (with `mermaid` and
-//! `annotation`) read the two forms.
+//! `annotation`) read the two forms; `audit` finds problems.
 
 mod annotation;
+pub mod audit;
 mod invalid;
 mod json;
 mod markdown;
 mod mermaid;
 mod model;
 
+pub use audit::{audit, severe, Finding, FindingKind, Severity};
 pub use json::parse_json;
 pub use markdown::parse_markdown;
 pub use model::{Artifact, Element, Kind, SourceLines};

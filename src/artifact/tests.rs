@@ -34,11 +34,52 @@ const DOCUMENTED_EXAMPLE_AS_JSON: &str = r#"{"elements": [
      "source_lines": [{"path": "drafts/leave.md", "start_line": 48, "end_line": 48}]}
 ]}"#;
 
+/// drafts/leave.md has 60 lines; nothing else exists.
+fn leave_draft(path: &str) -> Option<u64> {
+    (path == "drafts/leave.md").then_some(60)
+}
+
 #[test]
 fn both_forms_of_the_documented_chart_give_one_model() {
     let from_markdown = parse("artifacts/leave.md", &documented_example()).unwrap();
     let from_json = parse("artifacts/leave.JSON", DOCUMENTED_EXAMPLE_AS_JSON).unwrap();
     assert_eq!(from_markdown, from_json);
+}
+
+#[test]
+fn both_forms_of_a_flawed_chart_get_the_same_findings() {
+    let markdown = documented_example()
+        .replace("  %% src C: drafts/leave.md#L45-L47\n", "")
+        .replace("#L48", "#L48-L61")
+        .replace("B -->|no| D([差戻し])", "D([差戻し])")
+        .replace("  %% ref D: C\n", "");
+    let json = DOCUMENTED_EXAMPLE_AS_JSON
+        .replace(
+            r#"
+     "source_lines": [{"path": "drafts/leave.md", "start_line": 45, "end_line": 47}]"#,
+            "\n     \"source_lines\": []",
+        )
+        .replace(r#""end_line": 48"#, r#""end_line": 61"#)
+        .replace(r#""next": ["C", "D"]"#, r#""next": ["C"]"#)
+        .replace(r#", "refs": ["C"]"#, "")
+        .replace(r#""kind": "end""#, r#""kind": "start""#);
+    let from_markdown = audit(&parse("a.md", &markdown).unwrap(), &leave_draft);
+    let from_json = audit(&parse("a.json", &json).unwrap(), &leave_draft);
+    assert_eq!(from_markdown, from_json);
+    let found: Vec<(&str, &str, &str)> = from_json
+        .iter()
+        .map(|f| (f.element_id.as_str(), f.kind.as_str(), f.severity.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("B", "orphan_branch", "error"),
+            ("C", "no_source", "error"),
+            ("C", "one_way_ref", "warning"),
+            ("D", "source_out_of_range", "error"),
+        ]
+    );
+    assert!(severe(&from_json));
 }
 
 #[test]
