@@ -45,20 +45,25 @@
 //!   line of the Markdown file.
 //!
 //! Code map: `model` is the shared model; `json`, `markdown` (with `mermaid` and
-//! `annotation`) read the two forms; `audit` finds problems.
+//! `annotation`) read the two forms; `audit` finds problems; `coverage` and `stop_rule`
+//! are `vault_coverage`'s measure and its stop rule.
 
 mod annotation;
 pub mod audit;
+pub mod coverage;
 mod invalid;
 mod json;
 mod markdown;
 mod mermaid;
 mod model;
+pub mod stop_rule;
 
 pub use audit::{audit, severe, Finding, FindingKind, Severity};
+pub use coverage::{coverage, Coverage, LineRange};
 pub use json::parse_json;
 pub use markdown::parse_markdown;
 pub use model::{Artifact, Element, Kind, SourceLines};
+pub use stop_rule::{est_tokens, marginal_gain, next_step, NextStep};
 
 use serde_json::json;
 

@@ -47,6 +47,31 @@ fn both_forms_of_the_documented_chart_give_one_model() {
 }
 
 #[test]
+fn the_documented_chart_audits_clean_and_covers_its_lines() {
+    let artifact = parse("artifacts/leave.md", &documented_example()).unwrap();
+    let findings = audit(&artifact, &leave_draft);
+    assert_eq!(findings, []);
+    assert!(!severe(&findings));
+    let covered = coverage(60, artifact.cited_ranges("drafts/leave.md"));
+    assert_eq!(
+        covered.covered_ranges,
+        [LineRange {
+            start_line: 40,
+            end_line: 48
+        }]
+    );
+    assert_eq!(covered.coverage_ratio, 9.0 / 60.0);
+    let first_gap = LineRange {
+        start_line: 1,
+        end_line: 39,
+    };
+    assert_eq!(
+        next_step(&covered, None, 0.9, 0.02),
+        NextStep::Scan(first_gap)
+    );
+}
+
+#[test]
 fn both_forms_of_a_flawed_chart_get_the_same_findings() {
     let markdown = documented_example()
         .replace("  %% src C: drafts/leave.md#L45-L47\n", "")
