@@ -2,6 +2,7 @@
 //! See ARCHITECTURE.md for the map of modules and their invariants.
 
 pub mod app;
+pub mod artifact;
 pub mod clock;
 pub mod config;
 pub mod contract;
