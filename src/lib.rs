@@ -3,6 +3,7 @@
 
 pub mod adaptive;
 pub mod app;
+pub mod artifact;
 pub mod clock;
 pub mod config;
 pub mod contract;

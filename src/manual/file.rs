@@ -219,17 +219,7 @@ fn check_json(text: &str) -> Result<(), String> {
 /// A JSON file is one node: the spec reads JSON as a whole (requirements §4).
 fn json_outline(path: &str, line_count: u32) -> Outline {
     let title = path.rsplit('/').next().unwrap_or(path).to_owned();
-    let node = Node {
-        kind: NodeKind::JsonFile,
-        node_id: Node::json_id(path),
-        path: path.to_owned(),
-        title,
-        anchor: None,
-        level: 0,
-        parent_id: None,
-        line_start: 1,
-        line_end: line_count,
-    };
+    let node = Node::page_level(NodeKind::JsonFile, path, title, line_count);
     Outline {
         nodes: vec![node],
         ..Outline::default()

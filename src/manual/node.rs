@@ -55,6 +55,27 @@ pub struct Node {
 }
 
 impl Node {
+    /// A level-0 node from line 1 to `line_end` that stands for the page itself: a
+    /// Markdown file without headings, the preamble before the first heading, or a JSON
+    /// file (whose id is its path).
+    pub fn page_level(kind: NodeKind, path: &str, title: String, line_end: u32) -> Node {
+        let node_id = match kind {
+            NodeKind::JsonFile => Node::json_id(path),
+            _ => Node::markdown_id(path, 1),
+        };
+        Node {
+            kind,
+            node_id,
+            path: path.to_owned(),
+            title,
+            anchor: None,
+            level: 0,
+            parent_id: None,
+            line_start: 1,
+            line_end,
+        }
+    }
+
     pub fn markdown_id(path: &str, line_start: u32) -> String {
         format!("{path}#L{line_start}")
     }

@@ -73,7 +73,7 @@ pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
         .unwrap_or_else(|| file_stem(path).to_owned());
     let last_line = lines.line_count();
     outline.nodes = match headings.first() {
-        None => vec![level_zero_node(
+        None => vec![Node::page_level(
             NodeKind::Heading,
             path,
             fallback_title,
@@ -84,7 +84,7 @@ pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
             let has_preamble = (front_matter_end + 1..=preamble_end)
                 .any(|line| !text[lines.byte_range(line, line)].trim().is_empty());
             let preamble = has_preamble
-                .then(|| level_zero_node(NodeKind::Preamble, path, fallback_title, preamble_end));
+                .then(|| Node::page_level(NodeKind::Preamble, path, fallback_title, preamble_end));
             preamble
                 .into_iter()
                 .chain(heading_nodes(path, headings, last_line))
@@ -112,21 +112,6 @@ fn found_heading<'a>(
         level,
         title: text.title,
         anchor: text.anchor,
-    }
-}
-
-/// A node from line 1 to `line_end` that stands for the page itself.
-fn level_zero_node(kind: NodeKind, path: &str, title: String, line_end: u32) -> Node {
-    Node {
-        kind,
-        node_id: Node::markdown_id(path, 1),
-        path: path.to_owned(),
-        title,
-        anchor: None,
-        level: 0,
-        parent_id: None,
-        line_start: 1,
-        line_end,
     }
 }
 

@@ -1,0 +1,134 @@
+//! When to stop scanning a file (requirements §6.1.2, DECISIONS.md `vault_coverage`): not
+//! after a fixed number of rounds, but once coverage is high enough *and* the last round
+//! brought too little new evidence for what it cost.
+//!
+//! ## What a round added
+//!
+//! The tool layer remembers, per vault path, the covered line count and the character
+//! count of the covered lines at the previous `vault_coverage` call (zero before the
+//! first). Between two calls:
+//!
+//! - `added_evidence_count` = covered lines now − covered lines then (0 if artifacts lost
+//!   citations), the newly grounded lines;
+//! - `added_est_tokens` = [`est_tokens`] of (covered chars now − covered chars then).
+//!
+//! [`marginal_gain`] of the two is the `last_marginal_gain` of the next [`next_step`]; a
+//! round that covered nothing has no gain (`None`), which at sufficient coverage stops.
+//! The functions here only take the numbers, so a finer cost (for example the characters
+//! an agent actually read with `vault_scan` since the last call) can replace the second
+//! without touching them.
+
+use super::coverage::{Coverage, LineRange};
+
+/// What `vault_coverage` proposes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextStep {
+    /// `vault_scan` this range: the first one no artifact cites.
+    Scan(LineRange),
+    Stop,
+}
+
+/// Below `min_ratio`: scan the first uncovered range. At or above it: stop when the last
+/// gain is under `marginal_gain_min` or unknown, otherwise keep scanning while anything is
+/// uncovered. The first round of a file has nothing covered, so it scans from line 1.
+pub fn next_step(
+    coverage: &Coverage,
+    last_marginal_gain: Option<f64>,
+    min_ratio: f64,
+    marginal_gain_min: f64,
+) -> NextStep {
+    let coverage_reached = coverage.coverage_ratio >= min_ratio;
+    let gain_exhausted = last_marginal_gain.is_none_or(|gain| gain < marginal_gain_min);
+    match coverage.uncovered_ranges.first() {
+        Some(&range) if !(coverage_reached && gain_exhausted) => NextStep::Scan(range),
+        _ => NextStep::Stop,
+    }
+}
+
+/// New evidence per added token (spec_v2 §8.2); `None` when no token was added.
+pub fn marginal_gain(added_evidence_count: u64, added_est_tokens: u64) -> Option<f64> {
+    (added_est_tokens > 0).then(|| added_evidence_count as f64 / added_est_tokens as f64)
+}
+
+/// The token estimate of requirements §9: `ceil(chars / 4)`.
+pub fn est_tokens(chars: u64) -> u64 {
+    chars.div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::coverage::coverage;
+
+    const MIN_RATIO: f64 = 0.9;
+    const GAIN_MIN: f64 = 0.02;
+
+    /// 9 of 10 lines covered (exactly MIN_RATIO), line 10 uncovered.
+    fn at_min_ratio() -> Coverage {
+        coverage(10, [(1, 9)])
+    }
+
+    fn scan(start_line: u64, end_line: u64) -> NextStep {
+        NextStep::Scan(LineRange {
+            start_line,
+            end_line,
+        })
+    }
+
+    #[test]
+    fn below_the_ratio_scans_the_first_uncovered_range_whatever_the_gain() {
+        let below = coverage(10, [(3, 4), (7, 8)]);
+        for gain in [None, Some(0.0), Some(1.0)] {
+            assert_eq!(next_step(&below, gain, MIN_RATIO, GAIN_MIN), scan(1, 2));
+        }
+        assert_eq!(
+            next_step(&coverage(10, []), None, MIN_RATIO, GAIN_MIN),
+            scan(1, 10)
+        );
+    }
+
+    #[test]
+    fn at_the_ratio_a_low_or_missing_gain_stops() {
+        let covered = at_min_ratio();
+        assert_eq!(
+            next_step(&covered, None, MIN_RATIO, GAIN_MIN),
+            NextStep::Stop
+        );
+        assert_eq!(
+            next_step(&covered, Some(0.019), MIN_RATIO, GAIN_MIN),
+            NextStep::Stop
+        );
+    }
+
+    #[test]
+    fn at_the_ratio_a_gain_at_or_above_the_minimum_keeps_scanning() {
+        let covered = at_min_ratio();
+        assert_eq!(
+            next_step(&covered, Some(GAIN_MIN), MIN_RATIO, GAIN_MIN),
+            scan(10, 10)
+        );
+        assert_eq!(
+            next_step(&covered, Some(0.5), MIN_RATIO, GAIN_MIN),
+            scan(10, 10)
+        );
+    }
+
+    #[test]
+    fn nothing_left_to_scan_stops() {
+        let full = coverage(10, [(1, 10)]);
+        assert_eq!(
+            next_step(&full, Some(0.5), MIN_RATIO, GAIN_MIN),
+            NextStep::Stop
+        );
+        let empty_file = coverage(0, []);
+        assert_eq!(next_step(&empty_file, None, 1.0, GAIN_MIN), NextStep::Stop);
+    }
+
+    #[test]
+    fn gain_and_tokens() {
+        assert_eq!(marginal_gain(3, 0), None);
+        assert_eq!(marginal_gain(0, 10), Some(0.0));
+        assert_eq!(marginal_gain(5, 10), Some(0.5));
+        assert_eq!([0, 1, 4, 5, 8].map(est_tokens), [0, 1, 1, 2, 2]);
+    }
+}
