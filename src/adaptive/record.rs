@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::fingerprint::Fingerprint;
 use super::thresholds::Thresholds;
 use super::tuning::TuningState;
+use crate::artifact::{est_tokens, marginal_gain};
 
 /// One line of the statistics file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,15 +109,12 @@ pub struct TokenEstimate {
     pub est_tokens_out: u64,
 }
 
-/// Four characters a token: the spec's deliberately simple estimate.
-const CHARS_PER_TOKEN: u64 = 4;
-
 impl TokenEstimate {
     pub fn from_chars(chars_in: u64, chars_out: u64) -> TokenEstimate {
         TokenEstimate {
-            est_tokens: (chars_in + chars_out).div_ceil(CHARS_PER_TOKEN),
-            est_tokens_in: chars_in.div_ceil(CHARS_PER_TOKEN),
-            est_tokens_out: chars_out.div_ceil(CHARS_PER_TOKEN),
+            est_tokens: est_tokens(chars_in + chars_out),
+            est_tokens_in: est_tokens(chars_in),
+            est_tokens_out: est_tokens(chars_out),
         }
     }
 }
@@ -136,8 +134,7 @@ impl Gain {
         Gain {
             added_evidence_count,
             added_est_tokens,
-            marginal_gain: (added_est_tokens > 0)
-                .then(|| added_evidence_count as f64 / added_est_tokens as f64),
+            marginal_gain: marginal_gain(added_evidence_count, added_est_tokens),
         }
     }
 }
