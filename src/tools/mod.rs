@@ -2,6 +2,7 @@
 //! contract types to domain calls and back. No file access and no search logic here.
 
 mod manual;
+mod vault;
 
 /// One page of `items` and the paging fields every paged answer carries.
 pub(crate) struct Page<T> {

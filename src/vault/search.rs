@@ -1,0 +1,287 @@
+//! `vault_search`: every line of the vault's text files where a query occurs, after the
+//! same normalisation the manual search uses (`text::normalize`), in pages.
+//!
+//! The vault changes under the agent's hands, so there is no index to keep fresh: each
+//! call streams the files in scope in blocks of whole lines, normalises a block, and finds
+//! the query in it with memchr's `memmem`. Memory stays at a block, however large a file.
+//! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
+//! boundary (the normaliser joins lines with a space) is still found; hits are one per
+//! line, in path then line order. Snippets are built only for the requested page, so a
+//! query that matches a million lines costs a count, not a million strings.
+
+use std::io::{BufRead, BufReader, Read};
+use std::ops::Range;
+
+use memchr::memmem::Finder;
+use serde_json::json;
+
+use crate::error::{ToolError, ToolResult};
+use crate::paths::{RelPath, Root};
+use crate::text::lines::LineIndex;
+use crate::text::normalize::{normalize, normalize_str};
+use crate::text::snippet::snippet;
+
+use super::scope::{Scope, ScopeRequest};
+
+/// Characters of a hit's snippet (the published `snippet` bound).
+pub const SNIPPET_CHARS: usize = 160;
+
+/// Bytes read per block before extending it to the end of the line.
+const BLOCK_BYTES: usize = 1024 * 1024;
+
+/// A line longer than this is split across blocks, so one block never grows past it.
+const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
+
+/// Text carried from one block into the next. A match whose original text straddles a
+/// block boundary and is longer than this (a query across a thousand blank lines) is the
+/// one thing the block-wise search can miss.
+const OVERLAP_BYTES: usize = 4096;
+
+/// The first bytes of a file decide whether it is text: a NUL there (as ripgrep does) or
+/// bytes that are not UTF-8 mark it binary and it is skipped, not searched.
+const SNIFF_BYTES: usize = 8192;
+
+#[derive(Debug, Clone, Copy)]
+pub struct SearchRequest<'a> {
+    pub query: &'a str,
+    pub scope: ScopeRequest<'a>,
+    pub offset: u64,
+    pub limit: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub path: String,
+    pub start_line: u64,
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    pub hits: Vec<Hit>,
+    pub total: u64,
+    /// Text files searched.
+    pub scanned_files: u64,
+    /// Files in scope left out: binary, or gone or unreadable since the listing.
+    pub skipped_files: u64,
+}
+
+pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage> {
+    let normalised = normalize_str(request.query);
+    let needle = normalised.trim_matches(' ');
+    if needle.is_empty() {
+        return Err(ToolError::invalid_parameter(
+            "query has no searchable characters once whitespace is normalised",
+        )
+        .with_details(json!({ "field": "query", "rule": "contains a non-space character" })));
+    }
+    let files = Scope::new(request.scope)?.files(root)?;
+    let mut page = Collector {
+        finder: Finder::new(needle.as_bytes()),
+        window: request.offset..request.offset.saturating_add(request.limit),
+        result: SearchPage {
+            hits: Vec::new(),
+            total: 0,
+            scanned_files: 0,
+            skipped_files: 0,
+        },
+    };
+    for file in &files {
+        page.search_file(root, &file.path);
+    }
+    Ok(page.result)
+}
+
+struct Collector<'n> {
+    finder: Finder<'n>,
+    /// Indexes (among all hits) of the hits to return.
+    window: Range<u64>,
+    result: SearchPage,
+}
+
+impl Collector<'_> {
+    fn search_file(&mut self, root: &Root, rel: &RelPath) {
+        let Ok(file) = root.open_file(rel) else {
+            tracing::warn!(
+                path = rel.as_str(),
+                "search skipped a file it could not open"
+            );
+            self.result.skipped_files += 1;
+            return;
+        };
+        let mut blocks = Blocks::new(file);
+        match blocks.next_block() {
+            Some(Ok(first)) if is_text(first.new_bytes()) => {}
+            Some(Ok(_)) => {
+                self.result.skipped_files += 1;
+                return;
+            }
+            None => {
+                self.result.scanned_files += 1;
+                return;
+            }
+            Some(Err(())) => {
+                self.result.skipped_files += 1;
+                return;
+            }
+        }
+        self.result.scanned_files += 1;
+        let mut last_hit_line = 0;
+        loop {
+            self.search_block(rel, blocks.current(), &mut last_hit_line);
+            match blocks.next_block() {
+                Some(Ok(_)) => {}
+                None => return,
+                Some(Err(())) => {
+                    tracing::warn!(path = rel.as_str(), "search stopped reading a file");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Records the first match of each line of `block` after `last_hit_line`.
+    fn search_block(&mut self, rel: &RelPath, block: Block<'_>, last_hit_line: &mut u64) {
+        let normalised = normalize(block.text);
+        let mut lines: Option<LineIndex> = None;
+        let needle_len = self.finder.needle().len();
+        for start in self.finder.find_iter(normalised.text.as_bytes()) {
+            let span = normalised.original_range(start..start + needle_len);
+            // Wholly inside the overlap: the previous block judged it, with more context.
+            if span.end <= block.new_from {
+                continue;
+            }
+            let original = span.start;
+            let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+            let line = block.first_line + lines.line_of(original) as u64 - 1;
+            if line <= *last_hit_line {
+                continue;
+            }
+            *last_hit_line = line;
+            if self.window.contains(&self.result.total) {
+                self.result.hits.push(Hit {
+                    path: rel.as_str().to_string(),
+                    start_line: line,
+                    snippet: snippet(block.text, original, SNIPPET_CHARS),
+                });
+            }
+            self.result.total += 1;
+        }
+    }
+}
+
+fn is_text(start: &[u8]) -> bool {
+    let sniffed = &start[..start.len().min(SNIFF_BYTES)];
+    if memchr::memchr(0, sniffed).is_some() {
+        return false;
+    }
+    match std::str::from_utf8(sniffed) {
+        Ok(_) => true,
+        // Cut inside a character at the sniff boundary is still text.
+        Err(error) => error.error_len().is_none(),
+    }
+}
+
+/// A block of text: the overlap carried from the previous block, then new lines.
+#[derive(Debug, Clone, Copy)]
+struct Block<'t> {
+    text: &'t str,
+    /// The line on which `text` starts.
+    first_line: u64,
+    /// Where the new bytes start in `text`.
+    new_from: usize,
+}
+
+impl<'t> Block<'t> {
+    fn new_bytes(&self) -> &'t [u8] {
+        &self.text.as_bytes()[self.new_from..]
+    }
+}
+
+/// Reads a file as consecutive blocks of whole lines (a line longer than
+/// [`MAX_BLOCK_BYTES`] is split), each starting with the tail of the one before.
+struct Blocks<R: Read> {
+    reader: BufReader<R>,
+    bytes: Vec<u8>,
+    text: String,
+    first_line: u64,
+    new_from: usize,
+}
+
+impl<R: Read> Blocks<R> {
+    fn new(file: R) -> Self {
+        Blocks {
+            reader: BufReader::with_capacity(64 * 1024, file),
+            bytes: Vec::new(),
+            text: String::new(),
+            first_line: 1,
+            new_from: 0,
+        }
+    }
+
+    fn current(&self) -> Block<'_> {
+        Block {
+            text: &self.text,
+            first_line: self.first_line,
+            new_from: self.new_from,
+        }
+    }
+
+    /// Advances to the next block; `None` at end of file, `Err` when reading failed.
+    fn next_block(&mut self) -> Option<Result<Block<'_>, ()>> {
+        self.carry_overlap();
+        self.new_from = self.text.len();
+        self.bytes.clear();
+        match self.fill() {
+            Err(()) => return Some(Err(())),
+            Ok(0) => return None,
+            Ok(_) => {}
+        }
+        // Bytes that are not UTF-8 after the first block (which decided the file is text),
+        // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
+        // U+FFFD rather than dropping the rest of the file.
+        self.text.push_str(&String::from_utf8_lossy(&self.bytes));
+        Some(Ok(self.current()))
+    }
+
+    /// Reads about [`BLOCK_BYTES`], then on to the end of that line.
+    fn fill(&mut self) -> Result<usize, ()> {
+        let read = |reader: &mut BufReader<R>, bytes: &mut Vec<u8>, limit: usize| {
+            reader
+                .by_ref()
+                .take(limit as u64)
+                .read_to_end(bytes)
+                .map_err(drop)
+        };
+        read(&mut self.reader, &mut self.bytes, BLOCK_BYTES)?;
+        while self.bytes.last().is_some_and(|&b| b != b'\n') && self.bytes.len() < MAX_BLOCK_BYTES {
+            let buffer = self.reader.fill_buf().map_err(drop)?;
+            if buffer.is_empty() {
+                break;
+            }
+            let room = MAX_BLOCK_BYTES - self.bytes.len();
+            let (taken, done) = match memchr::memchr(b'\n', buffer) {
+                Some(newline) if newline < room => (newline + 1, true),
+                _ => (buffer.len().min(room), false),
+            };
+            self.bytes.extend_from_slice(&buffer[..taken]);
+            self.reader.consume(taken);
+            if done {
+                break;
+            }
+        }
+        Ok(self.bytes.len())
+    }
+
+    /// Keeps the last [`OVERLAP_BYTES`] (whole characters) of the current text, and moves
+    /// `first_line` to the line they start on.
+    fn carry_overlap(&mut self) {
+        let mut keep_from = self.text.len().saturating_sub(OVERLAP_BYTES);
+        while !self.text.is_char_boundary(keep_from) {
+            keep_from += 1;
+        }
+        let dropped_lines = memchr::memchr_iter(b'\n', &self.text.as_bytes()[..keep_from]).count();
+        self.first_line += dropped_lines as u64;
+        self.text.drain(..keep_from);
+    }
+}
