@@ -162,6 +162,7 @@ pub fn replace(
 /// changes the file after that makes the later conditional replace a `conflict`.
 fn read_for_edit(root: &Root, rel: &RelPath) -> ToolResult<(Vec<u8>, FileInfo)> {
     let seen = root.stat(rel)?;
+    seen.refuse_hardlinked(rel)?;
     if seen.size > MAX_EDIT_BYTES {
         return Err(ToolError::invalid_parameter(format!(
             "'{}' is larger than {} MiB; it cannot be edited in place",
