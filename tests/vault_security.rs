@@ -162,6 +162,7 @@ impl Workspace {
 }
 
 /// Refused spellings of a path: (attack, path, code for every tool).
+#[rustfmt::skip]
 fn refused_spellings(base: &Path) -> Vec<(&'static str, String, &'static str)> {
     let absolute = |rel: &str| base.join(rel).display().to_string();
     let owned = |rows: &[(&'static str, &str, &'static str)]| {
@@ -171,51 +172,15 @@ fn refused_spellings(base: &Path) -> Vec<(&'static str, String, &'static str)> {
     };
     let mut rows = owned(&[
         ("slash traversal", "../elsewhere/secret.txt", "out_of_scope"),
-        (
-            "backslash traversal",
-            "..\\elsewhere\\secret.txt",
-            "out_of_scope",
-        ),
-        (
-            "mixed traversal",
-            "notes/..\\../elsewhere/secret.txt",
-            "out_of_scope",
-        ),
-        (
-            "deep traversal",
-            "notes/../../elsewhere/secret.txt",
-            "out_of_scope",
-        ),
-        (
-            "dot-dot that stays inside",
-            "notes/../notes/a.md",
-            "invalid_path",
-        ),
-        (
-            "percent-encoded dots",
-            "%2e%2e/elsewhere/secret.txt",
-            "invalid_path",
-        ),
-        (
-            "double percent-encoded dots",
-            "%252e%252e/elsewhere/secret.txt",
-            "invalid_path",
-        ),
-        (
-            "percent-encoded slash",
-            "..%2felsewhere%2fsecret.txt",
-            "invalid_path",
-        ),
-        (
-            "overlong UTF-8 dot",
-            "%c0%ae%c0%ae/elsewhere/secret.txt",
-            "invalid_path",
-        ),
-        (
-            "fullwidth dots",
-            "．．／elsewhere／secret.txt",
-            "out_of_scope",
-        ),
+        ("backslash traversal", "..\\elsewhere\\secret.txt", "out_of_scope"),
+        ("mixed traversal", "notes/..\\../elsewhere/secret.txt", "out_of_scope"),
+        ("deep traversal", "notes/../../elsewhere/secret.txt", "out_of_scope"),
+        ("dot-dot that stays inside", "notes/../notes/a.md", "invalid_path"),
+        ("percent-encoded dots", "%2e%2e/elsewhere/secret.txt", "invalid_path"),
+        ("double percent-encoded dots", "%252e%252e/elsewhere/secret.txt", "invalid_path"),
+        ("percent-encoded slash", "..%2felsewhere%2fsecret.txt", "invalid_path"),
+        ("overlong UTF-8 dot", "%c0%ae%c0%ae/elsewhere/secret.txt", "invalid_path"),
+        ("fullwidth dots", "．．／elsewhere／secret.txt", "out_of_scope"),
         ("two-dot leader", "‥/elsewhere/secret.txt", "out_of_scope"),
         ("absolute", "/etc/passwd", "out_of_scope"),
         ("backslash absolute", "\\etc\\passwd", "out_of_scope"),
@@ -237,84 +202,32 @@ fn refused_spellings(base: &Path) -> Vec<(&'static str, String, &'static str)> {
         ("default stream", "notes/a.md::$DATA", "invalid_path"),
         ("trailing dot", "notes/a.md.", "invalid_path"),
         ("trailing space", "notes/a.md ", "invalid_path"),
-        (
-            "temporary-file name",
-            "notes/.manvault-tmp-1-1",
-            "invalid_path",
-        ),
-        (
-            "sibling by traversal",
-            "../vault-evil/secret.txt",
-            "out_of_scope",
-        ),
-        (
-            "sibling by climbing back",
-            "../vault/../vault-evil/secret.txt",
-            "out_of_scope",
-        ),
+        ("temporary-file name", "notes/.manvault-tmp-1-1", "invalid_path"),
+        ("sibling by traversal", "../vault-evil/secret.txt", "out_of_scope"),
+        ("sibling by climbing back", "../vault/../vault-evil/secret.txt", "out_of_scope"),
         (".system", ".system/adaptive_stats.jsonl", "forbidden"),
-        (
-            ".system in another case",
-            ".SYSTEM/stats.jsonl",
-            "forbidden",
-        ),
+        (".system in another case", ".SYSTEM/stats.jsonl", "forbidden"),
         (".system deeper", "notes/.System/a.md", "forbidden"),
         (".system fullwidth", "．ｓｙｓｔｅｍ/x.md", "forbidden"),
         ("link to an outside file", "to_file", "forbidden"),
-        (
-            "link to an outside file, relative",
-            "notes/relative_link",
-            "forbidden",
-        ),
+        ("link to an outside file, relative", "notes/relative_link", "forbidden"),
         ("path below a file link", "to_file/x.md", "forbidden"),
         ("link to an outside folder", "to_folder", "forbidden"),
-        (
-            "file below a folder link",
-            "to_folder/inner.txt",
-            "forbidden",
-        ),
-        (
-            "new file below a folder link",
-            "to_folder/new/planted.md",
-            "forbidden",
-        ),
+        ("file below a folder link", "to_folder/inner.txt", "forbidden"),
+        ("new file below a folder link", "to_folder/new/planted.md", "forbidden"),
         ("dangling link", "dangling", "forbidden"),
         ("below a dangling link", "dangling/x.md", "forbidden"),
         ("looping link", "loop_a", "forbidden"),
         ("below a looping link", "loop_b/x.md", "forbidden"),
         ("link to the sibling", "evil_link/secret.txt", "forbidden"),
-        (
-            "link in the artifacts folder",
-            "artifacts/daily_link/inner.txt",
-            "forbidden",
-        ),
+        ("link in the artifacts folder", "artifacts/daily_link/inner.txt", "forbidden"),
     ]);
     rows.extend([
-        (
-            "absolute into the vault",
-            absolute("vault/notes/a.md"),
-            "out_of_scope",
-        ),
-        (
-            "absolute outside",
-            absolute("elsewhere/secret.txt"),
-            "out_of_scope",
-        ),
-        (
-            "absolute sibling",
-            absolute("vault-evil/secret.txt"),
-            "out_of_scope",
-        ),
-        (
-            "over-long name",
-            format!("notes/{}.md", "a".repeat(256)),
-            "invalid_path",
-        ),
-        (
-            "over-long path",
-            "abcdefghi/".repeat(103) + "a.md",
-            "invalid_path",
-        ),
+        ("absolute into the vault", absolute("vault/notes/a.md"), "out_of_scope"),
+        ("absolute outside", absolute("elsewhere/secret.txt"), "out_of_scope"),
+        ("absolute sibling", absolute("vault-evil/secret.txt"), "out_of_scope"),
+        ("over-long name", format!("notes/{}.md", "a".repeat(256)), "invalid_path"),
+        ("over-long path", "abcdefghi/".repeat(103) + "a.md", "invalid_path"),
     ]);
     rows
 }
@@ -331,226 +244,47 @@ fn every_refused_path_form_is_refused_by_every_tool() {
 
 /// Policy rows: (rule, tool, arguments, expected code). `ok` rows are the controls that
 /// show the same calls succeed when the rule does not apply.
+#[rustfmt::skip]
 fn policy_rows() -> Vec<(&'static str, &'static str, Value, &'static str)> {
     let write = |path: &str, content: &str, mode: &str| json!({ "path": path, "content": content, "mode": mode });
     let create = |path: &str, content: &str| json!({ "path": path, "content": content });
-    let replace =
-        |path: &str, find: &str, with: &str| json!({ "path": path, "find": find, "replace": with });
+    let replace = |path: &str, find: &str, with: &str| json!({ "path": path, "find": find, "replace": with });
     vec![
-        (
-            "daily: overwrite",
-            "vault_write",
-            write(DAILY, "gone\n", "overwrite"),
-            "forbidden",
-        ),
-        (
-            "daily: replace",
-            "vault_replace",
-            replace(DAILY, "2026", "1999"),
-            "forbidden",
-        ),
-        (
-            "daily: overwrite in another case",
-            "vault_write",
-            write("ARTIFACTS/Daily/2026-11-25.md", "gone\n", "overwrite"),
-            "forbidden",
-        ),
-        (
-            "daily: replace in another case",
-            "vault_replace",
-            replace("artifacts/DAILY/2026-11-25.md", "2026", "1999"),
-            "forbidden",
-        ),
-        (
-            "daily: overwrite through ./",
-            "vault_write",
-            write("artifacts/./daily/2026-11-25.md", "gone\n", "overwrite"),
-            "forbidden",
-        ),
-        (
-            "daily: replace through backslashes",
-            "vault_replace",
-            replace("artifacts\\daily\\2026-11-25.md", "2026", "1999"),
-            "forbidden",
-        ),
-        (
-            "daily: overwrite through fullwidth",
-            "vault_write",
-            write(
-                "ａｒｔｉｆａｃｔｓ/ｄａｉｌｙ/2026-11-25.md",
-                "gone\n",
-                "overwrite",
-            ),
-            "forbidden",
-        ),
-        (
-            "daily: append in another case",
-            "vault_write",
-            write("Artifacts/daily/2026-11-25.md", "x\n", "append"),
-            "forbidden",
-        ),
-        (
-            "daily: create in another case",
-            "vault_create",
-            create("artifacts/Daily/2026-11-26.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: not a calendar date",
-            "vault_create",
-            create("artifacts/daily/2026-02-29.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: month 13",
-            "vault_create",
-            create("artifacts/daily/2026-13-01.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: short year",
-            "vault_create",
-            create("artifacts/daily/26-11-25.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: other name",
-            "vault_create",
-            create("artifacts/daily/notes.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: other extension",
-            "vault_create",
-            create("artifacts/daily/2026-11-26.txt", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: upper-case extension",
-            "vault_create",
-            create("artifacts/daily/2026-11-26.MD", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: sub-folder",
-            "vault_create",
-            create("artifacts/daily/team/2026-11-26.md", "x\n"),
-            "forbidden",
-        ),
-        (
-            "daily: the folder itself",
-            "vault_write",
-            write("artifacts/daily", "x\n", "append"),
-            "forbidden",
-        ),
-        (
-            "daily: existing file created again",
-            "vault_create",
-            create(DAILY, "again\n"),
-            "conflict",
-        ),
-        (
-            "artifacts: script",
-            "vault_create",
-            create("artifacts/run.sh", "echo\n"),
-            "forbidden",
-        ),
-        (
-            "artifacts: no extension",
-            "vault_create",
-            create("artifacts/sub/README", "x\n"),
-            "forbidden",
-        ),
-        (
-            "artifacts: text file in another case",
-            "vault_create",
-            create("Artifacts/x.txt", "x\n"),
-            "forbidden",
-        ),
-        (
-            "artifacts: invalid JSON created",
-            "vault_create",
-            create("artifacts/new.json", "{"),
-            "invalid_parameter",
-        ),
-        (
-            "artifacts: JSON overwritten invalid",
-            "vault_write",
-            write("artifacts/flow.json", "nope", "overwrite"),
-            "invalid_parameter",
-        ),
-        (
-            "artifacts: JSON appended invalid",
-            "vault_write",
-            write("artifacts/flow.json", ",", "append"),
-            "invalid_parameter",
-        ),
-        (
-            "artifacts: JSON replaced invalid",
-            "vault_replace",
-            replace("artifacts/flow.json", "[]", "["),
-            "invalid_parameter",
-        ),
-        (
-            "hard link: overwrite",
-            "vault_write",
-            write("notes/hard.md", "planted\n", "overwrite"),
-            "forbidden",
-        ),
-        (
-            "hard link: append",
-            "vault_write",
-            write("notes/hard.md", "planted\n", "append"),
-            "forbidden",
-        ),
-        (
-            "hard link: replace",
-            "vault_replace",
-            replace("notes/hard.md", "secret", "planted"),
-            "forbidden",
-        ),
-        (
-            "write creates nothing",
-            "vault_write",
-            write("notes/new.md", "x\n", "append"),
-            "not_found",
-        ),
-        (
-            "replace of absent text",
-            "vault_replace",
-            replace("notes/a.md", "gamma", "delta"),
-            "not_found",
-        ),
-        (
-            "control: daily append",
-            "vault_write",
-            write(DAILY, "- entry\n", "append"),
-            "ok",
-        ),
-        (
-            "control: daily create",
-            "vault_create",
-            create("artifacts/daily/2024-02-29.md", "# leap day\n"),
-            "ok",
-        ),
-        (
-            "control: JSON kept valid",
-            "vault_replace",
-            replace("artifacts/flow.json", "[]", "[1]"),
-            "ok",
-        ),
-        (
-            "control: Markdown artifact",
-            "vault_create",
-            create("artifacts/notes/summary.md", "x\n"),
-            "ok",
-        ),
-        (
-            "control: any extension outside artifacts",
-            "vault_create",
-            create("drafts/run.sh", "echo\n"),
-            "ok",
-        ),
+        ("daily: overwrite", "vault_write", write(DAILY, "gone\n", "overwrite"), "forbidden"),
+        ("daily: replace", "vault_replace", replace(DAILY, "2026", "1999"), "forbidden"),
+        ("daily: overwrite in another case", "vault_write", write("ARTIFACTS/Daily/2026-11-25.md", "gone\n", "overwrite"), "forbidden"),
+        ("daily: replace in another case", "vault_replace", replace("artifacts/DAILY/2026-11-25.md", "2026", "1999"), "forbidden"),
+        ("daily: overwrite through ./", "vault_write", write("artifacts/./daily/2026-11-25.md", "gone\n", "overwrite"), "forbidden"),
+        ("daily: replace through backslashes", "vault_replace", replace("artifacts\\daily\\2026-11-25.md", "2026", "1999"), "forbidden"),
+        ("daily: overwrite through fullwidth", "vault_write", write("ａｒｔｉｆａｃｔｓ/ｄａｉｌｙ/2026-11-25.md", "gone\n", "overwrite"), "forbidden"),
+        ("daily: append in another case", "vault_write", write("Artifacts/daily/2026-11-25.md", "x\n", "append"), "forbidden"),
+        ("daily: create in another case", "vault_create", create("artifacts/Daily/2026-11-26.md", "x\n"), "forbidden"),
+        ("daily: not a calendar date", "vault_create", create("artifacts/daily/2026-02-29.md", "x\n"), "forbidden"),
+        ("daily: month 13", "vault_create", create("artifacts/daily/2026-13-01.md", "x\n"), "forbidden"),
+        ("daily: short year", "vault_create", create("artifacts/daily/26-11-25.md", "x\n"), "forbidden"),
+        ("daily: other name", "vault_create", create("artifacts/daily/notes.md", "x\n"), "forbidden"),
+        ("daily: other extension", "vault_create", create("artifacts/daily/2026-11-26.txt", "x\n"), "forbidden"),
+        ("daily: upper-case extension", "vault_create", create("artifacts/daily/2026-11-26.MD", "x\n"), "forbidden"),
+        ("daily: sub-folder", "vault_create", create("artifacts/daily/team/2026-11-26.md", "x\n"), "forbidden"),
+        ("daily: the folder itself", "vault_write", write("artifacts/daily", "x\n", "append"), "forbidden"),
+        ("daily: existing file created again", "vault_create", create(DAILY, "again\n"), "conflict"),
+        ("artifacts: script", "vault_create", create("artifacts/run.sh", "echo\n"), "forbidden"),
+        ("artifacts: no extension", "vault_create", create("artifacts/sub/README", "x\n"), "forbidden"),
+        ("artifacts: text file in another case", "vault_create", create("Artifacts/x.txt", "x\n"), "forbidden"),
+        ("artifacts: invalid JSON created", "vault_create", create("artifacts/new.json", "{"), "invalid_parameter"),
+        ("artifacts: JSON overwritten invalid", "vault_write", write("artifacts/flow.json", "nope", "overwrite"), "invalid_parameter"),
+        ("artifacts: JSON appended invalid", "vault_write", write("artifacts/flow.json", ",", "append"), "invalid_parameter"),
+        ("artifacts: JSON replaced invalid", "vault_replace", replace("artifacts/flow.json", "[]", "["), "invalid_parameter"),
+        ("hard link: overwrite", "vault_write", write("notes/hard.md", "planted\n", "overwrite"), "forbidden"),
+        ("hard link: append", "vault_write", write("notes/hard.md", "planted\n", "append"), "forbidden"),
+        ("hard link: replace", "vault_replace", replace("notes/hard.md", "secret", "planted"), "forbidden"),
+        ("write creates nothing", "vault_write", write("notes/new.md", "x\n", "append"), "not_found"),
+        ("replace of absent text", "vault_replace", replace("notes/a.md", "gamma", "delta"), "not_found"),
+        ("control: daily append", "vault_write", write(DAILY, "- entry\n", "append"), "ok"),
+        ("control: daily create", "vault_create", create("artifacts/daily/2024-02-29.md", "# leap day\n"), "ok"),
+        ("control: JSON kept valid", "vault_replace", replace("artifacts/flow.json", "[]", "[1]"), "ok"),
+        ("control: Markdown artifact", "vault_create", create("artifacts/notes/summary.md", "x\n"), "ok"),
+        ("control: any extension outside artifacts", "vault_create", create("drafts/run.sh", "echo\n"), "ok"),
     ]
 }
 
