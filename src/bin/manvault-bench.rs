@@ -323,14 +323,17 @@ struct Row {
 }
 
 fn print_table(rows: &[Row], rg: Option<&str>, total: Duration) {
-    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
-    println!("| operation | manvault | ripgrep | manvault / ripgrep | peak RSS |");
+    let ms = |d: Duration| match d.as_secs_f64() * 1000.0 {
+        small if small < 10.0 => format!("{small:.2} ms"),
+        large => format!("{large:.0} ms"),
+    };
+    println!("| operation | manvault | ripgrep | manvault / ripgrep | manvault peak RSS |");
     println!("|---|---:|---:|---:|---:|");
     for row in rows {
         let (theirs, ratio) = match row.theirs {
             Some(theirs) => (
                 ms(theirs),
-                format!("{:.1}x", row.ours.as_secs_f64() / theirs.as_secs_f64()),
+                format!("{:.2}x", row.ours.as_secs_f64() / theirs.as_secs_f64()),
             ),
             None => ("n/a".into(), "n/a".into()),
         };
@@ -343,7 +346,8 @@ fn print_table(rows: &[Row], rg: Option<&str>, total: Duration) {
     }
     println!();
     println!(
-        "{} runs each, fastest shown; page cache warm; {}; {} CPU cores; whole bench {:.0?}.",
+        "{} runs each, fastest shown; page cache warm; ripgrep times include starting the rg process; \
+         peak RSS is manvault's (VmHWM, reset before each operation); {}; {} CPU cores; whole bench {:.0?}.",
         RUNS,
         rg.unwrap_or("ripgrep absent"),
         std::thread::available_parallelism().map_or(0, usize::from),

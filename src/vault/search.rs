@@ -6,7 +6,8 @@
 //! the query in it with memchr's `memmem`. Memory stays at a block, however large a file.
 //! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
 //! boundary (the normaliser joins lines with a space) is still found; hits are one per
-//! line, in path then line order. Snippets are built only for the requested page, so a
+//! line, in path then line order. Files are counted in parallel over the available cores;
+//! then only the files holding the requested page are read again for snippets, so a
 //! query that matches a million lines costs a count, not a million strings.
 
 use std::io::{BufRead, BufReader, Read};
@@ -16,7 +17,7 @@ use memchr::memmem::Finder;
 use serde_json::json;
 
 use crate::error::{ToolError, ToolResult};
-use crate::paths::{RelPath, Root};
+use crate::paths::{Entry, RelPath, Root};
 use crate::text::lines::LineIndex;
 use crate::text::normalize::{normalize, normalize_str};
 use crate::text::snippet::snippet;
@@ -76,98 +77,175 @@ pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage
         .with_details(json!({ "field": "query", "rule": "contains a non-space character" })));
     }
     let files = Scope::new(request.scope)?.files(root)?;
-    let mut page = Collector {
-        finder: Finder::new(needle.as_bytes()),
-        window: request.offset..request.offset.saturating_add(request.limit),
-        result: SearchPage {
-            hits: Vec::new(),
-            total: 0,
-            scanned_files: 0,
-            skipped_files: 0,
-        },
+    let finder = Finder::new(needle.as_bytes());
+    let outcomes = count_in_parallel(root, &files, &finder);
+    let window = request.offset..request.offset.saturating_add(request.limit);
+    let mut page = SearchPage {
+        hits: Vec::new(),
+        total: 0,
+        scanned_files: 0,
+        skipped_files: 0,
     };
-    for file in &files {
-        page.search_file(root, &file.path);
-    }
-    Ok(page.result)
-}
-
-struct Collector<'n> {
-    finder: Finder<'n>,
-    /// Indexes (among all hits) of the hits to return.
-    window: Range<u64>,
-    result: SearchPage,
-}
-
-impl Collector<'_> {
-    fn search_file(&mut self, root: &Root, rel: &RelPath) {
-        let Ok(file) = root.open_file(rel) else {
-            tracing::warn!(
-                path = rel.as_str(),
-                "search skipped a file it could not open"
-            );
-            self.result.skipped_files += 1;
-            return;
+    for (file, outcome) in files.iter().zip(outcomes) {
+        let Outcome::Searched { hits } = outcome else {
+            page.skipped_files += 1;
+            continue;
         };
-        let mut blocks = Blocks::new(file);
-        match blocks.next_block() {
-            Some(Ok(first)) if is_text(first.new_bytes()) => {}
-            Some(Ok(_)) => {
-                self.result.skipped_files += 1;
-                return;
-            }
-            None => {
-                self.result.scanned_files += 1;
-                return;
-            }
-            Some(Err(())) => {
-                self.result.skipped_files += 1;
-                return;
-            }
-        }
-        self.result.scanned_files += 1;
-        let mut last_hit_line = 0;
-        loop {
-            self.search_block(rel, blocks.current(), &mut last_hit_line);
-            match blocks.next_block() {
-                Some(Ok(_)) => {}
-                None => return,
-                Some(Err(())) => {
-                    tracing::warn!(path = rel.as_str(), "search stopped reading a file");
-                    return;
-                }
-            }
+        page.scanned_files += 1;
+        let first = page.total;
+        page.total += hits;
+        if first < window.end && window.start < page.total {
+            // Only the files holding the page are read a second time, for snippets.
+            let wanted = window.start.saturating_sub(first)..window.end - first;
+            page.hits
+                .extend(snippets(root, &file.path, &finder, wanted));
         }
     }
+    Ok(page)
+}
 
-    /// Records the first match of each line of `block` after `last_hit_line`.
-    fn search_block(&mut self, rel: &RelPath, block: Block<'_>, last_hit_line: &mut u64) {
-        let normalised = normalize(block.text);
-        let mut lines: Option<LineIndex> = None;
-        let needle_len = self.finder.needle().len();
-        for start in self.finder.find_iter(normalised.text.as_bytes()) {
-            let span = normalised.original_range(start..start + needle_len);
-            // Wholly inside the overlap: the previous block judged it, with more context.
-            if span.end <= block.new_from {
-                continue;
+/// What searching one file gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Searched {
+        hits: u64,
+    },
+    /// Binary, or gone or unreadable since the listing.
+    Skipped,
+}
+
+/// Counts the hits of every file, the files split into contiguous runs over the
+/// available cores (normalising is the cost, and it is per file).
+fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<Outcome> {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let run = files.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let counting: Vec<_> = files
+            .chunks(run)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|file| {
+                            let mut hits = 0;
+                            match each_hit(root, &file.path, finder, |_| {
+                                hits += 1;
+                                true
+                            }) {
+                                Ok(()) => Outcome::Searched { hits },
+                                Err(Skip) => Outcome::Skipped,
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        counting
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a search worker panicked"))
+            .collect()
+    })
+}
+
+/// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file
+/// changed since it was counted yields what it holds now.
+fn snippets(root: &Root, rel: &RelPath, finder: &Finder<'_>, wanted: Range<u64>) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut index = 0;
+    let _ = each_hit(root, rel, finder, |found| {
+        if wanted.contains(&index) {
+            hits.push(Hit {
+                path: rel.as_str().to_string(),
+                start_line: found.line,
+                snippet: snippet(found.block, found.original, SNIPPET_CHARS),
+            });
+        }
+        index += 1;
+        index < wanted.end
+    });
+    hits
+}
+
+/// A file that is not searched: binary, or not readable.
+struct Skip;
+
+/// One hit: the line it starts on, and where in which block text.
+struct Found<'b> {
+    line: u64,
+    block: &'b str,
+    original: usize,
+}
+
+/// Calls `on_hit` for the first match on each line of `rel`, in order, until it returns
+/// false.
+fn each_hit(
+    root: &Root,
+    rel: &RelPath,
+    finder: &Finder<'_>,
+    mut on_hit: impl FnMut(Found<'_>) -> bool,
+) -> Result<(), Skip> {
+    let Ok(file) = root.open_file(rel) else {
+        tracing::warn!(
+            path = rel.as_str(),
+            "search skipped a file it could not open"
+        );
+        return Err(Skip);
+    };
+    let mut blocks = Blocks::new(file);
+    match blocks.next_block() {
+        Some(Ok(first)) if is_text(first.new_bytes()) => {}
+        None => return Ok(()),
+        Some(_) => return Err(Skip),
+    }
+    let mut last_hit_line = 0;
+    loop {
+        if !search_block(blocks.current(), finder, &mut last_hit_line, &mut on_hit) {
+            return Ok(());
+        }
+        match blocks.next_block() {
+            Some(Ok(_)) => {}
+            None => return Ok(()),
+            Some(Err(())) => {
+                tracing::warn!(path = rel.as_str(), "search stopped reading a file");
+                return Ok(());
             }
-            let original = span.start;
-            let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
-            let line = block.first_line + lines.line_of(original) as u64 - 1;
-            if line <= *last_hit_line {
-                continue;
-            }
-            *last_hit_line = line;
-            if self.window.contains(&self.result.total) {
-                self.result.hits.push(Hit {
-                    path: rel.as_str().to_string(),
-                    start_line: line,
-                    snippet: snippet(block.text, original, SNIPPET_CHARS),
-                });
-            }
-            self.result.total += 1;
         }
     }
+}
+
+/// Reports the first match of each line of `block` after `last_hit_line`; false when
+/// `on_hit` asked to stop.
+fn search_block(
+    block: Block<'_>,
+    finder: &Finder<'_>,
+    last_hit_line: &mut u64,
+    on_hit: &mut impl FnMut(Found<'_>) -> bool,
+) -> bool {
+    let normalised = normalize(block.text);
+    let mut lines: Option<LineIndex> = None;
+    let needle_len = finder.needle().len();
+    for start in finder.find_iter(normalised.text.as_bytes()) {
+        let span = normalised.original_range(start..start + needle_len);
+        // Wholly inside the overlap: the previous block judged it, with more context.
+        if span.end <= block.new_from {
+            continue;
+        }
+        let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+        let line = block.first_line + lines.line_of(span.start) as u64 - 1;
+        if line <= *last_hit_line {
+            continue;
+        }
+        *last_hit_line = line;
+        let found = Found {
+            line,
+            block: block.text,
+            original: span.start,
+        };
+        if !on_hit(found) {
+            return false;
+        }
+    }
+    true
 }
 
 fn is_text(start: &[u8]) -> bool {
