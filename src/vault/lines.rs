@@ -57,12 +57,7 @@ pub fn window(
     max_lines: u64,
     max_chars: usize,
 ) -> ToolResult<Window> {
-    let io_failed = |error: io::Error| {
-        crate::error::ToolError::new(
-            crate::error::ErrorCode::Conflict,
-            format!("reading '{}' failed: {error}", rel.as_str()),
-        )
-    };
+    let io_failed = |error: io::Error| super::read_failed(rel, error);
     let mut reader = BufReader::with_capacity(BUFFER_BYTES, file);
     let mut builder = Builder::new(first_line, max_chars);
     if skip_lines(&mut reader, first_line - 1).map_err(io_failed)? < first_line - 1 {

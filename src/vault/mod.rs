@@ -63,6 +63,18 @@ pub(crate) fn not_text(rel: &RelPath, line: u64) -> ToolError {
     .with_details(json!({ "path": rel.as_str(), "line": line, "rule": "utf8" }))
 }
 
+/// A read that failed after the file was opened (an I/O error, not a refusal): reported
+/// as `conflict`, like the path module's other unexpected I/O failures, since retrying
+/// may help.
+pub(crate) fn read_failed(rel: &RelPath, error: std::io::Error) -> ToolError {
+    tracing::warn!(path = rel.as_str(), error = %error, "reading a vault file failed");
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!("reading '{}' failed: {error}", rel.as_str()),
+    )
+    .with_details(json!({ "path": rel.as_str(), "rule": "io_error" }))
+}
+
 /// Whether a listed name is hidden (`.obsidian`, `.git`, `.system`): hidden entries are
 /// neither listed nor searched, so tool folders and the server's own state stay out of
 /// the agent's way.

@@ -10,7 +10,7 @@ use std::io::Read;
 
 use serde_json::json;
 
-use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::error::{ToolError, ToolResult};
 use crate::paths::{FileInfo, RelPath, Root};
 
 use super::policy::{self, Access};
@@ -177,12 +177,7 @@ fn read_for_edit(root: &Root, rel: &RelPath) -> ToolResult<(Vec<u8>, FileInfo)> 
     root.open_file(rel)?
         .take(MAX_EDIT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|error| {
-            ToolError::new(
-                ErrorCode::Conflict,
-                format!("reading '{}' failed: {error}", rel.as_str()),
-            )
-        })?;
+        .map_err(|error| super::read_failed(rel, error))?;
     Ok((bytes, seen))
 }
 
