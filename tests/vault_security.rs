@@ -341,6 +341,18 @@ fn listings_and_searches_never_show_links_hidden_or_system_entries() {
     watch.assert_untouched();
 }
 
+/// Swaps two names atomically (`RENAME_EXCHANGE`): no moment in which neither exists.
+fn exchange(a: &Path, b: &Path) {
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        a,
+        rustix::fs::CWD,
+        b,
+        rustix::fs::RenameFlags::EXCHANGE,
+    )
+    .unwrap();
+}
+
 /// A folder of the path is swapped for a link to the outside (atomically, with
 /// `RENAME_EXCHANGE`) again and again while the tools run on files below it: each call
 /// works on the real folder or is refused, and nothing outside is touched.
@@ -365,14 +377,7 @@ fn a_folder_swapped_for_a_link_during_calls_is_never_followed() {
         let swapper = scope.spawn(|| {
             let mut swaps = 0u64;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                rustix::fs::renameat_with(
-                    rustix::fs::CWD,
-                    &real,
-                    rustix::fs::CWD,
-                    &link,
-                    rustix::fs::RenameFlags::EXCHANGE,
-                )
-                .unwrap();
+                exchange(&real, &link);
                 swaps += 1;
             }
             swaps
@@ -427,14 +432,7 @@ fn a_folder_swapped_for_a_link_during_calls_is_never_followed() {
         .file_type()
         .is_symlink()
     {
-        rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            &real,
-            rustix::fs::CWD,
-            &link,
-            rustix::fs::RenameFlags::EXCHANGE,
-        )
-        .unwrap();
+        exchange(&real, &link);
     }
     assert!(swaps > 100, "the swapper barely ran ({swaps} swaps)");
     watch.assert_untouched();
