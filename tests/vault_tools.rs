@@ -162,13 +162,18 @@ fn bytes_that_are_not_utf8_are_an_error_naming_the_line() {
         )
         .unwrap();
     assert_eq!(after["text"], "last");
-    // Search leaves files out whose start is not text, and says how many.
+    // Search leaves files out whose start is not text (not UTF-8, or a NUL byte), and
+    // says how many.
     workspace.write("notes/image.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR last");
+    workspace.write("notes/zero.md", b"last\0\n");
+    workspace.write("notes/text.md", "the last word\n");
     let found = workspace
         .call("vault_search", json!({ "query": "last" }))
         .unwrap();
-    assert_eq!(found["skipped_files"], 1, "{found}");
+    assert_eq!(found["skipped_files"], 3, "{found}");
+    assert_eq!(found["scanned_files"], 1, "{found}");
     assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["items"][0]["path"], "notes/text.md");
 }
 
 /// Peak resident memory of this process (`VmHWM`), in bytes.

@@ -192,25 +192,33 @@ fn each_hit(
         return Err(Skip);
     };
     let mut blocks = Blocks::new(file);
-    match blocks.next_block() {
-        Some(Ok(first)) if is_text(first.new_bytes()) => {}
-        None => return Ok(()),
-        Some(_) => return Err(Skip),
+    match blocks.advance() {
+        Advance::Block if is_text(blocks.raw()) => {}
+        Advance::End => return Ok(()),
+        Advance::Block | Advance::Failed => return Err(Skip),
     }
     let mut last_hit_line = 0;
     loop {
         if !search_block(blocks.current(), finder, &mut last_hit_line, &mut on_hit) {
             return Ok(());
         }
-        match blocks.next_block() {
-            Some(Ok(_)) => {}
-            None => return Ok(()),
-            Some(Err(())) => {
+        match blocks.advance() {
+            Advance::Block => {}
+            Advance::End => return Ok(()),
+            Advance::Failed => {
                 tracing::warn!(path = rel.as_str(), "search stopped reading a file");
                 return Ok(());
             }
         }
     }
+}
+
+/// What moving to the next block found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Advance {
+    Block,
+    End,
+    Failed,
 }
 
 /// Reports the first match of each line of `block` after `last_hit_line`; false when
@@ -270,12 +278,6 @@ struct Block<'t> {
     new_from: usize,
 }
 
-impl<'t> Block<'t> {
-    fn new_bytes(&self) -> &'t [u8] {
-        &self.text.as_bytes()[self.new_from..]
-    }
-}
-
 /// Reads a file as consecutive blocks of whole lines (a line longer than
 /// [`MAX_BLOCK_BYTES`] is split), each starting with the tail of the one before.
 struct Blocks<R: Read> {
@@ -297,6 +299,12 @@ impl<R: Read> Blocks<R> {
         }
     }
 
+    /// The bytes of the latest block as read, before decoding (which would hide bytes
+    /// that are not UTF-8 behind U+FFFD).
+    fn raw(&self) -> &[u8] {
+        &self.bytes
+    }
+
     fn current(&self) -> Block<'_> {
         Block {
             text: &self.text,
@@ -305,21 +313,21 @@ impl<R: Read> Blocks<R> {
         }
     }
 
-    /// Advances to the next block; `None` at end of file, `Err` when reading failed.
-    fn next_block(&mut self) -> Option<Result<Block<'_>, ()>> {
+    /// Moves to the next block (read it with [`Blocks::current`]).
+    fn advance(&mut self) -> Advance {
         self.carry_overlap();
         self.new_from = self.text.len();
         self.bytes.clear();
         match self.fill() {
-            Err(()) => return Some(Err(())),
-            Ok(0) => return None,
+            Err(()) => return Advance::Failed,
+            Ok(0) => return Advance::End,
             Ok(_) => {}
         }
         // Bytes that are not UTF-8 after the first block (which decided the file is text),
         // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
         // U+FFFD rather than dropping the rest of the file.
         self.text.push_str(&String::from_utf8_lossy(&self.bytes));
-        Some(Ok(self.current()))
+        Advance::Block
     }
 
     /// Reads about [`BLOCK_BYTES`], then on to the end of that line.
