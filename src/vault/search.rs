@@ -332,14 +332,10 @@ impl<R: Read> Blocks<R> {
 
     /// Reads about [`BLOCK_BYTES`], then on to the end of that line.
     fn fill(&mut self) -> Result<usize, ()> {
-        let read = |reader: &mut BufReader<R>, bytes: &mut Vec<u8>, limit: usize| {
-            reader
-                .by_ref()
-                .take(limit as u64)
-                .read_to_end(bytes)
-                .map_err(drop)
-        };
-        read(&mut self.reader, &mut self.bytes, BLOCK_BYTES)?;
+        (&mut self.reader)
+            .take(BLOCK_BYTES as u64)
+            .read_to_end(&mut self.bytes)
+            .map_err(drop)?;
         while self.bytes.last().is_some_and(|&b| b != b'\n') && self.bytes.len() < MAX_BLOCK_BYTES {
             let buffer = self.reader.fill_buf().map_err(drop)?;
             if buffer.is_empty() {
@@ -369,5 +365,46 @@ impl<R: Read> Blocks<R> {
         let dropped_lines = memchr::memchr_iter(b'\n', &self.text.as_bytes()[..keep_from]).count();
         self.first_line += dropped_lines as u64;
         self.text.drain(..keep_from);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_utf8_without_nul_even_when_cut_inside_a_character() {
+        assert!(is_text("日本語 text\n".as_bytes()));
+        assert!(is_text(&"日本語".as_bytes()[..4]));
+        assert!(!is_text(b"caf\xe9\n"));
+        assert!(!is_text(b"text\0more"));
+        // Only the first SNIFF_BYTES decide.
+        let mut late = vec![b'a'; SNIFF_BYTES];
+        late.push(0);
+        assert!(is_text(&late));
+    }
+
+    #[test]
+    fn blocks_carry_an_overlap_and_count_its_lines() {
+        let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
+        let mut blocks = Blocks::new(text.as_bytes());
+        let mut starts = Vec::new();
+        while blocks.advance() == Advance::Block {
+            let block = blocks.current();
+            let first = block.text.lines().next().unwrap();
+            // A block starts mid-line only inside its overlap; the line it is on is right.
+            let whole_first_line = text.lines().nth(block.first_line as usize - 1).unwrap();
+            assert!(
+                whole_first_line.ends_with(first),
+                "{first} in {whole_first_line}"
+            );
+            assert!(block.text[block.new_from..].ends_with('\n'));
+            starts.push(block.first_line);
+        }
+        assert!(
+            starts.len() > 1,
+            "the text fits one block: the test proves nothing"
+        );
+        assert!(starts.windows(2).all(|pair| pair[0] < pair[1]));
     }
 }
