@@ -4,13 +4,15 @@ Usage: python_sdk_check.py MANVAULT_BINARY WORKSPACE CASES_DIR
 
 Initialises a session, lists the tools, and calls each listed tool once with the input of
 its first success case in conformance/cases/, checking that the SDK accepts the result
-(structured content present, no error). Exits non-zero with a list of problems otherwise.
+(structured content present, no error); then runs the daily-log workflow through the vault
+tools. Exits non-zero with a list of problems otherwise.
 """
 
 import asyncio
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
@@ -55,6 +57,53 @@ async def check(binary: str, workspace: str, cases_dir: Path) -> list:
                 elif result.structured_content is None:
                     problems.append(f"{name}: no structuredContent")
             print(f"python sdk: called {len(names)} tools")
+            if "vault_create" in names:
+                problems.extend(await daily_workflow(session))
+    return problems
+
+
+async def daily_workflow(session) -> list:
+    """requirements §2's daily log, as an agent would run it: create today's file, append
+    twice, read it back by range and by scan (following the proposed next scan), and see
+    replace refused."""
+    problems = []
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    path = f"artifacts/daily/{today}.md"
+
+    async def call(name, arguments, expect_error=None):
+        result = await session.call_tool(name, arguments)
+        if expect_error:
+            body = json.loads(result.content[0].text) if result.is_error else {}
+            if body.get("code") != expect_error:
+                problems.append(f"daily: {name} should fail with {expect_error}: {result}")
+            return None
+        if result.is_error:
+            problems.append(f"daily: {name} failed: {result.content[0].text}")
+            return {}
+        return result.structured_content
+
+    await call("vault_create", {"path": path, "content": f"# {today}\n"})
+    for entry in ("- first entry\n", "- second entry\n"):
+        await call("vault_write", {"path": path, "content": entry, "mode": "append"})
+    read = await call("vault_read", {"path": path, "range": {"start_line": 1, "end_line": 3}})
+    if read.get("text") != f"# {today}\n- first entry\n- second entry":
+        problems.append(f"daily: read back {read.get('text')!r}")
+    if [a["type"] for a in read.get("next_actions", [])] != ["vault_write"]:
+        problems.append(f"daily: read should propose an append: {read.get('next_actions')}")
+    scanned = []
+    scan = await call("vault_scan", {"path": path, "chunk_lines": 2})
+    while scan:
+        scanned.append(scan["text"])
+        action = scan["next_actions"][0]
+        if action["type"] == "stop":
+            break
+        scan = await call("vault_scan", action["params"])
+    if "\n".join(scanned) != read.get("text"):
+        problems.append(f"daily: scan gave {scanned!r}")
+    await call("vault_replace", {"path": path, "find": "first", "replace": "x"}, expect_error="forbidden")
+    await call("vault_write", {"path": path, "content": "x\n", "mode": "overwrite"}, expect_error="forbidden")
+    if not problems:
+        print("python sdk: daily workflow ok")
     return problems
 
 

@@ -2,7 +2,7 @@
 //! point, `App::call(tool, arguments)`. The MCP server and the `manvault call` CLI both
 //! go through it, so validation, dispatch and the per-call log line are the same for both.
 
-use std::sync::{PoisonError, RwLock};
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -11,7 +11,9 @@ use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::ManualIndex;
+use crate::paths::Root;
 use crate::validate::InputValidators;
+use crate::vault;
 
 pub struct App {
     pub config: Config,
@@ -19,6 +21,9 @@ pub struct App {
     /// Built by the first call that needs it (so `initialize` answers at once), then
     /// refreshed before every use so edits to manuals show without a restart.
     manuals: RwLock<Option<ManualIndex>>,
+    /// Opened (and the folder created if missing) by the first vault call, then held for
+    /// the life of the server; see `paths::Root` for why the descriptor is kept.
+    vault: OnceLock<Root>,
 }
 
 impl App {
@@ -27,6 +32,7 @@ impl App {
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),
+            vault: OnceLock::new(),
         }
     }
 
@@ -66,6 +72,18 @@ impl App {
         }
         let slot = self.manuals.read().unwrap_or_else(PoisonError::into_inner);
         query(slot.as_ref().expect("built above"))
+    }
+}
+
+impl App {
+    /// The vault root, opened on first use. A failure is not remembered, so a vault folder
+    /// fixed by the operator works on the next call without a restart.
+    pub fn vault(&self) -> ToolResult<&Root> {
+        if let Some(root) = self.vault.get() {
+            return Ok(root);
+        }
+        let root = vault::open_root(&self.config.vault_root)?;
+        Ok(self.vault.get_or_init(|| root))
     }
 }
 

@@ -246,6 +246,10 @@ fn check_assertion(answer: &Value, assertion: &Value) -> Option<String> {
 struct Contract {
     outputs: BTreeMap<String, jsonschema::Validator>,
     inputs: BTreeMap<String, jsonschema::Validator>,
+    /// Per tool, the next-action types whose params its output schema declares partial
+    /// (`next_actions.x-partial-params`): the caller completes them (vault_read offers
+    /// vault_replace with only `path`), so only their required fields may be missing.
+    partial: BTreeMap<String, Vec<String>>,
     error: jsonschema::Validator,
 }
 
@@ -276,12 +280,28 @@ impl Contract {
                     )
                 })
                 .collect(),
+            partial: tools
+                .iter()
+                .map(|t| {
+                    let declared =
+                        &t["outputSchema"]["properties"]["next_actions"]["x-partial-params"];
+                    let kinds = declared
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|kind| kind.as_str().unwrap().to_string())
+                        .collect();
+                    (t["name"].as_str().unwrap().to_string(), kinds)
+                })
+                .collect(),
             error: compile(&error_schema),
         }
     }
 
-    /// Every proposed action names a real tool (or stop) and its params are valid input.
-    fn check_next_actions(&self, answer: &Value) -> Vec<String> {
+    /// Every proposed action names a real tool (or stop) and its params are valid input
+    /// (only required fields may be missing, and only where `tool` declares it partial).
+    fn check_next_actions(&self, tool: &str, answer: &Value) -> Vec<String> {
+        let partial = &self.partial[tool];
         let mut problems = Vec::new();
         for action in answer["next_actions"].as_array().into_iter().flatten() {
             let kind = action["type"].as_str().unwrap_or("");
@@ -296,8 +316,18 @@ impl Contract {
                     } else {
                         action["params"].clone()
                     };
-                    for error in schema_errors(validator, &params) {
-                        problems.push(format!("next_action {kind} params invalid: {error}"));
+                    let may_be_incomplete = partial.iter().any(|p| p == kind);
+                    for error in validator.iter_errors(&params) {
+                        let missing = matches!(
+                            error.kind(),
+                            jsonschema::error::ValidationErrorKind::Required { .. }
+                        );
+                        if !(missing && may_be_incomplete) {
+                            problems.push(format!(
+                                "next_action {kind} params invalid: {error} at {}",
+                                error.instance_path()
+                            ));
+                        }
                     }
                 }
             }
@@ -358,10 +388,11 @@ fn run_case(
         if let Some(code) = case["expect"].get("error") {
             failures.push(format!("expected error {code}, got success"));
         }
-        failures.extend(contract.check_next_actions(&structured));
+        failures.extend(contract.check_next_actions(tool, &structured));
         structured
     };
-    for assertion in case["assert"].as_array().into_iter().flatten() {
+    let assertions = substitute(&case["assert"], variables);
+    for assertion in assertions.as_array().into_iter().flatten() {
         failures.extend(check_assertion(&answer, assertion));
     }
     if let Some(limit) = case.get("max_response_chars").and_then(Value::as_u64) {

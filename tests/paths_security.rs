@@ -8,16 +8,20 @@
 //! or listing) and the tree identical.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File, FileTimes};
+use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use manvault::error::{ErrorCode, ToolError};
 use manvault::paths::{parse_relative, FileKind, RelPath, Root};
+use outside_watch::OutsideWatch;
 use tempfile::TempDir;
+
+#[path = "support/outside_watch.rs"]
+mod outside_watch;
 
 struct Fixture {
     _temp: TempDir,
@@ -140,96 +144,6 @@ fn assert_forbidden_everywhere(fixture: &Fixture, path: &str, link: &str) {
         assert_eq!(details["component"], link, "{operation} on {path:?}");
         assert_eq!(details["path_rule"], "symlink", "{operation} on {path:?}");
     }
-}
-
-#[derive(Debug, PartialEq)]
-enum Node {
-    Folder,
-    File {
-        content: Vec<u8>,
-        modified: SystemTime,
-        mode: u32,
-    },
-    Link(PathBuf),
-}
-
-/// The outside world's state, and a tripwire on reads of it.
-struct OutsideWatch {
-    before: BTreeMap<PathBuf, Node>,
-    base: PathBuf,
-    vault: PathBuf,
-}
-
-/// An access time no read leaves in place under `relatime`.
-fn tripwire_time() -> SystemTime {
-    UNIX_EPOCH + Duration::from_secs(1)
-}
-
-impl OutsideWatch {
-    fn arm(base: &Path, vault: &Path) -> OutsideWatch {
-        let before = snapshot(base, vault);
-        for (path, node) in &before {
-            if !matches!(node, Node::Link(_)) {
-                File::open(path)
-                    .unwrap()
-                    .set_times(FileTimes::new().set_accessed(tripwire_time()))
-                    .unwrap();
-            }
-        }
-        OutsideWatch {
-            before,
-            base: base.to_owned(),
-            vault: vault.to_owned(),
-        }
-    }
-
-    #[track_caller]
-    fn assert_untouched(self) {
-        for (path, node) in &self.before {
-            if !matches!(node, Node::Link(_)) {
-                let accessed = fs::symlink_metadata(path).unwrap().accessed().unwrap();
-                assert_eq!(
-                    accessed,
-                    tripwire_time(),
-                    "{} outside the root was read or listed",
-                    path.display()
-                );
-            }
-        }
-        assert_eq!(
-            snapshot(&self.base, &self.vault),
-            self.before,
-            "the outside of the root changed"
-        );
-    }
-}
-
-/// Everything under `base` except the root `vault`, without following links.
-fn snapshot(base: &Path, vault: &Path) -> BTreeMap<PathBuf, Node> {
-    let mut nodes = BTreeMap::new();
-    let mut pending = vec![base.to_owned()];
-    while let Some(folder) = pending.pop() {
-        nodes.insert(folder.clone(), Node::Folder);
-        for entry in fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            let metadata = fs::symlink_metadata(&path).unwrap();
-            if path == vault {
-                continue;
-            } else if metadata.is_symlink() {
-                nodes.insert(path.clone(), Node::Link(fs::read_link(&path).unwrap()));
-            } else if metadata.is_dir() {
-                pending.push(path);
-            } else {
-                let node = Node::File {
-                    content: fs::read(&path).unwrap(),
-                    modified: metadata.modified().unwrap(),
-                    mode: metadata.mode(),
-                };
-                nodes.insert(path, node);
-            }
-        }
-    }
-    nodes
 }
 
 /// Makes `path` unchangeable, even for root (the immutable attribute), falling back to

@@ -125,9 +125,7 @@ impl Root {
         fs::flock(&folder, FlockOperation::LockExclusive)
             .map_err(|errno| Refusal::from_errno(errno).at(rel.as_str()))?;
         let target = open_regular_file(folder, name, rel, access)?;
-        if target.stat.st_nlink > 1 {
-            return Err(Refusal::Hardlinked.at(rel.as_str()));
-        }
+        FileInfo::from_stat(&target.stat).refuse_hardlinked(rel)?;
         Ok(target)
     }
 }

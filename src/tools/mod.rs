@@ -3,6 +3,7 @@
 
 mod manual;
 mod tooling;
+mod vault;
 
 /// One page of `items` and the paging fields every paged answer carries.
 pub(crate) struct Page<T> {

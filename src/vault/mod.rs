@@ -1,4 +1,83 @@
 //! Vault domain: the writable folder's policy, listing, reads, scans, search and writes.
+//!
+//! Architecture invariant: nothing here knows MCP or JSON-RPC, and every file is reached
+//! through [`crate::paths::Root`]. Each entry point takes the client's path string and
+//! runs it through [`target`] first, so spelling rules (`paths`) and vault policy
+//! (`policy`) are decided before any byte is read or written.
+//!
+//! Code map: `policy` says what may be done where; `glob` and `scope` narrow listings and
+//! searches; `listing` is `vault_ls`; `lines` streams a window of lines out of a file and
+//! is shared by `read` (`vault_read`, `vault_scan`); `search` is `vault_search`; `write`
+//! is `vault_create`, `vault_write` and `vault_replace`.
 
 pub mod glob;
+mod lines;
+pub mod listing;
 pub mod policy;
+pub mod read;
+pub mod scope;
+pub mod search;
+pub mod write;
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::paths::{parse_relative, RelPath, Root};
+use policy::Access;
+
+/// Opens the vault root, creating the folder first when it does not exist yet: a new
+/// workspace should work without a setup step, and the vault is the server's to write.
+/// Failure names the setting, never the server path.
+pub fn open_root(path: &Path) -> ToolResult<Root> {
+    let unusable = |error: std::io::Error| {
+        ToolError::new(
+            ErrorCode::NotFound,
+            "VAULT_ROOT cannot be opened or created; check the server's configuration",
+        )
+        .with_details(json!({ "setting": "VAULT_ROOT", "error": error.kind().to_string() }))
+    };
+    if !path.exists() {
+        std::fs::create_dir_all(path).map_err(unusable)?;
+        tracing::info!(setting = "VAULT_ROOT", "created the vault folder");
+    }
+    Root::open(path).map_err(unusable)
+}
+
+/// A client's vault path, checked for spelling and then for `access` by the policy.
+pub fn target(path: &str, access: Access) -> ToolResult<RelPath> {
+    let rel = parse_relative(path)?;
+    let components: Vec<&str> = rel.components().collect();
+    policy::check(&components, access)?;
+    Ok(rel)
+}
+
+/// The error for a file that is not UTF-8 text: vault tools handle text, and the line
+/// tells the client where the offending bytes are.
+pub(crate) fn not_text(rel: &RelPath, line: u64) -> ToolError {
+    ToolError::invalid_parameter(format!(
+        "'{}' is not UTF-8 text (line {line}); vault tools read and edit text files only",
+        rel.as_str()
+    ))
+    .with_details(json!({ "path": rel.as_str(), "line": line, "rule": "utf8" }))
+}
+
+/// A read that failed after the file was opened (an I/O error, not a refusal): reported
+/// as `conflict`, like the path module's other unexpected I/O failures, since retrying
+/// may help.
+pub(crate) fn read_failed(rel: &RelPath, error: std::io::Error) -> ToolError {
+    tracing::warn!(path = rel.as_str(), error = %error, "reading a vault file failed");
+    ToolError::new(
+        ErrorCode::Conflict,
+        format!("reading '{}' failed: {error}", rel.as_str()),
+    )
+    .with_details(json!({ "path": rel.as_str(), "rule": "io_error" }))
+}
+
+/// Whether a listed name is hidden (`.obsidian`, `.git`, `.system`): hidden entries are
+/// neither listed nor searched, so tool folders and the server's own state stay out of
+/// the agent's way.
+pub(crate) fn is_hidden(name: &str) -> bool {
+    name.starts_with('.')
+}

@@ -67,10 +67,15 @@ pub fn is_daily(components: &[&str]) -> bool {
             .is_some_and(|c| c.to_lowercase() == DAILY_DIR)
 }
 
-fn extension(components: &[&str]) -> Option<String> {
-    let name = components.last()?;
+/// The extension of a file name in lower case, without the dot; `None` when the name has
+/// none (a leading dot, as in `.env`, starts a name rather than an extension).
+pub fn extension_of(name: &str) -> Option<String> {
     let (stem, ext) = name.rsplit_once('.')?;
     (!stem.is_empty()).then(|| ext.to_lowercase())
+}
+
+fn extension(components: &[&str]) -> Option<String> {
+    extension_of(components.last()?)
 }
 
 /// True for a `.json` file under `artifacts/`, which must stay valid JSON.

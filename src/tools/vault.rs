@@ -1,0 +1,258 @@
+//! `VaultTools` on `App`: converts requests to `vault::` calls and their results back,
+//! and words the domain's follow-ups as `next_actions` whose params fit the proposed
+//! tool's input schema.
+
+use serde_json::{json, Map, Value};
+
+use super::{page, wire_enum};
+use crate::app::App;
+use crate::contract::types::*;
+use crate::contract::VaultTools;
+use crate::error::ToolResult;
+use crate::vault::listing::{self, ListedFile};
+use crate::vault::read::{self, CharLimit, ChunkBounds, Edit, Lines, Reason, Span};
+use crate::vault::scope::ScopeRequest;
+use crate::vault::search::{self, SearchRequest};
+use crate::vault::write::{self, WriteMode};
+
+const DEFAULT_LS_LIMIT: u64 = 200;
+const DEFAULT_SEARCH_LIMIT: u64 = 20;
+
+/// Confidence of the proposed next calls: continuing a scan is the point of scanning;
+/// reading on is likely when a limit cut the read; an edit is only an offer.
+const SCAN_ON: f64 = 0.9;
+const READ_ON_AFTER_CUT: f64 = 0.6;
+const READ_ON_AFTER_RANGE: f64 = 0.4;
+const OFFER_EDIT: f64 = 0.3;
+const STOP_AT_END: f64 = 1.0;
+
+impl VaultTools for App {
+    fn vault_ls(&self, input: VaultLsInput) -> ToolResult<VaultLsOutput> {
+        let root = self.vault()?;
+        let files = listing::list(
+            root,
+            ScopeRequest {
+                relative_dir: input.relative_dir.as_deref(),
+                glob: input.glob.as_deref(),
+                exclude_glob: None,
+                field: "",
+            },
+        )?;
+        let page = page(files, input.offset, input.limit, DEFAULT_LS_LIMIT);
+        let items = page
+            .items
+            .into_iter()
+            .map(|file: ListedFile| VaultLsItem {
+                line_count: listing::line_count(root, &file),
+                path: file.path,
+                file_type: file.file_type,
+                size_bytes: file.size_bytes,
+            })
+            .collect();
+        Ok(VaultLsOutput {
+            items,
+            total: page.total,
+            next_offset: page.next_offset,
+        })
+    }
+
+    fn vault_read(&self, input: VaultReadInput) -> ToolResult<VaultReadOutput> {
+        let span = Span::new(
+            input.full,
+            input.range.map(|range| (range.start_line, range.end_line)),
+        )?;
+        let max_chars = input.limits.and_then(|limits| limits.max_chars);
+        let read = read::read(self.vault()?, &input.path, span, self.char_limit(max_chars))?;
+        let mut next_actions = Vec::new();
+        if let Some(start_line) = read.window.next_line {
+            let confidence = if read.reason.truncated() {
+                READ_ON_AFTER_CUT
+            } else {
+                READ_ON_AFTER_RANGE
+            };
+            let mut params = path_params(&read);
+            params.insert("range".into(), json!({ "start_line": start_line }));
+            insert_limits(&mut params, max_chars);
+            next_actions.push(action("vault_read", confidence, Some(params)));
+        }
+        next_actions.extend(edit_offer(&read));
+        let reason = match read.reason {
+            Reason::None => VaultReadOutputTruncatedReason::None,
+            Reason::LinesDone => VaultReadOutputTruncatedReason::RangeEnd,
+            Reason::MaxChars => VaultReadOutputTruncatedReason::MaxChars,
+            Reason::HardLimit => VaultReadOutputTruncatedReason::HardLimit,
+        };
+        Ok(VaultReadOutput {
+            truncated: read.reason.truncated(),
+            truncated_reason: reason,
+            returned_chars: read.window.chars as u64,
+            applied_range: VaultReadOutputAppliedRange {
+                start_line: read.window.first_line,
+                end_line: read.window.last_line,
+            },
+            next_offset: VaultReadOutputNextOffset {
+                start_line: read.window.next_line,
+            },
+            text: read.window.text,
+            next_actions,
+        })
+    }
+
+    fn vault_scan(&self, input: VaultScanInput) -> ToolResult<VaultScanOutput> {
+        let max_chars = input.limits.and_then(|limits| limits.max_chars);
+        let bounds = ChunkBounds {
+            default: self.config.vault_scan_default_chunk_lines,
+            max: self.config.vault_scan_max_chunk_lines,
+        };
+        let scan = read::scan(
+            self.vault()?,
+            &input.path,
+            input.cursor.and_then(|cursor| cursor.start_line),
+            input.chunk_lines,
+            bounds,
+            self.char_limit(max_chars),
+        )?;
+        let next_actions = match scan.window.next_line {
+            Some(start_line) => {
+                let mut params = path_params(&scan);
+                params.insert("cursor".into(), json!({ "start_line": start_line }));
+                if let Some(chunk_lines) = input.chunk_lines {
+                    params.insert("chunk_lines".into(), json!(chunk_lines));
+                }
+                insert_limits(&mut params, max_chars);
+                vec![action("vault_scan", SCAN_ON, Some(params))]
+            }
+            None => vec![action("stop", STOP_AT_END, None)],
+        };
+        let reason = match scan.reason {
+            Reason::None => VaultScanOutputTruncatedReason::None,
+            Reason::LinesDone => VaultScanOutputTruncatedReason::ChunkEnd,
+            Reason::MaxChars => VaultScanOutputTruncatedReason::MaxChars,
+            Reason::HardLimit => VaultScanOutputTruncatedReason::HardLimit,
+        };
+        Ok(VaultScanOutput {
+            eof: scan.window.next_line.is_none(),
+            truncated: scan.reason.truncated(),
+            truncated_reason: reason,
+            applied_range: VaultScanOutputAppliedRange {
+                start_line: scan.window.first_line,
+                end_line: scan.window.last_line,
+            },
+            next_cursor: VaultScanOutputNextCursor {
+                start_line: scan.window.next_line,
+            },
+            text: scan.window.text,
+            next_actions,
+        })
+    }
+
+    fn vault_search(&self, input: VaultSearchInput) -> ToolResult<VaultSearchOutput> {
+        let scope = input.scope.unwrap_or_default();
+        let offset = input.offset.unwrap_or(0);
+        let request = SearchRequest {
+            query: &input.query,
+            scope: ScopeRequest {
+                relative_dir: scope.relative_dir.as_deref(),
+                glob: scope.glob.as_deref(),
+                exclude_glob: scope.exclude_glob.as_deref(),
+                field: "scope.",
+            },
+            offset,
+            limit: input.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
+        };
+        let found = search::search(self.vault()?, &request)?;
+        let end = offset + found.hits.len() as u64;
+        Ok(VaultSearchOutput {
+            items: found
+                .hits
+                .into_iter()
+                .map(|hit| VaultSearchHit {
+                    path: hit.path,
+                    start_line: hit.start_line,
+                    snippet: hit.snippet,
+                })
+                .collect(),
+            total: found.total,
+            next_offset: (end < found.total).then_some(end),
+            scanned_files: found.scanned_files,
+            skipped_files: found.skipped_files,
+        })
+    }
+
+    fn vault_create(&self, input: VaultCreateInput) -> ToolResult<VaultCreateOutput> {
+        let written = write::create(self.vault()?, &input.path, &input.content)?;
+        Ok(VaultCreateOutput {
+            written_path: written.path,
+            written_bytes: written.bytes,
+        })
+    }
+
+    fn vault_write(&self, input: VaultWriteInput) -> ToolResult<VaultWriteOutput> {
+        let mode = match input.mode {
+            VaultWriteInputMode::Overwrite => WriteMode::Overwrite,
+            VaultWriteInputMode::Append => WriteMode::Append,
+        };
+        let written = write::write(self.vault()?, &input.path, &input.content, mode)?;
+        Ok(VaultWriteOutput {
+            written_path: written.path,
+            written_bytes: written.bytes,
+            mode: wire_enum(&input.mode.to_string()),
+        })
+    }
+
+    fn vault_replace(&self, input: VaultReplaceInput) -> ToolResult<VaultReplaceOutput> {
+        let replaced = write::replace(
+            self.vault()?,
+            &input.path,
+            &input.find,
+            &input.replace,
+            input.max_replacements.unwrap_or(1),
+        )?;
+        Ok(VaultReplaceOutput {
+            written_path: replaced.path,
+            replacements: replaced.replacements,
+            occurrences: replaced.occurrences,
+        })
+    }
+}
+
+impl App {
+    fn char_limit(&self, max_chars: Option<u64>) -> CharLimit {
+        CharLimit::new(max_chars, self.config.hard_max_chars as usize)
+    }
+}
+
+fn action(tool: &str, confidence: f64, params: Option<Map<String, Value>>) -> NextAction {
+    NextAction {
+        type_: tool.to_string(),
+        confidence: Some(confidence),
+        params,
+    }
+}
+
+fn path_params(lines: &Lines) -> Map<String, Value> {
+    Map::from_iter([("path".to_string(), json!(lines.path))])
+}
+
+/// Carries the client's own `max_chars` into a follow-up call, so it reads alike.
+fn insert_limits(params: &mut Map<String, Value>, max_chars: Option<u64>) {
+    if let Some(max_chars) = max_chars {
+        params.insert("limits".into(), json!({ "max_chars": max_chars }));
+    }
+}
+
+/// The edit the vault allows on the file read: `vault_replace`, or an append where only
+/// appends are allowed (daily logs). The caller supplies the text (see the output
+/// schema's `x-partial-params`).
+fn edit_offer(read: &Lines) -> Option<NextAction> {
+    let mut params = path_params(read);
+    let tool = match read.edit {
+        Edit::Replace => "vault_replace",
+        Edit::Append => {
+            params.insert("mode".into(), json!("append"));
+            "vault_write"
+        }
+        Edit::None => return None,
+    };
+    Some(action(tool, OFFER_EDIT, Some(params)))
+}

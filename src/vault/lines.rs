@@ -1,0 +1,373 @@
+//! A window of lines streamed out of a file: the engine of `vault_read` and `vault_scan`.
+//!
+//! Vault files can be far larger than memory is willing to hold (a 2 GB log), and a client
+//! asks for a few dozen lines at a time. So the file is never loaded: lines before the
+//! window are skipped by counting `\n` in the reader's buffer (memchr, no allocation per
+//! line), and a line is only ever read as far as the character budget could still use,
+//! so peak memory is the buffer plus the answer, whatever the file or line length.
+//!
+//! Lines end at `\n` (a `\r` before it belongs to the line, as in `text::lines`), and the
+//! text is returned verbatim: the lines' bytes with their line breaks, only the last
+//! line's break left off. Only whole lines are returned, except a first line longer than
+//! the whole budget, which is cut; the window then moves past it.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use crate::error::ToolResult;
+use crate::paths::RelPath;
+
+/// Reader buffer: large enough that skipping runs at memchr speed, small enough to be
+/// irrelevant beside the answer.
+const BUFFER_BYTES: usize = 256 * 1024;
+
+/// A character is at most four bytes of UTF-8, so a line longer than this many bytes per
+/// remaining character cannot fit the budget.
+const MAX_UTF8_BYTES: usize = 4;
+
+/// Why a window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The file has no line after the window.
+    EndOfFile,
+    /// The window holds as many lines as asked for, and the file goes on.
+    LineLimit,
+    /// The next line (or the rest of the first) did not fit the character budget.
+    CharLimit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub text: String,
+    pub chars: usize,
+    /// First line of the window (1-based).
+    pub first_line: u64,
+    /// Last line returned; `first_line - 1` when none was.
+    pub last_line: u64,
+    /// The line to continue from, or `None` when the file ends within the window.
+    pub next_line: Option<u64>,
+    pub stop: Stop,
+}
+
+/// Up to `max_lines` lines from `first_line` (1-based) of `file`, within `max_chars`
+/// characters. A line that is not UTF-8 is an error naming its number.
+pub fn window(
+    file: impl Read,
+    rel: &RelPath,
+    first_line: u64,
+    max_lines: u64,
+    max_chars: usize,
+) -> ToolResult<Window> {
+    let io_failed = |error: io::Error| super::read_failed(rel, error);
+    let mut reader = BufReader::with_capacity(BUFFER_BYTES, file);
+    let mut builder = Builder::new(first_line, max_chars);
+    if skip_lines(&mut reader, first_line - 1).map_err(io_failed)? < first_line - 1 {
+        return Ok(builder.finish(Stop::EndOfFile, None));
+    }
+    let mut line = Vec::new();
+    let mut number = first_line;
+    loop {
+        if number - first_line == max_lines {
+            return Ok(if at_end(&mut reader).map_err(io_failed)? {
+                builder.finish(Stop::EndOfFile, None)
+            } else {
+                builder.finish(Stop::LineLimit, Some(number))
+            });
+        }
+        let cap = builder
+            .remaining_chars()
+            .saturating_add(1)
+            .saturating_mul(MAX_UTF8_BYTES);
+        let end = read_line_capped(&mut reader, &mut line, cap).map_err(io_failed)?;
+        if end == LineEnd::Eof {
+            return Ok(builder.finish(Stop::EndOfFile, None));
+        }
+        let (content, newline) = split_terminator(&line, end);
+        let content = decode(content, end).ok_or_else(|| super::not_text(rel, number))?;
+        if !builder.push(content, newline) {
+            if number > first_line {
+                return Ok(builder.finish(Stop::CharLimit, Some(number)));
+            }
+            // A first line longer than the whole budget: cut it and move past its rest.
+            builder.push_cut(content);
+            if end == LineEnd::Capped {
+                skip_lines(&mut reader, 1).map_err(io_failed)?;
+            }
+            let more = !at_end(&mut reader).map_err(io_failed)?;
+            return Ok(builder.finish(Stop::CharLimit, more.then_some(number + 1)));
+        }
+        number += 1;
+    }
+}
+
+/// Collects whole lines within the budget. The previous line's break is held back until
+/// another line follows, so the text never ends with a line break.
+struct Builder {
+    text: String,
+    chars: usize,
+    max_chars: usize,
+    first_line: u64,
+    lines: u64,
+    pending_break: &'static str,
+}
+
+impl Builder {
+    fn new(first_line: u64, max_chars: usize) -> Builder {
+        Builder {
+            text: String::new(),
+            chars: 0,
+            max_chars,
+            first_line,
+            lines: 0,
+            pending_break: "",
+        }
+    }
+
+    fn remaining_chars(&self) -> usize {
+        self.max_chars - self.chars
+    }
+
+    /// Adds a whole line if it fits; false (and nothing added) otherwise.
+    fn push(&mut self, content: &str, line_break: &'static str) -> bool {
+        let added = self.pending_break.len() + content.chars().count();
+        if self.chars + added > self.max_chars {
+            return false;
+        }
+        self.text.push_str(self.pending_break);
+        self.text.push_str(content);
+        self.chars += added;
+        self.lines += 1;
+        self.pending_break = line_break;
+        true
+    }
+
+    /// Adds as much of the window's only line as the budget holds.
+    fn push_cut(&mut self, content: &str) {
+        let (kept, _) = crate::text::snippet::truncate_chars(content, self.max_chars);
+        self.text.push_str(kept);
+        self.chars = kept.chars().count();
+        self.lines = 1;
+    }
+
+    fn finish(self, stop: Stop, next_line: Option<u64>) -> Window {
+        Window {
+            text: self.text,
+            chars: self.chars,
+            first_line: self.first_line,
+            last_line: self.first_line + self.lines - 1,
+            next_line,
+            stop,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineEnd {
+    /// Nothing left to read.
+    Eof,
+    /// The line ended with `\n` (included in the buffer).
+    Newline,
+    /// The file ended without a final `\n`.
+    Unterminated,
+    /// The line goes on beyond the cap; the buffer holds its first bytes.
+    Capped,
+}
+
+/// Skips up to `lines` lines; returns how many were skipped (fewer at end of file, where
+/// an unterminated last line does not count: there is no line after it to start at).
+fn skip_lines(reader: &mut impl BufRead, lines: u64) -> io::Result<u64> {
+    let mut skipped = 0;
+    while skipped < lines {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        let mut consumed = buffer.len();
+        for newline in memchr::memchr_iter(b'\n', buffer) {
+            skipped += 1;
+            if skipped == lines {
+                consumed = newline + 1;
+                break;
+            }
+        }
+        reader.consume(consumed);
+    }
+    Ok(skipped)
+}
+
+fn at_end(reader: &mut impl BufRead) -> io::Result<bool> {
+    Ok(reader.fill_buf()?.is_empty())
+}
+
+/// Reads one line into `line` (cleared first), up to and including its `\n`, or its first
+/// `cap` bytes when it is longer.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<LineEnd> {
+    line.clear();
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(if line.is_empty() {
+                LineEnd::Eof
+            } else {
+                LineEnd::Unterminated
+            });
+        }
+        let room = cap - line.len();
+        if let Some(newline) = memchr::memchr(b'\n', &buffer[..buffer.len().min(room + 1)]) {
+            line.extend_from_slice(&buffer[..=newline]);
+            reader.consume(newline + 1);
+            return Ok(LineEnd::Newline);
+        }
+        let taken = buffer.len().min(room);
+        line.extend_from_slice(&buffer[..taken]);
+        reader.consume(taken);
+        if line.len() == cap {
+            return Ok(LineEnd::Capped);
+        }
+    }
+}
+
+/// A line's content and the break that ended it (`\n` or `\r\n`; none when the line ended
+/// at end of file or was capped).
+fn split_terminator(line: &[u8], end: LineEnd) -> (&[u8], &'static str) {
+    if end != LineEnd::Newline {
+        return (line, "");
+    }
+    let content = &line[..line.len() - 1];
+    match content.strip_suffix(b"\r") {
+        Some(content) => (content, "\r\n"),
+        None => (content, "\n"),
+    }
+}
+
+/// The content as text; a capped line may end inside a character, which is dropped.
+fn decode(content: &[u8], end: LineEnd) -> Option<&str> {
+    match std::str::from_utf8(content) {
+        Ok(text) => Some(text),
+        Err(error) if end == LineEnd::Capped && error.error_len().is_none() => {
+            Some(std::str::from_utf8(&content[..error.valid_up_to()]).expect("valid prefix"))
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::paths::parse_relative;
+
+    fn read(text: &str, first: u64, lines: u64, chars: usize) -> Window {
+        window(
+            text.as_bytes(),
+            &parse_relative("f.md").unwrap(),
+            first,
+            lines,
+            chars,
+        )
+        .unwrap()
+    }
+
+    fn summary(w: &Window) -> (String, u64, u64, Option<u64>, Stop) {
+        (
+            w.text.clone(),
+            w.first_line,
+            w.last_line,
+            w.next_line,
+            w.stop,
+        )
+    }
+
+    #[test]
+    fn windows_hold_whole_lines_verbatim_without_the_last_break() {
+        let text = "a\nb\r\nc\nd";
+        assert_eq!(
+            summary(&read(text, 1, 2, 100)),
+            ("a\nb".into(), 1, 2, Some(3), Stop::LineLimit)
+        );
+        assert_eq!(
+            summary(&read(text, 2, 2, 100)),
+            ("b\r\nc".into(), 2, 3, Some(4), Stop::LineLimit)
+        );
+        assert_eq!(
+            summary(&read(text, 3, 5, 100)),
+            ("c\nd".into(), 3, 4, None, Stop::EndOfFile)
+        );
+    }
+
+    #[test]
+    fn a_window_ending_on_the_last_line_reports_the_end() {
+        assert_eq!(
+            summary(&read("a\nb\n", 1, 2, 100)),
+            ("a\nb".into(), 1, 2, None, Stop::EndOfFile)
+        );
+        assert_eq!(read("a\nb\n", 1, 2, 100).chars, 3);
+    }
+
+    #[test]
+    fn past_the_end_and_empty_files_return_no_line() {
+        for (text, first) in [("", 1), ("a\nb\n", 3), ("a\nb", 3), ("a\n", 9)] {
+            assert_eq!(
+                summary(&read(text, first, 5, 100)),
+                (String::new(), first, first - 1, None, Stop::EndOfFile),
+                "{text:?} from {first}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_character_budget_keeps_whole_lines() {
+        // "日本\n" is 3 characters; the next line would exceed 7.
+        let text = "日本\n語の\nテキスト\n";
+        assert_eq!(
+            summary(&read(text, 1, 10, 7)),
+            ("日本\n語の".into(), 1, 2, Some(3), Stop::CharLimit)
+        );
+        assert_eq!(read(text, 1, 10, 7).chars, 5);
+    }
+
+    #[test]
+    fn a_first_line_longer_than_the_budget_is_cut_and_skipped() {
+        let long = "あ".repeat(10_000);
+        let text = format!("{long}\nnext\n");
+        assert_eq!(
+            summary(&read(&text, 1, 10, 5)),
+            ("あああああ".into(), 1, 1, Some(2), Stop::CharLimit)
+        );
+        let only = format!("x{long}");
+        assert_eq!(
+            summary(&read(&only, 1, 10, 3)),
+            ("xああ".into(), 1, 1, None, Stop::CharLimit)
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line() {
+        let bytes: &[u8] = b"ok\nfine\nbad \xff byte\n";
+        let rel = parse_relative("bin.md").unwrap();
+        let error = window(bytes, &rel, 1, 10, 100).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidParameter);
+        assert_eq!(error.details.unwrap()["line"], 3);
+        // Lines before the bad one are readable.
+        assert_eq!(window(bytes, &rel, 1, 2, 100).unwrap().text, "ok\nfine");
+    }
+
+    #[test]
+    fn skipping_crosses_buffer_boundaries() {
+        let text: String = (1..=100_000).map(|n| format!("line {n}\n")).collect();
+        let w = read(&text, 99_999, 5, 1000);
+        assert_eq!(
+            summary(&w),
+            (
+                "line 99999\nline 100000".into(),
+                99_999,
+                100_000,
+                None,
+                Stop::EndOfFile
+            )
+        );
+    }
+}

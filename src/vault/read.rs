@@ -1,0 +1,251 @@
+//! `vault_read` (a line range, or the whole file, within a character limit) and
+//! `vault_scan` (fixed-size chunks from a cursor, so a file can be walked end to end
+//! without relying on headings or search terms). Both stream through [`super::lines`].
+
+use serde_json::json;
+
+use crate::error::{ToolError, ToolResult};
+use crate::paths::{RelPath, Root};
+
+use super::lines::{self, Stop, Window};
+use super::policy::{self, Access};
+use super::target;
+
+/// Lines a range without `end_line` covers.
+pub const DEFAULT_RANGE_LINES: u64 = 200;
+
+/// How the character limit was set, which decides the reason reported when it cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CharLimit {
+    /// The client's `limits.max_chars`, at or below the server's cap.
+    Client(usize),
+    /// `HARD_MAX_CHARS`: the default, or what a larger client value was capped to.
+    Hard(usize),
+}
+
+impl CharLimit {
+    /// The limit for a client's `max_chars` under the server's `hard_max_chars`.
+    pub fn new(requested: Option<u64>, hard_max_chars: usize) -> CharLimit {
+        match requested {
+            Some(chars) if chars as usize <= hard_max_chars => CharLimit::Client(chars as usize),
+            _ => CharLimit::Hard(hard_max_chars),
+        }
+    }
+
+    fn chars(self) -> usize {
+        match self {
+            CharLimit::Client(chars) | CharLimit::Hard(chars) => chars,
+        }
+    }
+}
+
+/// Why a read or scan stopped where it did (the schemas' `truncated_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The file ended.
+    None,
+    /// The requested lines were all returned and the file goes on (`range_end` for reads,
+    /// `chunk_end` for scans).
+    LinesDone,
+    MaxChars,
+    HardLimit,
+}
+
+impl Reason {
+    fn of(stop: Stop, limit: CharLimit) -> Reason {
+        match (stop, limit) {
+            (Stop::EndOfFile, _) => Reason::None,
+            (Stop::LineLimit, _) => Reason::LinesDone,
+            (Stop::CharLimit, CharLimit::Client(_)) => Reason::MaxChars,
+            (Stop::CharLimit, CharLimit::Hard(_)) => Reason::HardLimit,
+        }
+    }
+
+    pub fn truncated(self) -> bool {
+        matches!(self, Reason::MaxChars | Reason::HardLimit)
+    }
+}
+
+/// What the client may do with the file next, by the vault policy: edit it with
+/// `vault_replace`, only append to it (daily logs), or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    Replace,
+    Append,
+    None,
+}
+
+impl Edit {
+    fn allowed_for(rel: &RelPath) -> Edit {
+        let components: Vec<&str> = rel.components().collect();
+        if policy::check(&components, Access::Replace).is_ok() {
+            Edit::Replace
+        } else if policy::check(&components, Access::Append).is_ok() {
+            Edit::Append
+        } else {
+            Edit::None
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Lines {
+    /// The path as the server spells it (normalised, `/`-separated).
+    pub path: String,
+    pub window: Window,
+    pub reason: Reason,
+    pub edit: Edit,
+}
+
+/// The lines `vault_read` was asked for: a range, or everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    Full,
+    Range {
+        start_line: Option<u64>,
+        end_line: Option<u64>,
+    },
+}
+
+impl Span {
+    /// `full` and `range` as the client gave them: the range is required unless `full`
+    /// is true, and the two together are ambiguous.
+    pub fn new(full: Option<bool>, range: Option<(Option<u64>, Option<u64>)>) -> ToolResult<Span> {
+        match (full.unwrap_or(false), range) {
+            (true, None) => Ok(Span::Full),
+            (true, Some(_)) => Err(ToolError::invalid_parameter(
+                "give either full=true or a range, not both",
+            )
+            .with_details(json!({ "field": "range", "rule": "absent when full is true" }))),
+            (false, None) => Err(ToolError::invalid_parameter(
+                "range is required unless full is true",
+            )
+            .with_details(json!({
+                "field": "range",
+                "rule": "required when full is false (the default)",
+                "example": { "range": { "start_line": 1, "end_line": DEFAULT_RANGE_LINES } },
+            }))),
+            (false, Some((start_line, end_line))) => Ok(Span::Range {
+                start_line,
+                end_line,
+            }),
+        }
+    }
+
+    /// First line and line count.
+    fn lines(self) -> ToolResult<(u64, u64)> {
+        match self {
+            Span::Full => Ok((1, u64::MAX)),
+            Span::Range {
+                start_line,
+                end_line,
+            } => {
+                let start = start_line.unwrap_or(1);
+                let end = end_line.unwrap_or(start.saturating_add(DEFAULT_RANGE_LINES - 1));
+                if end < start {
+                    return Err(ToolError::invalid_parameter(format!(
+                        "range.end_line ({end}) is before range.start_line ({start})"
+                    ))
+                    .with_details(json!({ "field": "range.end_line", "rule": ">= start_line" })));
+                }
+                Ok((start, end - start + 1))
+            }
+        }
+    }
+}
+
+/// `vault_read`: the lines of `span` within `limit`.
+pub fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> ToolResult<Lines> {
+    let (start, count) = span.lines()?;
+    window_of(root, path, start, count, limit)
+}
+
+/// `vault_scan`'s chunk size bounds, from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkBounds {
+    pub default: u32,
+    pub max: u32,
+}
+
+/// `vault_scan`: `chunk_lines` lines (default and bounds from the configuration) from
+/// `start_line` (default 1) within `limit`.
+pub fn scan(
+    root: &Root,
+    path: &str,
+    start_line: Option<u64>,
+    chunk_lines: Option<u64>,
+    bounds: ChunkBounds,
+    limit: CharLimit,
+) -> ToolResult<Lines> {
+    let chunk = chunk_lines.unwrap_or(u64::from(bounds.default));
+    if !(1..=u64::from(bounds.max)).contains(&chunk) {
+        return Err(ToolError::invalid_parameter(format!(
+            "chunk_lines must be between 1 and {} (VAULT_SCAN_MAX_CHUNK_LINES)",
+            bounds.max
+        ))
+        .with_details(
+            json!({ "field": "chunk_lines", "accepted": { "min": 1, "max": bounds.max } }),
+        ));
+    }
+    window_of(root, path, start_line.unwrap_or(1), chunk, limit)
+}
+
+fn window_of(
+    root: &Root,
+    path: &str,
+    start: u64,
+    count: u64,
+    limit: CharLimit,
+) -> ToolResult<Lines> {
+    let rel = target(path, Access::Read)?;
+    let file = root.open_file(&rel)?;
+    let window = lines::window(file, &rel, start, count, limit.chars())?;
+    Ok(Lines {
+        path: rel.as_str().to_string(),
+        reason: Reason::of(window.stop, limit),
+        edit: Edit::allowed_for(&rel),
+        window,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn the_client_limit_counts_only_up_to_the_hard_cap() {
+        assert_eq!(CharLimit::new(Some(10), 100), CharLimit::Client(10));
+        assert_eq!(CharLimit::new(Some(100), 100), CharLimit::Client(100));
+        assert_eq!(CharLimit::new(Some(101), 100), CharLimit::Hard(100));
+        assert_eq!(CharLimit::new(None, 100), CharLimit::Hard(100));
+    }
+
+    #[test]
+    fn spans_need_a_range_unless_full() {
+        assert_eq!(Span::new(Some(true), None), Ok(Span::Full));
+        for (full, range) in [
+            (None, None),
+            (Some(false), None),
+            (Some(true), Some((None, None))),
+        ] {
+            assert_eq!(
+                Span::new(full, range).unwrap_err().code,
+                ErrorCode::InvalidParameter
+            );
+        }
+        let span = Span::new(None, Some((Some(5), None))).unwrap();
+        assert_eq!(span.lines(), Ok((5, DEFAULT_RANGE_LINES)));
+        let span = Span::new(None, Some((Some(5), Some(4)))).unwrap();
+        assert_eq!(span.lines().unwrap_err().code, ErrorCode::InvalidParameter);
+        assert_eq!(Span::Full.lines(), Ok((1, u64::MAX)));
+    }
+
+    #[test]
+    fn daily_logs_are_offered_appends_and_other_files_replaces() {
+        let edit = |path: &str| Edit::allowed_for(&crate::paths::parse_relative(path).unwrap());
+        assert_eq!(edit("drafts/a.md"), Edit::Replace);
+        assert_eq!(edit("artifacts/daily/2026-11-25.md"), Edit::Append);
+        assert_eq!(edit("artifacts/run.sh"), Edit::None);
+    }
+}

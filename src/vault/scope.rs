@@ -1,0 +1,68 @@
+//! Which vault files a listing or a search covers: a folder, an optional glob to keep and
+//! an optional glob to leave out (requirements §2: daily logs must be easy to exclude).
+//!
+//! Hidden entries below the folder (names starting with `.`, `.system` among them) are
+//! never in scope, and neither are links, folders or special files: only regular files.
+
+use crate::error::ToolResult;
+use crate::paths::{Entry, FileKind, RelPath, Root};
+
+use super::glob::Glob;
+use super::policy::Access;
+use super::{is_hidden, target};
+
+#[derive(Debug, Clone)]
+pub struct Scope {
+    dir: RelPath,
+    include: Option<Glob>,
+    exclude: Option<Glob>,
+}
+
+/// A scope as a client spells it; `field` prefixes the names in error details
+/// (`"scope."` for `vault_search`, `""` for `vault_ls`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScopeRequest<'a> {
+    pub relative_dir: Option<&'a str>,
+    pub glob: Option<&'a str>,
+    pub exclude_glob: Option<&'a str>,
+    pub field: &'a str,
+}
+
+impl Scope {
+    /// Checks the folder's spelling and policy (a `.system` folder is `forbidden`) and
+    /// compiles the globs (`invalid_parameter` when unusable).
+    pub fn new(request: ScopeRequest<'_>) -> ToolResult<Scope> {
+        let dir = match request.relative_dir {
+            None => RelPath::root(),
+            Some(dir) => target(dir, Access::Read)?,
+        };
+        let compile = |pattern: Option<&str>, name: &str| {
+            pattern
+                .map(|p| Glob::new(p, &format!("{}{name}", request.field)))
+                .transpose()
+        };
+        Ok(Scope {
+            dir,
+            include: compile(request.glob, "glob")?,
+            exclude: compile(request.exclude_glob, "exclude_glob")?,
+        })
+    }
+
+    /// The regular files in scope, sorted by path. A folder the client named is listed
+    /// even when hidden; hidden entries found below it are not.
+    pub fn files(&self, root: &Root) -> ToolResult<Vec<Entry>> {
+        let depth = self.dir.components().count();
+        Ok(root
+            .read_dir_recursive(&self.dir)?
+            .into_iter()
+            .filter(|entry| entry.info.kind == FileKind::File)
+            .filter(|entry| !entry.path.components().skip(depth).any(is_hidden))
+            .filter(|entry| self.covers(entry.path.as_str()))
+            .collect())
+    }
+
+    fn covers(&self, path: &str) -> bool {
+        self.include.as_ref().is_none_or(|glob| glob.matches(path))
+            && !self.exclude.as_ref().is_some_and(|glob| glob.matches(path))
+    }
+}

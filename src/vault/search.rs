@@ -1,0 +1,410 @@
+//! `vault_search`: every line of the vault's text files where a query occurs, after the
+//! same normalisation the manual search uses (`text::normalize`), in pages.
+//!
+//! The vault changes under the agent's hands, so there is no index to keep fresh: each
+//! call streams the files in scope in blocks of whole lines, normalises a block, and finds
+//! the query in it with memchr's `memmem`. Memory stays at a block, however large a file.
+//! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
+//! boundary (the normaliser joins lines with a space) is still found; hits are one per
+//! line, in path then line order. Files are counted in parallel over the available cores;
+//! then only the files holding the requested page are read again for snippets, so a
+//! query that matches a million lines costs a count, not a million strings.
+
+use std::io::{BufRead, BufReader, Read};
+use std::ops::Range;
+
+use memchr::memmem::Finder;
+use serde_json::json;
+
+use crate::error::{ToolError, ToolResult};
+use crate::paths::{Entry, RelPath, Root};
+use crate::text::lines::LineIndex;
+use crate::text::normalize::{normalize, normalize_str};
+use crate::text::snippet::snippet;
+
+use super::scope::{Scope, ScopeRequest};
+
+/// Characters of a hit's snippet (the published `snippet` bound).
+pub const SNIPPET_CHARS: usize = 160;
+
+/// Bytes read per block before extending it to the end of the line.
+const BLOCK_BYTES: usize = 1024 * 1024;
+
+/// A line longer than this is split across blocks, so one block never grows past it.
+const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
+
+/// Text carried from one block into the next. A match whose original text straddles a
+/// block boundary and is longer than this (a query across a thousand blank lines) is the
+/// one thing the block-wise search can miss.
+const OVERLAP_BYTES: usize = 4096;
+
+/// The first bytes of a file decide whether it is text: a NUL there (as ripgrep does) or
+/// bytes that are not UTF-8 mark it binary and it is skipped, not searched.
+const SNIFF_BYTES: usize = 8192;
+
+#[derive(Debug, Clone, Copy)]
+pub struct SearchRequest<'a> {
+    pub query: &'a str,
+    pub scope: ScopeRequest<'a>,
+    pub offset: u64,
+    pub limit: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub path: String,
+    pub start_line: u64,
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    pub hits: Vec<Hit>,
+    pub total: u64,
+    /// Text files searched.
+    pub scanned_files: u64,
+    /// Files in scope left out: binary, or gone or unreadable since the listing.
+    pub skipped_files: u64,
+}
+
+pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage> {
+    let normalised = normalize_str(request.query);
+    let needle = normalised.trim_matches(' ');
+    if needle.is_empty() {
+        return Err(ToolError::invalid_parameter(
+            "query has no searchable characters once whitespace is normalised",
+        )
+        .with_details(json!({ "field": "query", "rule": "contains a non-space character" })));
+    }
+    let files = Scope::new(request.scope)?.files(root)?;
+    let finder = Finder::new(needle.as_bytes());
+    let outcomes = count_in_parallel(root, &files, &finder);
+    let window = request.offset..request.offset.saturating_add(request.limit);
+    let mut page = SearchPage {
+        hits: Vec::new(),
+        total: 0,
+        scanned_files: 0,
+        skipped_files: 0,
+    };
+    for (file, outcome) in files.iter().zip(outcomes) {
+        let Outcome::Searched { hits } = outcome else {
+            page.skipped_files += 1;
+            continue;
+        };
+        page.scanned_files += 1;
+        let first = page.total;
+        page.total += hits;
+        if first < window.end && window.start < page.total {
+            // Only the files holding the page are read a second time, for snippets.
+            let wanted = window.start.saturating_sub(first)..window.end - first;
+            page.hits
+                .extend(snippets(root, &file.path, &finder, wanted));
+        }
+    }
+    Ok(page)
+}
+
+/// What searching one file gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Searched {
+        hits: u64,
+    },
+    /// Binary, or gone or unreadable since the listing.
+    Skipped,
+}
+
+/// Counts the hits of every file, the files split into contiguous runs over the
+/// available cores (normalising is the cost, and it is per file).
+fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<Outcome> {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let run = files.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let counting: Vec<_> = files
+            .chunks(run)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|file| {
+                            let mut hits = 0;
+                            match each_hit(root, &file.path, finder, |_| {
+                                hits += 1;
+                                true
+                            }) {
+                                Ok(()) => Outcome::Searched { hits },
+                                Err(Skip) => Outcome::Skipped,
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        counting
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a search worker panicked"))
+            .collect()
+    })
+}
+
+/// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file
+/// changed since it was counted yields what it holds now.
+fn snippets(root: &Root, rel: &RelPath, finder: &Finder<'_>, wanted: Range<u64>) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut index = 0;
+    let _ = each_hit(root, rel, finder, |found| {
+        if wanted.contains(&index) {
+            hits.push(Hit {
+                path: rel.as_str().to_string(),
+                start_line: found.line,
+                snippet: snippet(found.block, found.original, SNIPPET_CHARS),
+            });
+        }
+        index += 1;
+        index < wanted.end
+    });
+    hits
+}
+
+/// A file that is not searched: binary, or not readable.
+struct Skip;
+
+/// One hit: the line it starts on, and where in which block text.
+struct Found<'b> {
+    line: u64,
+    block: &'b str,
+    original: usize,
+}
+
+/// Calls `on_hit` for the first match on each line of `rel`, in order, until it returns
+/// false.
+fn each_hit(
+    root: &Root,
+    rel: &RelPath,
+    finder: &Finder<'_>,
+    mut on_hit: impl FnMut(Found<'_>) -> bool,
+) -> Result<(), Skip> {
+    let Ok(file) = root.open_file(rel) else {
+        tracing::warn!(
+            path = rel.as_str(),
+            "search skipped a file it could not open"
+        );
+        return Err(Skip);
+    };
+    let mut blocks = Blocks::new(file);
+    match blocks.advance() {
+        Advance::Block if is_text(blocks.raw()) => {}
+        Advance::End => return Ok(()),
+        Advance::Block | Advance::Failed => return Err(Skip),
+    }
+    let mut last_hit_line = 0;
+    loop {
+        if !search_block(blocks.current(), finder, &mut last_hit_line, &mut on_hit) {
+            return Ok(());
+        }
+        match blocks.advance() {
+            Advance::Block => {}
+            Advance::End => return Ok(()),
+            Advance::Failed => {
+                tracing::warn!(path = rel.as_str(), "search stopped reading a file");
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// What moving to the next block found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Advance {
+    Block,
+    End,
+    Failed,
+}
+
+/// Reports the first match of each line of `block` after `last_hit_line`; false when
+/// `on_hit` asked to stop.
+fn search_block(
+    block: Block<'_>,
+    finder: &Finder<'_>,
+    last_hit_line: &mut u64,
+    on_hit: &mut impl FnMut(Found<'_>) -> bool,
+) -> bool {
+    let normalised = normalize(block.text);
+    let mut lines: Option<LineIndex> = None;
+    let needle_len = finder.needle().len();
+    for start in finder.find_iter(normalised.text.as_bytes()) {
+        let span = normalised.original_range(start..start + needle_len);
+        // Wholly inside the overlap: the previous block judged it, with more context.
+        if span.end <= block.new_from {
+            continue;
+        }
+        let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+        let line = block.first_line + lines.line_of(span.start) as u64 - 1;
+        if line <= *last_hit_line {
+            continue;
+        }
+        *last_hit_line = line;
+        let found = Found {
+            line,
+            block: block.text,
+            original: span.start,
+        };
+        if !on_hit(found) {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_text(start: &[u8]) -> bool {
+    let sniffed = &start[..start.len().min(SNIFF_BYTES)];
+    if memchr::memchr(0, sniffed).is_some() {
+        return false;
+    }
+    match std::str::from_utf8(sniffed) {
+        Ok(_) => true,
+        // Cut inside a character at the sniff boundary is still text.
+        Err(error) => error.error_len().is_none(),
+    }
+}
+
+/// A block of text: the overlap carried from the previous block, then new lines.
+#[derive(Debug, Clone, Copy)]
+struct Block<'t> {
+    text: &'t str,
+    /// The line on which `text` starts.
+    first_line: u64,
+    /// Where the new bytes start in `text`.
+    new_from: usize,
+}
+
+/// Reads a file as consecutive blocks of whole lines (a line longer than
+/// [`MAX_BLOCK_BYTES`] is split), each starting with the tail of the one before.
+struct Blocks<R: Read> {
+    reader: BufReader<R>,
+    bytes: Vec<u8>,
+    text: String,
+    first_line: u64,
+    new_from: usize,
+}
+
+impl<R: Read> Blocks<R> {
+    fn new(file: R) -> Self {
+        Blocks {
+            reader: BufReader::with_capacity(64 * 1024, file),
+            bytes: Vec::new(),
+            text: String::new(),
+            first_line: 1,
+            new_from: 0,
+        }
+    }
+
+    /// The bytes of the latest block as read, before decoding (which would hide bytes
+    /// that are not UTF-8 behind U+FFFD).
+    fn raw(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn current(&self) -> Block<'_> {
+        Block {
+            text: &self.text,
+            first_line: self.first_line,
+            new_from: self.new_from,
+        }
+    }
+
+    /// Moves to the next block (read it with [`Blocks::current`]).
+    fn advance(&mut self) -> Advance {
+        self.carry_overlap();
+        self.new_from = self.text.len();
+        self.bytes.clear();
+        match self.fill() {
+            Err(()) => return Advance::Failed,
+            Ok(0) => return Advance::End,
+            Ok(_) => {}
+        }
+        // Bytes that are not UTF-8 after the first block (which decided the file is text),
+        // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
+        // U+FFFD rather than dropping the rest of the file.
+        self.text.push_str(&String::from_utf8_lossy(&self.bytes));
+        Advance::Block
+    }
+
+    /// Reads about [`BLOCK_BYTES`], then on to the end of that line.
+    fn fill(&mut self) -> Result<usize, ()> {
+        (&mut self.reader)
+            .take(BLOCK_BYTES as u64)
+            .read_to_end(&mut self.bytes)
+            .map_err(drop)?;
+        while self.bytes.last().is_some_and(|&b| b != b'\n') && self.bytes.len() < MAX_BLOCK_BYTES {
+            let buffer = self.reader.fill_buf().map_err(drop)?;
+            if buffer.is_empty() {
+                break;
+            }
+            let room = MAX_BLOCK_BYTES - self.bytes.len();
+            let (taken, done) = match memchr::memchr(b'\n', buffer) {
+                Some(newline) if newline < room => (newline + 1, true),
+                _ => (buffer.len().min(room), false),
+            };
+            self.bytes.extend_from_slice(&buffer[..taken]);
+            self.reader.consume(taken);
+            if done {
+                break;
+            }
+        }
+        Ok(self.bytes.len())
+    }
+
+    /// Keeps the last [`OVERLAP_BYTES`] (whole characters) of the current text, and moves
+    /// `first_line` to the line they start on.
+    fn carry_overlap(&mut self) {
+        let mut keep_from = self.text.len().saturating_sub(OVERLAP_BYTES);
+        while !self.text.is_char_boundary(keep_from) {
+            keep_from += 1;
+        }
+        let dropped_lines = memchr::memchr_iter(b'\n', &self.text.as_bytes()[..keep_from]).count();
+        self.first_line += dropped_lines as u64;
+        self.text.drain(..keep_from);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_utf8_without_nul_even_when_cut_inside_a_character() {
+        assert!(is_text("日本語 text\n".as_bytes()));
+        assert!(is_text(&"日本語".as_bytes()[..4]));
+        assert!(!is_text(b"caf\xe9\n"));
+        assert!(!is_text(b"text\0more"));
+        // Only the first SNIFF_BYTES decide.
+        let mut late = vec![b'a'; SNIFF_BYTES];
+        late.push(0);
+        assert!(is_text(&late));
+    }
+
+    #[test]
+    fn blocks_carry_an_overlap_and_count_its_lines() {
+        let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
+        let mut blocks = Blocks::new(text.as_bytes());
+        let mut starts = Vec::new();
+        while blocks.advance() == Advance::Block {
+            let block = blocks.current();
+            let first = block.text.lines().next().unwrap();
+            // A block starts mid-line only inside its overlap; the line it is on is right.
+            let whole_first_line = text.lines().nth(block.first_line as usize - 1).unwrap();
+            assert!(
+                whole_first_line.ends_with(first),
+                "{first} in {whole_first_line}"
+            );
+            assert!(block.text[block.new_from..].ends_with('\n'));
+            starts.push(block.first_line);
+        }
+        assert!(
+            starts.len() > 1,
+            "the text fits one block: the test proves nothing"
+        );
+        assert!(starts.windows(2).all(|pair| pair[0] < pair[1]));
+    }
+}
