@@ -46,7 +46,8 @@
 //!
 //! Code map: `model` is the shared model; `json`, `markdown` (with `mermaid` and
 //! `annotation`) read the two forms; `audit` finds problems; `coverage` and `stop_rule`
-//! are `vault_coverage`'s measure and its stop rule.
+//! are `vault_coverage`'s measure and its stop rule; `rounds` is the per-session
+//! bookkeeping the stop rule's marginal gain is computed from.
 
 mod annotation;
 pub mod audit;
@@ -56,13 +57,15 @@ mod json;
 mod markdown;
 mod mermaid;
 mod model;
+pub mod rounds;
 pub mod stop_rule;
 
 pub use audit::{audit, severe, Finding, FindingKind, Severity};
-pub use coverage::{coverage, Coverage, LineRange};
+pub use coverage::{coverage, Coverage, LineProfile, LineRange};
 pub use json::parse_json;
 pub use markdown::parse_markdown;
 pub use model::{Artifact, Element, Kind, SourceLines};
+pub use rounds::{Added, Rounds};
 pub use stop_rule::{est_tokens, marginal_gain, next_step, NextStep};
 
 use serde_json::json;

@@ -4,19 +4,19 @@
 //!
 //! ## What a round added
 //!
-//! The tool layer remembers, per vault path, the covered line count and the character
-//! count of the covered lines at the previous `vault_coverage` call (zero before the
-//! first). Between two calls:
+//! A round is one `vault_coverage` call; [`super::rounds::Rounds`] remembers the previous
+//! one of the same file and artifact set. Between two rounds:
 //!
-//! - `added_evidence_count` = covered lines now − covered lines then (0 if artifacts lost
-//!   citations), the newly grounded lines;
-//! - `added_est_tokens` = [`est_tokens`] of (covered chars now − covered chars then).
+//! - `added_evidence_count` = covered lines with evidence now − then (0 if artifacts lost
+//!   citations): the newly grounded lines;
+//! - `added_est_tokens` = [`est_tokens`] of the characters the agent read from the file
+//!   with `vault_read` / `vault_scan` since then: what the new evidence cost. (Counting
+//!   the characters of the newly covered lines instead would price evidence by its own
+//!   size, so every round would look equally worth it.)
 //!
-//! [`marginal_gain`] of the two is the `last_marginal_gain` of the next [`next_step`]; a
-//! round that covered nothing has no gain (`None`), which at sufficient coverage stops.
-//! The functions here only take the numbers, so a finer cost (for example the characters
-//! an agent actually read with `vault_scan` since the last call) can replace the second
-//! without touching them.
+//! [`marginal_gain`] of the two is the `last_marginal_gain` of the next [`next_step`]. A
+//! round in which nothing was read has no gain (`None`): the artifacts changed without new
+//! reading, which at sufficient coverage stops.
 
 use super::coverage::{Coverage, LineRange};
 
@@ -30,7 +30,9 @@ pub enum NextStep {
 
 /// Below `min_ratio`: scan the first uncovered range. At or above it: stop when the last
 /// gain is under `marginal_gain_min` or unknown, otherwise keep scanning while anything is
-/// uncovered. The first round of a file has nothing covered, so it scans from line 1.
+/// uncovered. While nothing is covered yet the scan starts at line 1 (requirements
+/// §6.1.2: the first scan of a file starts at the top, front matter included), later
+/// rounds at the first uncovered range.
 pub fn next_step(
     coverage: &Coverage,
     last_marginal_gain: Option<f64>,
@@ -40,7 +42,17 @@ pub fn next_step(
     let coverage_reached = coverage.coverage_ratio >= min_ratio;
     let gain_exhausted = last_marginal_gain.is_none_or(|gain| gain < marginal_gain_min);
     match coverage.uncovered_ranges.first() {
-        Some(&range) if !(coverage_reached && gain_exhausted) => NextStep::Scan(range),
+        Some(&range) if !(coverage_reached && gain_exhausted) => {
+            let start_line = if coverage.covered_ranges.is_empty() {
+                1
+            } else {
+                range.start_line
+            };
+            NextStep::Scan(LineRange {
+                start_line,
+                ..range
+            })
+        }
         _ => NextStep::Stop,
     }
 }
@@ -58,14 +70,18 @@ pub fn est_tokens(chars: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::coverage::coverage;
+    use crate::artifact::coverage::{coverage, LineProfile};
 
     const MIN_RATIO: f64 = 0.9;
     const GAIN_MIN: f64 = 0.02;
 
+    fn plain(total_lines: u64, cited: &[(u64, u64)]) -> Coverage {
+        coverage(&LineProfile::plain(total_lines), cited.iter().copied())
+    }
+
     /// 9 of 10 lines covered (exactly MIN_RATIO), line 10 uncovered.
     fn at_min_ratio() -> Coverage {
-        coverage(10, [(1, 9)])
+        plain(10, &[(1, 9)])
     }
 
     fn scan(start_line: u64, end_line: u64) -> NextStep {
@@ -77,13 +93,35 @@ mod tests {
 
     #[test]
     fn below_the_ratio_scans_the_first_uncovered_range_whatever_the_gain() {
-        let below = coverage(10, [(3, 4), (7, 8)]);
+        let below = plain(10, &[(3, 4), (7, 8)]);
         for gain in [None, Some(0.0), Some(1.0)] {
             assert_eq!(next_step(&below, gain, MIN_RATIO, GAIN_MIN), scan(1, 2));
         }
         assert_eq!(
-            next_step(&coverage(10, []), None, MIN_RATIO, GAIN_MIN),
+            next_step(&plain(10, &[]), None, MIN_RATIO, GAIN_MIN),
             scan(1, 10)
+        );
+    }
+
+    #[test]
+    fn the_first_scan_of_a_file_starts_at_line_1_even_above_blank_lines() {
+        let front_matter = LineProfile {
+            total_lines: 10,
+            blank_ranges: vec![LineRange {
+                start_line: 1,
+                end_line: 4,
+            }],
+        };
+        let nothing_cited = coverage(&front_matter, []);
+        assert_eq!(nothing_cited.uncovered_ranges[0].start_line, 5);
+        assert_eq!(
+            next_step(&nothing_cited, None, MIN_RATIO, GAIN_MIN),
+            scan(1, 10)
+        );
+        let later_round = coverage(&front_matter, [(5, 6)]);
+        assert_eq!(
+            next_step(&later_round, None, MIN_RATIO, GAIN_MIN),
+            scan(7, 10)
         );
     }
 
@@ -115,12 +153,12 @@ mod tests {
 
     #[test]
     fn nothing_left_to_scan_stops() {
-        let full = coverage(10, [(1, 10)]);
+        let full = plain(10, &[(1, 10)]);
         assert_eq!(
             next_step(&full, Some(0.5), MIN_RATIO, GAIN_MIN),
             NextStep::Stop
         );
-        let empty_file = coverage(0, []);
+        let empty_file = plain(0, &[]);
         assert_eq!(next_step(&empty_file, None, 1.0, GAIN_MIN), NextStep::Stop);
     }
 

@@ -52,7 +52,10 @@ fn the_documented_chart_audits_clean_and_covers_its_lines() {
     let findings = audit(&artifact, &leave_draft);
     assert_eq!(findings, []);
     assert!(!severe(&findings));
-    let covered = coverage(60, artifact.cited_ranges("drafts/leave.md"));
+    let covered = coverage(
+        &LineProfile::plain(60),
+        artifact.cited_ranges("drafts/leave.md"),
+    );
     assert_eq!(
         covered.covered_ranges,
         [LineRange {
