@@ -4,11 +4,11 @@
 //! from the walk's `lstat`, and lines are counted (streaming, memchr) only for the files of
 //! the page being answered and only up to [`MAX_COUNTED_BYTES`].
 
-use std::io::{BufRead, BufReader};
-
-use crate::error::ToolResult;
+use crate::config::ARTIFACTS_DIR;
+use crate::error::{ErrorCode, ToolResult};
 use crate::paths::{Entry, Root};
 
+use super::policy;
 use super::scope::{Scope, ScopeRequest};
 
 /// Files larger than this are listed without a line count: counting a 2 GB log for a
@@ -29,8 +29,29 @@ pub fn list(root: &Root, request: ScopeRequest<'_>) -> ToolResult<Vec<ListedFile
     Ok(scope.files(root)?.iter().map(listed).collect())
 }
 
+/// The artifacts `vault_coverage` reads by default: every `.md` and `.json` file under
+/// `artifacts/` but the daily logs (journal entries, not charts), sorted by path; none when
+/// the folder does not exist yet.
+pub fn artifacts(root: &Root) -> ToolResult<Vec<String>> {
+    let request = ScopeRequest {
+        relative_dir: Some(ARTIFACTS_DIR),
+        ..ScopeRequest::default()
+    };
+    let files = match Scope::new(request)?.files(root) {
+        Err(error) if error.code == ErrorCode::NotFound => return Ok(Vec::new()),
+        files => files?,
+    };
+    Ok(files
+        .iter()
+        .filter(|entry| !policy::is_daily(&entry.path.components().collect::<Vec<_>>()))
+        .map(listed)
+        .filter(|file| matches!(file.file_type.as_str(), "md" | "json"))
+        .map(|file| file.path)
+        .collect())
+}
+
 fn listed(entry: &Entry) -> ListedFile {
-    let file_type = super::policy::extension_of(entry.path.file_name().unwrap_or_default())
+    let file_type = policy::extension_of(entry.path.file_name().unwrap_or_default())
         .filter(|extension| !extension.is_empty())
         .unwrap_or_else(|| "file".to_string());
     ListedFile {
@@ -47,22 +68,6 @@ pub fn line_count(root: &Root, file: &ListedFile) -> Option<u64> {
     if file.size_bytes > MAX_COUNTED_BYTES {
         return None;
     }
-    let rel = super::target(&file.path, super::policy::Access::Read).ok()?;
-    let mut reader = BufReader::new(root.open_file(&rel).ok()?);
-    let (mut newlines, mut last) = (0u64, None);
-    loop {
-        let buffer = reader.fill_buf().ok()?;
-        let Some(&final_byte) = buffer.last() else {
-            break;
-        };
-        newlines += memchr::memchr_iter(b'\n', buffer).count() as u64;
-        last = Some(final_byte);
-        let consumed = buffer.len();
-        reader.consume(consumed);
-    }
-    Some(match last {
-        None => 0,
-        Some(b'\n') => newlines,
-        Some(_) => newlines + 1,
-    })
+    let counted = super::profile::line_count(root, &file.path, policy::Access::Read);
+    counted.ok().map(|counted| counted.lines)
 }

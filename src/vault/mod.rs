@@ -7,18 +7,21 @@
 //!
 //! Code map: `policy` says what may be done where; `glob` and `scope` narrow listings and
 //! searches; `listing` is `vault_ls`; `lines` streams a window of lines out of a file and
-//! is shared by `read` (`vault_read`, `vault_scan`); `search` is `vault_search`; `write`
-//! is `vault_create`, `vault_write` and `vault_replace`.
+//! is shared by `read` (`vault_read`, `vault_scan`); `profile` counts lines and finds the
+//! blank ones without holding a file; `search` is `vault_search`; `write` is
+//! `vault_create`, `vault_write` and `vault_replace`.
 
 pub mod glob;
 mod lines;
 pub mod listing;
 pub mod policy;
+pub mod profile;
 pub mod read;
 pub mod scope;
 pub mod search;
 pub mod write;
 
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::json;
@@ -61,6 +64,53 @@ pub(crate) fn not_text(rel: &RelPath, line: u64) -> ToolError {
         rel.as_str()
     ))
     .with_details(json!({ "path": rel.as_str(), "line": line, "rule": "utf8" }))
+}
+
+/// The bound on a file read whole (edits and artifacts are; reads and scans stream).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WholeFileLimit {
+    pub max_bytes: u64,
+    /// The `rule` named in the error's details.
+    pub rule: &'static str,
+    /// What cannot be done to a larger file, for the message.
+    pub refused: &'static str,
+}
+
+/// The whole file `rel`, whose status `seen` the caller took (and checked) first;
+/// `invalid_parameter` above `limit.max_bytes`, since the file would be held in memory.
+pub(crate) fn read_whole(
+    root: &Root,
+    rel: &RelPath,
+    seen: &crate::paths::FileInfo,
+    limit: WholeFileLimit,
+) -> ToolResult<Vec<u8>> {
+    if seen.size > limit.max_bytes {
+        return Err(ToolError::invalid_parameter(format!(
+            "'{}' is larger than {} MiB; {}",
+            rel.as_str(),
+            limit.max_bytes / (1024 * 1024),
+            limit.refused
+        ))
+        .with_details(json!({
+            "path": rel.as_str(),
+            "rule": limit.rule,
+            "max_bytes": limit.max_bytes,
+        })));
+    }
+    let mut bytes = Vec::with_capacity(seen.size as usize);
+    root.open_file(rel)?
+        .take(limit.max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| read_failed(rel, error))?;
+    Ok(bytes)
+}
+
+/// `bytes` of the file `rel` as text, or the error naming the first line that is not UTF-8.
+pub(crate) fn decode_text(rel: &RelPath, bytes: Vec<u8>) -> ToolResult<String> {
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        not_text(rel, memchr::memchr_iter(b'\n', valid).count() as u64 + 1)
+    })
 }
 
 /// A read that failed after the file was opened (an I/O error, not a refusal): reported

@@ -208,6 +208,24 @@ fn window_of(
     })
 }
 
+/// Artifacts are parsed whole; a chart or note larger than this is not an artifact.
+pub const MAX_ARTIFACT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The whole text of the vault file `path`, for the artifact parsers, with the path as the
+/// server spells it.
+pub fn artifact_text(root: &Root, path: &str) -> ToolResult<(RelPath, String)> {
+    let rel = target(path, Access::Read)?;
+    let seen = root.stat(&rel)?;
+    let limit = super::WholeFileLimit {
+        max_bytes: MAX_ARTIFACT_BYTES,
+        rule: "max_artifact_bytes",
+        refused: "it is too large to be read as an artifact",
+    };
+    let bytes = super::read_whole(root, &rel, &seen, limit)?;
+    let text = super::decode_text(&rel, bytes)?;
+    Ok((rel, text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,6 @@
 //! artifact having to stay valid JSON, are checked on the complete new content before it
 //! is written: a refused write writes nothing.
 
-use std::io::Read;
-
 use serde_json::json;
 
 use crate::error::{ToolError, ToolResult};
@@ -102,10 +100,7 @@ impl Edit {
     ) -> ToolResult<Edit> {
         let rel = target(path, Access::Replace)?;
         let (old, seen) = read_for_edit(root, &rel)?;
-        if let Err(error) = std::str::from_utf8(&old) {
-            let line = memchr::memchr_iter(b'\n', &old[..error.valid_up_to()]).count() as u64 + 1;
-            return Err(super::not_text(&rel, line));
-        }
+        let old = super::decode_text(&rel, old)?.into_bytes();
         let finder = memchr::memmem::Finder::new(find.as_bytes());
         let positions: Vec<usize> = finder.find_iter(&old).collect();
         if positions.is_empty() {
@@ -163,21 +158,12 @@ pub fn replace(
 fn read_for_edit(root: &Root, rel: &RelPath) -> ToolResult<(Vec<u8>, FileInfo)> {
     let seen = root.stat(rel)?;
     seen.refuse_hardlinked(rel)?;
-    if seen.size > MAX_EDIT_BYTES {
-        return Err(ToolError::invalid_parameter(format!(
-            "'{}' is larger than {} MiB; it cannot be edited in place",
-            rel.as_str(),
-            MAX_EDIT_BYTES / (1024 * 1024)
-        ))
-        .with_details(
-            json!({ "path": rel.as_str(), "rule": "max_edit_bytes", "max_bytes": MAX_EDIT_BYTES }),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(seen.size as usize);
-    root.open_file(rel)?
-        .take(MAX_EDIT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| super::read_failed(rel, error))?;
+    let limit = super::WholeFileLimit {
+        max_bytes: MAX_EDIT_BYTES,
+        rule: "max_edit_bytes",
+        refused: "it cannot be edited in place",
+    };
+    let bytes = super::read_whole(root, rel, &seen, limit)?;
     Ok((bytes, seen))
 }
 
