@@ -2,11 +2,13 @@
 //! point, `App::call(tool, arguments)`. The MCP server and the `manvault call` CLI both
 //! go through it, so validation, dispatch and the per-call log line are the same for both.
 
-use std::sync::{OnceLock, PoisonError, RwLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
+use crate::adaptive::Adaptive;
+use crate::artifact::Rounds;
 use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
@@ -24,6 +26,12 @@ pub struct App {
     /// Opened (and the folder created if missing) by the first vault call, then held for
     /// the life of the server; see `paths::Root` for why the descriptor is kept.
     vault: OnceLock<Root>,
+    /// The statistics handle, opened by the first call that records something: after the
+    /// vault folder exists, since the statistics file lives in it by default.
+    adaptive: OnceLock<Adaptive>,
+    /// What the agent read from each vault file and what the previous audit rounds saw:
+    /// the marginal gain of `vault_coverage`'s stop rule (see `artifact::rounds`).
+    rounds: Mutex<Rounds>,
 }
 
 impl App {
@@ -33,6 +41,8 @@ impl App {
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),
             vault: OnceLock::new(),
+            adaptive: OnceLock::new(),
+            rounds: Mutex::new(Rounds::default()),
         }
     }
 
@@ -84,6 +94,23 @@ impl App {
         }
         let root = vault::open_root(&self.config.vault_root)?;
         Ok(self.vault.get_or_init(|| root))
+    }
+}
+
+impl App {
+    /// The statistics handle. The vault is opened first (and created when missing) so
+    /// that a default `ADAPTIVE_STATS_PATH` inside it can be used; if the vault cannot be
+    /// opened, `Adaptive` keeps its statistics in memory and says so in the log.
+    pub fn adaptive(&self) -> &Adaptive {
+        self.adaptive.get_or_init(|| {
+            let _ = self.vault();
+            Adaptive::open(&self.config)
+        })
+    }
+
+    /// The stop rule's bookkeeping; see `artifact::rounds`.
+    pub fn rounds(&self) -> MutexGuard<'_, Rounds> {
+        self.rounds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod adaptive;
 pub mod app;
 pub mod artifact;
+pub mod bridge;
 pub mod clock;
 pub mod config;
 pub mod contract;

@@ -4,8 +4,8 @@
 //! that exist) and merged, adjacent ones included, so the answer is the fewest ranges.
 //! A reversed range covers nothing here; the audit reports it as `source_out_of_range`.
 //!
-//! Not every line can ground an element: blank lines and a Markdown file's front matter
-//! (which bridge copies fill with their origin) hold no evidence. Counting them would keep
+//! Not every line can ground an element: blank lines, a Markdown file's front matter and
+//! its one-line HTML comments (where bridge copies record their origin) hold no evidence. Counting them would keep
 //! a short draft below `COVERAGE_MIN_RATIO` however carefully it is cited, and propose
 //! scans of nothing but empty lines. So the ratio counts only lines with evidence, and an
 //! uncovered range starts and ends on such a line (blank lines inside it stay, so a
@@ -54,7 +54,8 @@ impl LineRange {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LineProfile {
     pub total_lines: u64,
-    /// Blank lines and front matter: ascending, disjoint, adjacent ones merged, inside
+    /// Lines without evidence (blank, front matter, comment lines; see
+    /// `vault::profile`): ascending, disjoint, adjacent ones merged, inside
     /// `1..=total_lines`.
     pub blank_ranges: Vec<LineRange>,
 }

@@ -231,7 +231,7 @@ fn applied_limit(
 
 /// Index of the deepest node containing `line`; front-matter lines above the first
 /// heading belong to no section.
-fn containing_node(file: &ManualFile, line: u32) -> ToolResult<usize> {
+pub(crate) fn containing_node(file: &ManualFile, line: u32) -> ToolResult<usize> {
     let index = file.node_index_from(line);
     match file.nodes().get(index) {
         Some(node) if node.span().contains(line) => Ok(index),

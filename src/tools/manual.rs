@@ -84,15 +84,7 @@ impl ManualTools for App {
         let limits = input.limits.unwrap_or_default();
         let expand = input.expand.unwrap_or_default();
         let request = manual::ReadRequest {
-            reference: ManualRef {
-                target: input.ref_.target.to_string(),
-                manual_id: input.ref_.manual_id,
-                path: input.ref_.path,
-                start_line: input
-                    .ref_
-                    .start_line
-                    .map(|line| line.min(u64::from(u32::MAX)) as u32),
-            },
+            reference: manual_ref(input.ref_),
             scope: input.scope.map(|scope| match scope {
                 ReadScope::Snippet => manual::ReadScope::Snippet,
                 ReadScope::Section => manual::ReadScope::Section,
@@ -156,5 +148,18 @@ impl ManualTools for App {
             total,
             next_offset: (end < total).then_some(end),
         })
+    }
+}
+
+/// A client's `ref` as the manual domain resolves it (`manual_read`, bridge copies). A
+/// line beyond `u32` is kept out of range rather than wrapped, so it is refused as such.
+pub(super) fn manual_ref(reference: Ref) -> ManualRef {
+    ManualRef {
+        target: reference.target.to_string(),
+        manual_id: reference.manual_id,
+        path: reference.path,
+        start_line: reference
+            .start_line
+            .map(|line| line.min(u64::from(u32::MAX)) as u32),
     }
 }

@@ -1,6 +1,8 @@
 //! The tool layer: implements the generated domain traits on `App` by converting
 //! contract types to domain calls and back. No file access and no search logic here.
 
+mod audit;
+mod bridge;
 mod manual;
 mod tooling;
 mod vault;

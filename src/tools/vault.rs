@@ -1,6 +1,8 @@
 //! `VaultTools` on `App`: converts requests to `vault::` calls and their results back,
 //! and words the domain's follow-ups as `next_actions` whose params fit the proposed
-//! tool's input schema.
+//! tool's input schema. Reads and scans also count the characters they return per file,
+//! the cost side of `vault_coverage`'s stop rule; `vault_coverage` and `artifact_audit`
+//! live in `audit.rs`.
 
 use serde_json::{json, Map, Value};
 
@@ -63,6 +65,8 @@ impl VaultTools for App {
         )?;
         let max_chars = input.limits.and_then(|limits| limits.max_chars);
         let read = read::read(self.vault()?, &input.path, span, self.char_limit(max_chars))?;
+        self.rounds()
+            .note_read(&read.path, read.window.chars as u64);
         let mut next_actions = Vec::new();
         if let Some(start_line) = read.window.next_line {
             let confidence = if read.reason.truncated() {
@@ -112,6 +116,8 @@ impl VaultTools for App {
             bounds,
             self.char_limit(max_chars),
         )?;
+        self.rounds()
+            .note_read(&scan.path, scan.window.chars as u64);
         let next_actions = match scan.window.next_line {
             Some(start_line) => {
                 let mut params = path_params(&scan);
@@ -200,6 +206,14 @@ impl VaultTools for App {
         })
     }
 
+    fn vault_coverage(&self, input: VaultCoverageInput) -> ToolResult<VaultCoverageOutput> {
+        super::audit::vault_coverage(self, input)
+    }
+
+    fn artifact_audit(&self, input: ArtifactAuditInput) -> ToolResult<ArtifactAuditOutput> {
+        super::audit::artifact_audit(self, input)
+    }
+
     fn vault_replace(&self, input: VaultReplaceInput) -> ToolResult<VaultReplaceOutput> {
         let replaced = write::replace(
             self.vault()?,
@@ -222,7 +236,12 @@ impl App {
     }
 }
 
-fn action(tool: &str, confidence: f64, params: Option<Map<String, Value>>) -> NextAction {
+/// A proposed next call of `tool` (or `"stop"` without params).
+pub(super) fn action(
+    tool: &str,
+    confidence: f64,
+    params: Option<Map<String, Value>>,
+) -> NextAction {
     NextAction {
         type_: tool.to_string(),
         confidence: Some(confidence),

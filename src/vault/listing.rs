@@ -68,6 +68,6 @@ pub fn line_count(root: &Root, file: &ListedFile) -> Option<u64> {
     if file.size_bytes > MAX_COUNTED_BYTES {
         return None;
     }
-    let counted = super::profile::line_count(root, &file.path, policy::Access::Read);
+    let counted = super::profile::line_count(root, &file.path);
     counted.ok().map(|counted| counted.lines)
 }

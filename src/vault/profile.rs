@@ -1,5 +1,6 @@
 //! What a vault file's lines are, without holding the file: how many there are (for
-//! `vault_ls`, the audit's citation checks and bridge appends) and which of them hold no
+//! `vault_ls`, the audit's citation checks and, through `write::append_point`, bridge
+//! appends) and which of them hold no
 //! evidence (for `vault_coverage`).
 //!
 //! Lines without evidence are blank lines, a Markdown file's front matter and, in
@@ -58,9 +59,9 @@ pub fn count_lines(reader: impl Read) -> io::Result<LineCount> {
     })
 }
 
-/// The line count of the vault file `path`, read with `access` checked (policy first).
-pub fn line_count(root: &Root, path: &str, access: Access) -> ToolResult<LineCount> {
-    let rel = target(path, access)?;
+/// The line count of the vault file `path` (policy checked first, for reading).
+pub fn line_count(root: &Root, path: &str) -> ToolResult<LineCount> {
+    let rel = target(path, Access::Read)?;
     let file = root.open_file(&rel)?;
     count_lines(file).map_err(|error| super::read_failed(&rel, error))
 }

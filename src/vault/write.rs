@@ -12,6 +12,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::paths::{FileInfo, RelPath, Root};
 
 use super::policy::{self, Access};
+use super::profile::{count_lines, LineCount};
 use super::target;
 
 /// Files larger than this are not edited with `vault_replace` (or appended to as JSON),
@@ -55,6 +56,15 @@ pub fn write(root: &Root, path: &str, content: &str, mode: WriteMode) -> ToolRes
         WriteMode::Append => root.append(&rel, content.as_bytes())?,
     };
     Ok(written(&rel, bytes))
+}
+
+/// The line count of `path` before an append to it (where the appended lines will start),
+/// checked like the append itself: policy first, and a hard-linked file is refused before
+/// it is read, as every read made in order to write is.
+pub fn append_point(root: &Root, path: &str) -> ToolResult<LineCount> {
+    let rel = target(path, Access::Append)?;
+    root.stat(&rel)?.refuse_hardlinked(&rel)?;
+    count_lines(root.open_file(&rel)?).map_err(|error| super::read_failed(&rel, error))
 }
 
 /// Appending to a `.json` artifact is only allowed when the result is still JSON, so it is

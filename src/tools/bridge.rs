@@ -1,0 +1,168 @@
+//! `BridgeTools` on `App`: resolves the manual side under the index lock, lets `bridge`
+//! compose what to write, and writes it with the vault's own write functions, so a
+//! destination meets exactly the rules `vault_create` / `vault_write` enforce. Answers
+//! carry metadata only.
+
+use super::manual::manual_ref;
+use crate::adaptive::RefKey;
+use crate::app::App;
+use crate::bridge::{self, Copy, Mode, Origin, Selection};
+use crate::clock;
+use crate::contract::types::*;
+use crate::contract::BridgeTools;
+use crate::error::{ToolError, ToolResult};
+use crate::manual::file::FileType;
+use crate::manual::ManualRef;
+use crate::paths::parse_relative;
+use crate::vault::policy::extension_of;
+use crate::vault::write::{self, WriteMode};
+
+/// What both copy tools answer; their two generated output types have the same fields.
+struct CopyWritten {
+    written_path: String,
+    written_bytes: u64,
+    mode: CopyMode,
+    source: CopySource,
+    written_lines: LineRange,
+    origin: Origin,
+}
+
+macro_rules! from_copy_written {
+    ($($output:ident),*) => {$(
+        impl From<CopyWritten> for $output {
+            fn from(written: CopyWritten) -> $output {
+                $output {
+                    written_path: written.written_path,
+                    written_bytes: written.written_bytes,
+                    mode: written.mode,
+                    source: written.source,
+                    written_lines: written.written_lines,
+                    origin: super::wire_enum(written.origin.as_str()),
+                }
+            }
+        }
+    )*};
+}
+
+from_copy_written!(BridgeCopySectionOutput, BridgeCopyFileOutput);
+
+impl BridgeTools for App {
+    fn bridge_copy_section(
+        &self,
+        input: BridgeCopySectionInput,
+    ) -> ToolResult<BridgeCopySectionOutput> {
+        let selection = match (input.end_line, input.include_descendants) {
+            (Some(_), Some(_)) => {
+                return Err(ToolError::invalid_parameter(
+                    "include_descendants applies to section copies; leave it out with end_line",
+                )
+                .with_details(serde_json::json!({ "field": "include_descendants" })))
+            }
+            (Some(end_line), None) => Selection::Range {
+                end_line: end_line.min(u64::from(u32::MAX)) as u32,
+            },
+            (None, descendants) => Selection::Section {
+                include_descendants: descendants.unwrap_or(true),
+            },
+        };
+        let written = self.copy(
+            manual_ref(input.ref_),
+            selection,
+            &input.dest_path,
+            input.mode,
+            input.trace_id.as_deref(),
+        )?;
+        Ok(written.into())
+    }
+
+    fn bridge_copy_file(&self, input: BridgeCopyFileInput) -> ToolResult<BridgeCopyFileOutput> {
+        let reference = ManualRef {
+            target: "manual".into(),
+            manual_id: Some(input.manual_id),
+            path: input.path,
+            start_line: None,
+        };
+        let written = self.copy(
+            reference,
+            Selection::File,
+            &input.dest_path,
+            input.mode,
+            input.trace_id.as_deref(),
+        )?;
+        Ok(written.into())
+    }
+}
+
+impl App {
+    /// Copies the `selection` at `reference` to `dest_path`. The manual text is taken out
+    /// of the index first, so the index lock is not held while the vault is written.
+    fn copy(
+        &self,
+        reference: ManualRef,
+        selection: Selection,
+        dest_path: &str,
+        mode: Option<CopyMode>,
+        trace_id: Option<&str>,
+    ) -> ToolResult<CopyWritten> {
+        let mode = mode.unwrap_or(CopyMode::Create);
+        let copy = self.with_manuals(|index| {
+            let resolved = reference.resolve(index)?;
+            let lines = bridge::select(resolved.file, resolved.start_line, selection)?;
+            let manual_id = reference.manual_id.as_deref().expect("resolve checked it");
+            Ok(Copy::of(manual_id, resolved.file, lines))
+        })?;
+        let root = self.vault()?;
+        let domain_mode = match mode {
+            CopyMode::Create => Mode::Create,
+            CopyMode::Overwrite => Mode::Overwrite,
+            CopyMode::Append => Mode::Append,
+        };
+        let existing = match domain_mode {
+            Mode::Append => Some(write::append_point(root, dest_path)?),
+            _ => None,
+        };
+        let markdown = parse_relative(dest_path)?
+            .file_name()
+            .and_then(extension_of)
+            .is_some_and(|extension| matches!(extension.as_str(), "md" | "markdown"));
+        let composed = bridge::compose(&copy, markdown, domain_mode, existing);
+        let written = match domain_mode {
+            Mode::Create => write::create(root, dest_path, &composed.content)?,
+            Mode::Overwrite => {
+                write::write(root, dest_path, &composed.content, WriteMode::Overwrite)?
+            }
+            Mode::Append => write::write(root, dest_path, &composed.content, WriteMode::Append)?,
+        };
+        if let Some(trace_id) = trace_id {
+            self.record_copy_use(trace_id, &copy);
+        }
+        Ok(CopyWritten {
+            written_path: written.path,
+            written_bytes: written.bytes,
+            mode,
+            source: CopySource {
+                manual_id: copy.manual_id,
+                path: copy.path,
+                start_line: u64::from(copy.lines.start_line),
+                end_line: u64::from(copy.lines.end_line),
+            },
+            written_lines: LineRange {
+                start_line: composed.first_line,
+                end_line: composed.last_line,
+            },
+            origin: composed.origin,
+        })
+    }
+
+    /// Counts the copy as a use of the search `trace_id` (its U_q): the ref of the first
+    /// line copied, with `start_line` absent for a JSON file (spec_v2 §9.1), as
+    /// `manual_read` counts the first line it returns.
+    fn record_copy_use(&self, trace_id: &str, copy: &Copy) {
+        let used = RefKey {
+            manual_id: copy.manual_id.clone(),
+            path: copy.path.clone(),
+            start_line: (copy.file_type == FileType::Md).then_some(copy.lines.start_line),
+        };
+        self.adaptive().record_use(trace_id, used, clock::now());
+    }
+}
