@@ -1,4 +1,4 @@
-//! Attacks on the vault tools through the real tool layer (`App::call`, with input
+//! Attacks on the vault tools (and the bridge tools' vault side) through the real tool layer (`App::call`, with input
 //! validation and dispatch), against a workspace in a temporary folder. One row per
 //! attack, kept as data.
 //!
@@ -33,7 +33,7 @@ struct Workspace {
 impl Workspace {
     fn new() -> Workspace {
         let temp = tempfile::tempdir().unwrap();
-        let base = temp.path().canonicalize().unwrap();
+        let base = temp.path().canonicalize().unwrap().join("base");
         let vault = base.join("vault");
         let outside = base.join("elsewhere");
         let write = |path: PathBuf, content: &str| {
@@ -46,7 +46,9 @@ impl Workspace {
         write(outside.join("secret.txt"), "outside secret\n");
         write(outside.join("dir/inner.txt"), "inner secret\n");
         write(base.join("vault-evil/secret.txt"), "evil secret\n");
-        fs::create_dir_all(base.join("manuals")).unwrap();
+        // The manuals bridge copies read from lie beside `base`, out of the watch's sight.
+        let manuals = temp.path().canonicalize().unwrap().join("manuals");
+        write(manuals.join("m/a.md"), "# A\n\nmanual text\n");
         let links: [(&Path, &str); 8] = [
             (&outside.join("secret.txt"), "to_file"),
             (&outside.join("dir"), "to_folder"),
@@ -65,7 +67,7 @@ impl Workspace {
         }
         let flags = RootFlags {
             workspace: Some(base.clone()),
-            manuals: None,
+            manuals: Some(manuals),
             vault: Some(vault.clone()),
         };
         let config = Config::load(&|_| None, &flags).unwrap();
@@ -154,11 +156,33 @@ impl Workspace {
                 "vault_replace",
                 json!({ "path": path, "find": "secret", "replace": "planted" }),
             ),
+            ("vault_coverage", json!({ "path": path })),
+            (
+                "vault_coverage",
+                json!({ "path": "notes/a.md", "artifact_paths": [path] }),
+            ),
+            ("artifact_audit", json!({ "path": path })),
+            ("bridge_copy_file", copy_file(path, "create")),
+            ("bridge_copy_section", copy_section(path, "create")),
+            ("bridge_copy_section", copy_section(path, "overwrite")),
+            ("bridge_copy_section", copy_section(path, "append")),
         ];
         for (tool, arguments) in calls {
             self.attack(row, tool, arguments, expected);
         }
     }
+}
+
+/// A bridge copy of the manual section `m/a.md#L1` to `dest_path`.
+fn copy_section(dest_path: &str, mode: &str) -> Value {
+    let reference =
+        json!({ "target": "manual", "manual_id": "m", "path": "a.md", "start_line": 1 });
+    json!({ "ref": reference, "dest_path": dest_path, "mode": mode })
+}
+
+/// A bridge copy of the manual file `m/a.md` to `dest_path`.
+fn copy_file(dest_path: &str, mode: &str) -> Value {
+    json!({ "manual_id": "m", "path": "a.md", "dest_path": dest_path, "mode": mode })
 }
 
 /// Refused spellings of a path: (attack, path, code for every tool).
@@ -285,6 +309,17 @@ fn policy_rows() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         ("control: JSON kept valid", "vault_replace", replace("artifacts/flow.json", "[]", "[1]"), "ok"),
         ("control: Markdown artifact", "vault_create", create("artifacts/notes/summary.md", "x\n"), "ok"),
         ("control: any extension outside artifacts", "vault_create", create("drafts/run.sh", "echo\n"), "ok"),
+        ("bridge: daily overwrite", "bridge_copy_section", copy_section(DAILY, "overwrite"), "forbidden"),
+        ("bridge: daily append in another case", "bridge_copy_file", copy_file("artifacts/Daily/2026-11-25.md", "append"), "forbidden"),
+        ("bridge: daily created under another name", "bridge_copy_section", copy_section("artifacts/daily/notes.md", "create"), "forbidden"),
+        ("bridge: artifact script", "bridge_copy_file", copy_file("artifacts/run.sh", "create"), "forbidden"),
+        ("bridge: Markdown into a JSON artifact", "bridge_copy_section", copy_section("artifacts/new.json", "create"), "invalid_parameter"),
+        ("bridge: appended to a JSON artifact", "bridge_copy_file", copy_file("artifacts/flow.json", "append"), "invalid_parameter"),
+        ("bridge: hard link overwrite", "bridge_copy_section", copy_section("notes/hard.md", "overwrite"), "forbidden"),
+        ("bridge: hard link append", "bridge_copy_file", copy_file("notes/hard.md", "append"), "forbidden"),
+        ("bridge: overwrite creates nothing", "bridge_copy_file", copy_file("notes/new.md", "overwrite"), "not_found"),
+        ("bridge: existing file created again", "bridge_copy_section", copy_section("notes/a.md", "create"), "conflict"),
+        ("bridge control: Markdown artifact", "bridge_copy_section", copy_section("artifacts/notes/copied.md", "create"), "ok"),
     ]
 }
 
@@ -404,6 +439,8 @@ fn a_folder_swapped_for_a_link_during_calls_is_never_followed() {
                     "vault_replace",
                     json!({ "path": "notes/a.md", "find": "alpha", "replace": "alpha" }),
                 ),
+                ("bridge_copy_section", copy_section("notes/a.md", "append")),
+                ("vault_coverage", json!({ "path": "notes/a.md" })),
             ];
             for (tool, arguments) in calls {
                 match workspace.call(tool, arguments) {

@@ -3,55 +3,19 @@
 //! memory should hold, and search matches that straddle the blocks a file is read in.
 
 use std::fs;
-use std::path::PathBuf;
 
-use manvault::app::App;
-use manvault::config::{Config, RootFlags};
 use manvault::error::ErrorCode;
 use manvault::paths::{parse_relative, Root};
 use manvault::vault::write::Edit;
 use serde_json::{json, Value};
 
-struct Workspace {
-    _temp: tempfile::TempDir,
-    vault: PathBuf,
-    app: App,
-}
-
-impl Workspace {
-    fn new() -> Workspace {
-        let temp = tempfile::tempdir().unwrap();
-        let vault = temp.path().join("vault");
-        let flags = RootFlags {
-            workspace: Some(temp.path().to_owned()),
-            manuals: None,
-            vault: Some(vault.clone()),
-        };
-        let app = App::new(Config::load(&|_| None, &flags).unwrap());
-        Workspace {
-            _temp: temp,
-            vault,
-            app,
-        }
-    }
-
-    fn write(&self, path: &str, content: impl AsRef<[u8]>) {
-        let path = self.vault.join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, content).unwrap();
-    }
-
-    fn call(&self, tool: &str, arguments: Value) -> Result<Value, Value> {
-        match self.app.call(tool, arguments).expect("a vault tool") {
-            Ok(answer) => Ok(answer),
-            Err(error) => Err(error.to_json()),
-        }
-    }
-}
+#[path = "support/workspace.rs"]
+mod workspace;
+use workspace::Workspace;
 
 #[test]
 fn the_vault_folder_is_created_on_first_use() {
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     assert!(!workspace.vault.exists());
     let listed = workspace.call("vault_ls", json!({})).unwrap();
     assert_eq!(listed["total"], 0);
@@ -60,7 +24,7 @@ fn the_vault_folder_is_created_on_first_use() {
 
 #[test]
 fn a_replace_whose_file_changed_after_its_read_is_a_conflict_and_keeps_the_newer_content() {
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     workspace.write("drafts/a.md", "draft one\n");
     let root = Root::open(&workspace.vault).unwrap();
     let edit = Edit::prepare(&root, "drafts/a.md", "one", "two", 1).unwrap();
@@ -83,7 +47,7 @@ fn a_replace_whose_file_changed_after_its_read_is_a_conflict_and_keeps_the_newer
 
 #[test]
 fn concurrent_appends_to_a_daily_log_all_land_whole() {
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     let daily = "artifacts/daily/2026-11-25.md";
     workspace
         .call(
@@ -130,7 +94,7 @@ fn concurrent_appends_to_a_daily_log_all_land_whole() {
 
 #[test]
 fn bytes_that_are_not_utf8_are_an_error_naming_the_line() {
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     workspace.write("notes/latin1.md", b"first\nsecond\ncaf\xe9\nlast\n");
     let refused = |tool: &str, arguments: Value| {
         let error = workspace.call(tool, arguments).unwrap_err();
@@ -190,7 +154,7 @@ fn peak_memory() -> u64 {
 #[test]
 fn reading_the_start_of_a_2_gb_file_does_not_load_it() {
     const SIZE: u64 = 2 * 1024 * 1024 * 1024;
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     let text: String = (1..=100).map(|n| format!("line {n}\n")).collect();
     workspace.write("logs/huge.log", &text);
     // The rest is a hole: 2 GB on paper, nothing on disk.
@@ -275,7 +239,7 @@ fn search_finds_every_match_across_block_boundaries() {
             ));
         }
     }
-    let workspace = Workspace::new();
+    let workspace = Workspace::new(None);
     workspace.write("logs/big.md", &file.text);
     let found = workspace
         .call(
