@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
+use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
 use crate::paths::Root;
 use crate::validate::InputValidators;
@@ -24,11 +25,14 @@ pub struct App {
     /// Opened (and the folder created if missing) by the first vault call, then held for
     /// the life of the server; see `paths::Root` for why the descriptor is kept.
     vault: OnceLock<Root>,
+    /// Search state: derived corpus, traces, synonyms.
+    pub finder: Finder,
 }
 
 impl App {
     pub fn new(config: Config) -> App {
         App {
+            finder: Finder::new(FindSettings::from_config(&config)),
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),

@@ -1,6 +1,7 @@
 //! The tool layer: implements the generated domain traits on `App` by converting
 //! contract types to domain calls and back. No file access and no search logic here.
 
+mod find;
 mod manual;
 mod tooling;
 mod vault;

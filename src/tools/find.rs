@@ -1,0 +1,171 @@
+//! `manual_find` and `manual_hits` on `App`: contract types to the search engine
+//! (`manual::find`) and back, defaults and paging. The trait methods in `manual.rs` call
+//! these.
+
+use std::sync::Arc;
+
+use super::{page, wire_enum};
+use crate::app::App;
+use crate::contract::types::*;
+use crate::error::ToolResult;
+use crate::manual::find::query::Intent as QueryIntent;
+use crate::manual::find::trace::Place;
+use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem, HitKind as FoundKind};
+
+/// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
+pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
+
+pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<ManualFindOutput> {
+    let budget = input.budget.unwrap_or_default();
+    let request = FindRequest {
+        manual_id: input.manual_id,
+        query: input.query,
+        intent: input
+            .intent
+            .map(|intent| QueryIntent::parse(&intent.to_string()).expect("same vocabulary")),
+        max_stage: input
+            .max_stage
+            .map(|stage| stage.min(u64::from(u8::MAX)) as u8),
+        only_unscanned_from: input.only_unscanned_from_trace_id,
+        max_candidates: budget.max_candidates.map(|n| n as usize),
+        time_ms: budget.time_ms,
+        fail_stage: None,
+    };
+    let outcome = app.with_manuals(|index| app.finder.find(index, &request))?;
+    Ok(within_budget(find_output(outcome)))
+}
+
+fn find_output(outcome: FindOutcome) -> ManualFindOutput {
+    let summary = outcome.summary;
+    let coverage = summary.signal_coverage;
+    ManualFindOutput {
+        trace_id: outcome.trace_id,
+        summary: FindSummary {
+            intent: wire_enum(summary.intent.as_str()),
+            intent_inferred: summary.intent_inferred,
+            strict_terms: summary.strict_terms as u64,
+            scanned_files: summary.scanned_files as u64,
+            scanned_nodes: summary.scanned_nodes as u64,
+            candidates: summary.candidates as u64,
+            warnings: summary.warnings as u64,
+            max_stage_applied: u64::from(summary.max_stage_applied),
+            scope_expanded: summary.scope_expanded,
+            unscanned_sections_count: summary.unscanned_sections_count as u64,
+            integrated_nodes: summary.integrated_nodes as u64,
+            signal_coverage: FindSummarySignalCoverage {
+                heading: coverage.heading as u64,
+                normalized: coverage.normalized as u64,
+                loose: coverage.loose as u64,
+                synonym: coverage.synonym as u64,
+                exceptions: coverage.exceptions as u64,
+                reference: coverage.reference as u64,
+            },
+            file_bias_ratio: rounded(summary.file_bias_ratio, 100.0),
+            conflict_count: summary.conflict_count as u64,
+            gap_count: summary.gap_count as u64,
+            sufficiency_score: rounded(summary.sufficiency_score, 100.0),
+            integration_status: wire_enum(summary.integration_status.as_str()),
+            cutoff_reason: summary
+                .cutoff_reason
+                .map(|cutoff| wire_enum(cutoff.as_str())),
+        },
+        next_actions: outcome
+            .next_actions
+            .into_iter()
+            .map(|action| NextAction {
+                type_: action.tool.to_owned(),
+                confidence: Some(rounded(action.confidence, 100.0)),
+                params: action.params.map(|params| match params {
+                    serde_json::Value::Object(map) => map,
+                    other => panic!("action params are objects, not {other}"),
+                }),
+            })
+            .collect(),
+    }
+}
+
+/// `value` rounded to `1 / scale`, computed in f64 so the answer shows `0.9`, not the
+/// f32 value's long decimal expansion.
+fn rounded(value: f32, scale: f64) -> f64 {
+    (f64::from(value) * scale).round() / scale
+}
+
+/// Drops the least confident actions until the answer fits [`MAX_FIND_RESPONSE_CHARS`]
+/// (actions are ordered best first; the summary alone always fits).
+fn within_budget(mut output: ManualFindOutput) -> ManualFindOutput {
+    let chars = |output: &ManualFindOutput| {
+        serde_json::to_string(output)
+            .expect("the answer serialises")
+            .chars()
+            .count()
+    };
+    while chars(&output) > MAX_FIND_RESPONSE_CHARS && output.next_actions.pop().is_some() {}
+    output
+}
+
+pub(crate) fn manual_hits(app: &App, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {
+    let kind = match input.kind.unwrap_or(HitKind::Candidates) {
+        HitKind::Candidates => FoundKind::Candidates,
+        HitKind::Unscanned => FoundKind::Unscanned,
+        HitKind::Conflicts => FoundKind::Conflicts,
+        HitKind::Gaps => FoundKind::Gaps,
+        HitKind::IntegratedTop => FoundKind::IntegratedTop,
+    };
+    let items = app.finder.hits(&input.trace_id, kind)?;
+    let limit = input.limit.unwrap_or(DEFAULT_HITS_LIMIT);
+    let page = page(items, input.offset, Some(limit), DEFAULT_HITS_LIMIT);
+    Ok(ManualHitsOutput {
+        trace_id: input.trace_id,
+        kind: wire_enum(&input.kind.unwrap_or(HitKind::Candidates).to_string()),
+        offset: input.offset.unwrap_or(0),
+        limit,
+        total: page.total,
+        next_offset: page.next_offset,
+        items: page.items.into_iter().map(hit_item).collect(),
+    })
+}
+
+const DEFAULT_HITS_LIMIT: u64 = 50;
+
+fn hit_item(item: FoundItem) -> HitItem {
+    HitItem {
+        path: item.place.as_ref().map(|place| place.path.to_string()),
+        start_line: item
+            .place
+            .as_ref()
+            .and_then(|place| place.start_line)
+            .map(u64::from),
+        ref_: item.place.as_ref().map(reference),
+        reason: Some(wire_enum(item.reason)),
+        signals: item.signals.into_iter().map(str::to_owned).collect(),
+        score: item.score.map(|score| rounded(score, 1000.0)),
+        conflict_with: item.conflict_with.iter().map(reference).collect(),
+        gap_hint: item.gap_hint,
+    }
+}
+
+/// A ref ready for `manual_read` (and later `bridge_copy_section`).
+fn reference(place: &Place) -> Ref {
+    Ref {
+        target: RefTarget::Manual,
+        manual_id: Some(place.manual_id.to_string()),
+        path: place.path.to_string(),
+        start_line: place.start_line.map(u64::from),
+        json_path: None,
+        title: (!place.title.is_empty()).then(|| place.title.clone()),
+        signals: Vec::new(),
+    }
+}
+
+/// Records a ref read with a `trace_id` as used by that search.
+pub(crate) fn record_read(app: &App, trace_id: &str, manual_id: &str, path: &str, line: u32) {
+    app.finder.record_used(
+        trace_id,
+        Place {
+            manual_id: Arc::from(manual_id),
+            path: Arc::from(path),
+            start_line: Some(line),
+            title: String::new(),
+        },
+    );
+}
