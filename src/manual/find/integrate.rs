@@ -2,11 +2,14 @@
 //! also when a stage failed or a budget cut the search short.
 //!
 //! * **Conflict**: two candidates of the integrated top that both state something about
-//!   the same query term (a line of their own prose, heading line excluded, contains the
-//!   term as written) and disagree:
+//!   the same query term (a line of their own prose contains the term as written; heading
+//!   lines and lines that refer elsewhere, by a link, 参照 or "see", are not statements)
+//!   and disagree:
 //!   they give different numbers for the same unit (`20日` against `10日`; no value in
-//!   common), or one states the term with an exception or exclusion term on the same line
-//!   while the other states it plainly (a rule and an exception to it).
+//!   common), or one states the term only with an exception or exclusion term on the same
+//!   line while the other states it only plainly, and the two lines share a topic word
+//!   besides the term (a rule and an exception to it). A question whose intent is
+//!   `exceptions` has no exception conflicts: the exceptions are its answer.
 //! * **Gap**: a content term (or strict term) of the query that no candidate matches as
 //!   written, loosely or through a synonym (pieces alone do not count), or a reference in
 //!   one of the integrated top candidates whose target is not in the manuals.
@@ -17,15 +20,18 @@
 //!   [`READY_SUFFICIENCY`] with no conflict, no gap and no cutoff; else `needs_followup`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use super::corpus::{Corpus, NodeKey};
 use super::links::RawReference;
 use super::plan::Plan;
+use super::query::{script_runs, Intent, Script};
 use super::score::Way;
 use super::stages::{prose_lines, Candidate};
 use super::trace::Cutoff;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
+use crate::text::normalize::normalize_str;
 
 /// Most candidates in the integrated top.
 pub const TOP_MAX: usize = 10;
@@ -237,8 +243,68 @@ fn reference_gaps(corpus: &Corpus, top: &[Candidate]) -> Vec<Gap> {
 struct Statements {
     /// Unit -> values given on lines that contain the term.
     quantities: BTreeMap<String, BTreeSet<String>>,
-    with_exception: bool,
-    plain: bool,
+    /// Topic words of the lines that state the term with an exception or exclusion term.
+    exception_words: BTreeSet<String>,
+    /// Topic words of the lines that state the term plainly.
+    plain_words: BTreeSet<String>,
+}
+
+impl Statements {
+    fn with_exception(&self) -> bool {
+        !self.exception_words.is_empty()
+    }
+
+    fn plain(&self) -> bool {
+        !self.plain_words.is_empty()
+    }
+}
+
+/// Whether a normalised line refers elsewhere (a link, 参照, see): it points at a
+/// statement rather than making one.
+fn is_reference_line(line: &str) -> bool {
+    static CUES: OnceLock<Vec<String>> = OnceLock::new();
+    let cues = CUES.get_or_init(|| {
+        ["参照", "see ", "refer to ", ")("]
+            .iter()
+            .map(|cue| normalize_str(cue))
+            .collect()
+    });
+    cues.iter().any(|cue| line.contains(cue.as_str()))
+}
+
+/// Words that tell what a line is about: kanji bigrams, katakana words of three or more
+/// characters, Latin words of four or more letters; without the query's terms and the
+/// exception vocabulary, which every compared line shares by construction. An empty set
+/// stands for "stated, topic unknown" as one placeholder word, so a line still counts.
+fn topic_words(line: &str, plan: &Plan) -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    for (kind, run) in script_runs(line) {
+        let chars: Vec<char> = run.chars().collect();
+        match kind {
+            Script::Kanji => words.extend(chars.windows(2).map(|pair| pair.iter().collect())),
+            Script::Katakana if chars.len() >= 3 => {
+                words.insert(run.to_owned());
+            }
+            Script::Latin => words.extend(
+                run.split(|c: char| !c.is_alphanumeric())
+                    .filter(|word| word.chars().count() >= 4)
+                    .map(str::to_owned),
+            ),
+            _ => {}
+        }
+    }
+    words.retain(|word: &String| {
+        let query_word = plan
+            .query
+            .terms
+            .iter()
+            .any(|term| word.contains(term.text.as_str()) || term.text.contains(word.as_str()));
+        !query_word && exceptions_in_normalized(word).next().is_none()
+    });
+    if words.is_empty() {
+        words.insert(String::new());
+    }
+    words
 }
 
 fn statements(
@@ -249,7 +315,9 @@ fn statements(
 ) -> Vec<Statements> {
     let mut per_term = vec![Statements::default(); plan.terms.len()];
     let heading_line = files[key.file as usize].nodes()[key.node as usize].line_start;
-    for (_, text) in prose_lines(corpus, files, key).filter(|(line, _)| *line != heading_line) {
+    let lines = prose_lines(corpus, files, key)
+        .filter(|(line, text)| *line != heading_line && !is_reference_line(text));
+    for (_, text) in lines {
         let present = plan.set_normalized(text);
         let terms: Vec<usize> = (0..plan.terms.len())
             .filter(|&t| present.contains(plan.terms[t].exact))
@@ -264,10 +332,15 @@ fn statements(
             )
         });
         let quantities = quantities(text);
+        let words = topic_words(text, plan);
         for term in terms {
             let statement = &mut per_term[term];
-            statement.with_exception |= exception;
-            statement.plain |= !exception;
+            let side = if exception {
+                &mut statement.exception_words
+            } else {
+                &mut statement.plain_words
+            };
+            side.extend(words.iter().cloned());
             for (value, unit) in &quantities {
                 statement
                     .quantities
@@ -286,16 +359,18 @@ fn conflicts(
     files: &[&ManualFile],
     candidates: &[Candidate],
 ) -> Vec<Conflict> {
-    let compared = candidates.len();
     let said: Vec<Vec<Statements>> = candidates
         .iter()
         .map(|c| statements(plan, corpus, files, c.key))
         .collect();
+    // A question about exceptions asks for them: stating one is the answer, not a conflict.
+    let exceptions_count = plan.query.intent != Intent::Exceptions;
     let mut found = Vec::new();
-    for first in 0..compared {
-        for second in first + 1..compared {
-            let kind = (0..plan.terms.len())
-                .find_map(|term| disagreement(&said[first][term], &said[second][term]));
+    for first in 0..said.len() {
+        for second in first + 1..said.len() {
+            let kind = (0..plan.terms.len()).find_map(|term| {
+                disagreement(&said[first][term], &said[second][term], exceptions_count)
+            });
             if let Some(kind) = kind {
                 found.push(Conflict {
                     first,
@@ -309,7 +384,7 @@ fn conflicts(
 }
 
 /// How two statements about one term disagree, if they do.
-fn disagreement(a: &Statements, b: &Statements) -> Option<String> {
+fn disagreement(a: &Statements, b: &Statements, exceptions_count: bool) -> Option<String> {
     for (unit, values) in &a.quantities {
         if let Some(others) = b.quantities.get(unit) {
             if values.is_disjoint(others) {
@@ -318,9 +393,14 @@ fn disagreement(a: &Statements, b: &Statements) -> Option<String> {
         }
     }
     let rule_and_exception = |x: &Statements, y: &Statements| {
-        x.with_exception && !x.plain && y.plain && !y.with_exception
+        x.with_exception()
+            && !x.plain()
+            && y.plain()
+            && !y.with_exception()
+            && !x.exception_words.is_disjoint(&y.plain_words)
     };
-    (rule_and_exception(a, b) || rule_and_exception(b, a)).then(|| "exception".to_owned())
+    let found = rule_and_exception(a, b) || rule_and_exception(b, a);
+    (exceptions_count && found).then(|| "exception".to_owned())
 }
 
 /// Units a quantity may carry, longest spelling first so `営業日` wins over `日`.
@@ -388,17 +468,18 @@ pub fn quantities(line: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    fn statement(quantities: &[(&str, &str)], with_exception: bool, plain: bool) -> Statements {
+    fn statement(quantities: &[(&str, &str)], exception: &[&str], plain: &[&str]) -> Statements {
         let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (value, unit) in quantities {
             map.entry(unit.to_string())
                 .or_default()
                 .insert(value.to_string());
         }
+        let words = |list: &[&str]| list.iter().map(|w| w.to_string()).collect();
         Statements {
             quantities: map,
-            with_exception,
-            plain,
+            exception_words: words(exception),
+            plain_words: words(plain),
         }
     }
 
@@ -432,29 +513,53 @@ mod tests {
 
     #[test]
     fn different_numbers_for_one_unit_conflict() {
-        let a = statement(&[("20", "日")], false, true);
-        let b = statement(&[("10", "日")], false, true);
-        assert_eq!(disagreement(&a, &b).as_deref(), Some("number:日"));
-        let shared = statement(&[("10", "日"), ("20", "日")], false, true);
-        assert_eq!(disagreement(&a, &shared), None, "a shared value agrees");
-        let other_unit = statement(&[("10", "円")], false, true);
-        assert_eq!(disagreement(&a, &other_unit), None);
+        let a = statement(&[("20", "日")], &[], &["上限"]);
+        let b = statement(&[("10", "日")], &[], &["上限"]);
+        assert_eq!(disagreement(&a, &b, true).as_deref(), Some("number:日"));
+        let shared = statement(&[("10", "日"), ("20", "日")], &[], &["上限"]);
+        assert_eq!(
+            disagreement(&a, &shared, true),
+            None,
+            "a shared value agrees"
+        );
+        let other_unit = statement(&[("10", "円")], &[], &["上限"]);
+        assert_eq!(disagreement(&a, &other_unit, true), None);
     }
 
     #[test]
-    fn a_rule_and_its_exception_conflict() {
-        let rule = statement(&[], false, true);
-        let exception = statement(&[], true, false);
-        let both = statement(&[], true, true);
+    fn a_rule_and_its_exception_on_the_same_topic_conflict() {
+        let rule = statement(&[], &[], &["ticket"]);
+        let exception = statement(&[], &["ticket", "lead"], &[]);
+        let elsewhere = statement(&[], &["canary"], &[]);
+        let both = statement(&[], &["ticket"], &["ticket"]);
         assert_eq!(
-            disagreement(&rule, &exception).as_deref(),
+            disagreement(&rule, &exception, true).as_deref(),
             Some("exception")
         );
         assert_eq!(
-            disagreement(&exception, &rule).as_deref(),
+            disagreement(&exception, &rule, true).as_deref(),
             Some("exception")
         );
-        assert_eq!(disagreement(&rule, &both), None, "states both sides itself");
-        assert_eq!(disagreement(&rule, &Statements::default()), None);
+        assert_eq!(disagreement(&rule, &elsewhere, true), None, "another topic");
+        assert_eq!(
+            disagreement(&rule, &both, true),
+            None,
+            "states both sides itself"
+        );
+        assert_eq!(
+            disagreement(&rule, &exception, false),
+            None,
+            "asked for exceptions"
+        );
+        assert_eq!(disagreement(&rule, &Statements::default(), true), None);
+    }
+
+    #[test]
+    fn reference_lines_are_not_statements() {
+        assert!(is_reference_line(&normalize_str(
+            "詳細は「申請手続き」参照。"
+        )));
+        assert!(is_reference_line("see [the guide](a.md) for 5 days"));
+        assert!(!is_reference_line("繰越しは最大20日"));
     }
 }

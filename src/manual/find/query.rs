@@ -357,7 +357,7 @@ pub fn pieces_of(term: &str) -> Vec<Vec<String>> {
 }
 
 /// Maximal runs of one script; spaces inside Latin text stay in the run.
-fn script_runs(text: &str) -> Vec<(Script, &str)> {
+pub fn script_runs(text: &str) -> Vec<(Script, &str)> {
     let mut runs = Vec::new();
     let mut start = 0;
     let mut current: Option<Script> = None;

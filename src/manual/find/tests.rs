@@ -138,7 +138,7 @@ fn a_rule_and_an_exception_to_it_are_a_conflict() {
         ("ops/a.md", "# Rollbacks\n\n## Rule\n\nEvery rollback needs a ticket.\n"),
         (
             "ops/b.md",
-            "# Security\n\n## Rule exception\n\nA rollback is excepted when the lead says so; exception: outages.\n",
+            "# Security\n\n## Rule exception\n\nException: a rollback during an outage needs no ticket.\n",
         ),
     ]);
     let finder = Finder::new(settings());
