@@ -108,6 +108,9 @@ impl FileDerived {
             loose.push('\n');
         }
         loose_starts.push(offset(&loose));
+        // Both were sized for the worst case; the corpus keeps them for the server's life.
+        body.shrink_to_fit();
+        loose.shrink_to_fit();
         let ids: HashMap<&str, u32> = nodes
             .iter()
             .enumerate()

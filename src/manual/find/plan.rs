@@ -28,6 +28,8 @@ pub const MAX_PATTERNS: usize = 256;
 pub struct PatternSet([u64; MAX_PATTERNS / 64]);
 
 impl PatternSet {
+    pub const EMPTY: PatternSet = PatternSet([0; MAX_PATTERNS / 64]);
+
     pub fn insert(&mut self, pattern: usize) {
         self.0[pattern / 64] |= 1 << (pattern % 64);
     }

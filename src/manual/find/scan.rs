@@ -26,27 +26,57 @@ pub type ScopeEntry = (u32, Option<Vec<u32>>);
 /// Which sections to scan, in scan order.
 pub type Scope = Vec<ScopeEntry>;
 
-/// What one section matched.
+/// What one section matched. Most sections match only in their body, so the label
+/// matches live behind a box: the scan keeps one of these for every section with any
+/// evidence, tens of thousands for a common word.
 #[derive(Debug, Clone, Default)]
 pub struct NodeHits {
     pub body: PatternSet,
     pub body_loose: PatternSet,
     /// Occurrences in the normalised body, per pattern that occurred.
     pub counts: Vec<(u16, u16)>,
-    pub title: PatternSet,
-    pub title_loose: PatternSet,
-    pub links: PatternSet,
-    pub links_loose: PatternSet,
+    labels: Option<Box<LabelHits>>,
 }
 
+/// Matches in a section's own title and in the texts of links pointing at it.
+#[derive(Debug, Clone, Copy, Default)]
+struct LabelHits {
+    title: PatternSet,
+    title_loose: PatternSet,
+    links: PatternSet,
+    links_loose: PatternSet,
+}
+
+const NO_LABELS: LabelHits = LabelHits {
+    title: PatternSet::EMPTY,
+    title_loose: PatternSet::EMPTY,
+    links: PatternSet::EMPTY,
+    links_loose: PatternSet::EMPTY,
+};
+
 impl NodeHits {
+    fn labels(&self) -> &LabelHits {
+        self.labels.as_deref().unwrap_or(&NO_LABELS)
+    }
+
+    pub fn title(&self) -> &PatternSet {
+        &self.labels().title
+    }
+
+    pub fn title_loose(&self) -> &PatternSet {
+        &self.labels().title_loose
+    }
+
+    pub fn links(&self) -> &PatternSet {
+        &self.labels().links
+    }
+
+    pub fn links_loose(&self) -> &PatternSet {
+        &self.labels().links_loose
+    }
+
     fn is_empty(&self) -> bool {
-        self.body.is_empty()
-            && self.body_loose.is_empty()
-            && self.title.is_empty()
-            && self.title_loose.is_empty()
-            && self.links.is_empty()
-            && self.links_loose.is_empty()
+        self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
     }
 
     pub fn count(&self, pattern: usize) -> u16 {
@@ -59,14 +89,16 @@ impl NodeHits {
     /// Patterns matched anywhere, normalised or loose.
     pub fn any(&self) -> PatternSet {
         let mut all = self.body;
-        for set in [
-            &self.body_loose,
-            &self.title,
-            &self.title_loose,
-            &self.links,
-            &self.links_loose,
-        ] {
-            all.union(set);
+        all.union(&self.body_loose);
+        if let Some(labels) = &self.labels {
+            for set in [
+                &labels.title,
+                &labels.title_loose,
+                &labels.links,
+                &labels.links_loose,
+            ] {
+                all.union(set);
+            }
         }
         all
     }
@@ -81,7 +113,9 @@ pub struct PageHits {
 
 #[derive(Debug, Default)]
 pub struct ScanResult {
-    pub hits: HashMap<NodeKey, NodeHits>,
+    /// Sections with evidence, sorted by key (a sorted list, not a map: it is built once
+    /// in key order and read in key order, and holds tens of thousands of entries).
+    pub hits: Vec<(NodeKey, NodeHits)>,
     pub pages: HashMap<u32, PageHits>,
     pub scanned_files: usize,
     pub scanned_nodes: usize,
@@ -92,11 +126,26 @@ pub struct ScanResult {
 impl ScanResult {
     /// Adds the results of a scan of other sections (another thread's part, or Stage 4).
     pub fn merge(&mut self, other: ScanResult) {
+        let sorted = self
+            .hits
+            .last()
+            .zip(other.hits.first())
+            .is_none_or(|(mine, theirs)| mine.0 < theirs.0);
         self.hits.extend(other.hits);
+        if !sorted {
+            self.hits.sort_unstable_by_key(|(key, _)| *key);
+        }
         self.pages.extend(other.pages);
         self.scanned_files += other.scanned_files;
         self.scanned_nodes += other.scanned_nodes;
         self.unscanned.extend(other.unscanned);
+    }
+
+    pub fn get(&self, key: NodeKey) -> Option<&NodeHits> {
+        self.hits
+            .binary_search_by_key(&key, |(k, _)| *k)
+            .ok()
+            .map(|at| &self.hits[at].1)
     }
 }
 
@@ -241,14 +290,28 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
         let key = NodeKey { file, node };
         let title = &derived.labels[node as usize].title;
         let mut hits = local.remove(&node).unwrap_or_default();
-        hits.title = plan.set_normalized(&title.text);
-        hits.title_loose = plan.set_loose(&title.loose);
+        let mut labels = LabelHits {
+            title: plan.set_normalized(&title.text),
+            title_loose: plan.set_loose(&title.loose),
+            ..NO_LABELS
+        };
         if let Some(links) = corpus.references.link_text(key) {
-            hits.links = plan.set_normalized(&links.text);
-            hits.links_loose = plan.set_loose(&links.loose);
+            labels.links = plan.set_normalized(&links.text);
+            labels.links_loose = plan.set_loose(&links.loose);
+        }
+        let any_label = [
+            labels.title,
+            labels.title_loose,
+            labels.links,
+            labels.links_loose,
+        ]
+        .iter()
+        .any(|set| !set.is_empty());
+        if any_label {
+            hits.labels = Some(Box::new(labels));
         }
         if !hits.is_empty() {
-            result.hits.insert(key, hits);
+            result.hits.push((key, hits));
         }
     }
 }
@@ -303,9 +366,9 @@ mod tests {
         assert_eq!((result.scanned_files, result.scanned_nodes), (6, 12));
         assert!(result.unscanned.is_empty());
         let term = plan.terms[1].exact;
-        let first = &result.hits[&NodeKey { file: 0, node: 0 }];
-        assert!(first.body.contains(term) && first.title.contains(plan.terms[0].pieces[0][2]));
-        let split = &result.hits[&NodeKey { file: 0, node: 1 }];
+        let first = result.get(NodeKey { file: 0, node: 0 }).unwrap();
+        assert!(first.body.contains(term) && first.title().contains(plan.terms[0].pieces[0][2]));
+        let split = result.get(NodeKey { file: 0, node: 1 }).unwrap();
         assert!(
             !split.body.contains(term) && split.body_loose.contains(term),
             "繰\\n越し is loose only"
@@ -319,14 +382,13 @@ mod tests {
         let one = scan_in_parts(&corpus, &plan, &all(&corpus), later, 1);
         let three = scan_in_parts(&corpus, &plan, &all(&corpus), later, 3);
         assert_eq!(one.scanned_nodes, three.scanned_nodes);
-        let mut keys: Vec<_> = three.hits.keys().copied().collect();
-        keys.sort();
-        let mut expected: Vec<_> = one.hits.keys().copied().collect();
-        expected.sort();
+        let keys: Vec<_> = three.hits.iter().map(|(key, _)| *key).collect();
+        let expected: Vec<_> = one.hits.iter().map(|(key, _)| *key).collect();
         assert_eq!(keys, expected);
+        assert!(keys.is_sorted());
         assert!(keys
             .iter()
-            .all(|key| one.hits[key].any() == three.hits[key].any()));
+            .all(|&key| one.get(key).unwrap().any() == three.get(key).unwrap().any()));
     }
 
     #[test]

@@ -75,8 +75,8 @@ pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f3
         .map(|term| {
             let df = scan
                 .hits
-                .values()
-                .filter(|hits| hits.any().contains(term.exact))
+                .iter()
+                .filter(|(_, hits)| hits.any().contains(term.exact))
                 .count();
             (1.0 + node_count as f32 / (1.0 + df as f32)).ln()
         })
@@ -86,7 +86,7 @@ pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f3
 /// Scores every section with evidence, best first.
 pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
-    let mut keys: Vec<NodeKey> = scan.hits.keys().copied().collect();
+    let mut keys: Vec<NodeKey> = scan.hits.iter().map(|(key, _)| *key).collect();
     keys.extend(scan.pages.keys().map(|&file| NodeKey { file, node: 0 }));
     keys.sort();
     keys.dedup();
@@ -96,7 +96,7 @@ pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored>
         .into_iter()
         .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
         .map(|key| {
-            let hits = scan.hits.get(&key).unwrap_or(&empty);
+            let hits = scan.get(key).unwrap_or(&empty);
             let page = scan.pages.get(&key.file).copied().unwrap_or_default();
             let above = ancestors.of(plan, corpus, key);
             score_node(plan, corpus, &weights, key, hits, page, &above)
@@ -139,8 +139,8 @@ fn score_node(
                     signals.insert(Signals::SYNONYM);
                 }
             };
-        consider(Field::Title, TITLE_WEIGHT, &hits.title, &hits.title_loose);
-        consider(Field::Links, LINK_WEIGHT, &hits.links, &hits.links_loose);
+        consider(Field::Title, TITLE_WEIGHT, hits.title(), hits.title_loose());
+        consider(Field::Links, LINK_WEIGHT, hits.links(), hits.links_loose());
         consider(Field::Page, page_weight, &page.normalized, &page.loose);
         consider(Field::Body, body_weight, &hits.body, &hits.body_loose);
         for (normal, loose) in ancestors {
@@ -247,7 +247,7 @@ fn phrase_bonus(
         let in_set = |normal: &PatternSet, loose: &PatternSet| {
             normal.contains(pattern) || loose.contains(pattern)
         };
-        if in_set(&hits.title, &hits.title_loose) || in_set(&hits.links, &hits.links_loose) {
+        if in_set(hits.title(), hits.title_loose()) || in_set(hits.links(), hits.links_loose()) {
             bonus = bonus.max(PHRASE_IN_LABEL);
         } else if in_set(&hits.body, &hits.body_loose) {
             bonus = bonus.max(PHRASE_IN_BODY);
@@ -262,8 +262,8 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Sign
         return 0.0;
     }
     let mut present = hits.body;
-    present.union(&hits.title);
-    present.union(&hits.links);
+    present.union(hits.title());
+    present.union(hits.links());
     present.union(&page.normalized);
     if plan.strict.iter().all(|&p| present.contains(p)) {
         signals.insert(Signals::STRICT);
