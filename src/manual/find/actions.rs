@@ -6,7 +6,6 @@
 //! | candidates found | `manual_hits` `integrated_top`, `manual_read` `section` of the top one |
 //! | cut by the time budget | `manual_find` `only_unscanned_from_trace_id` |
 //! | insufficient_candidates, search capped at Stage 3 | `manual_find` `max_stage: 4` |
-//! | insufficient_candidates, search narrowed to a manual | `manual_find` over every manual |
 //! | resolve_conflicts | `manual_hits` `conflicts` |
 //! | fill_gaps | `manual_hits` `gaps` |
 //! | more candidates than the cap | `manual_hits` `candidates`, `manual_find` `only_unscanned_from_trace_id` |
@@ -39,8 +38,6 @@ pub struct Situation<'a> {
     pub candidates: usize,
     pub top: Option<&'a Place>,
     pub cutoff: Option<Cutoff>,
-    /// The search was narrowed to some manuals (so widening is possible).
-    pub narrowed: bool,
     pub max_stage_applied: u8,
 }
 
@@ -94,10 +91,6 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
             actions.push(find(json!({ "max_stage": 4 }), confidence));
         }
         Some(Cutoff::StageCap) | None => {}
-    }
-    let thin = situation.candidates == 0 && situation.max_stage_applied == 4;
-    if thin && situation.narrowed && can_repeat {
-        actions.push(find(json!({ "manual_id": null }), 0.7));
     }
     if !verdict.conflicts.is_empty() {
         actions.push(hits("conflicts", 0.75));
@@ -183,7 +176,6 @@ mod tests {
             candidates: usize::from(top.is_some()) * 3,
             top,
             cutoff,
-            narrowed: true,
             max_stage_applied: 4,
         }
     }
@@ -246,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn nothing_found_widens_by_stage_then_by_manual() {
+    fn nothing_found_widens_by_stage_or_shows_the_gaps() {
         let verdict = verdict(Status::Blocked, 0, 1);
         let capped = Situation {
             max_stage_applied: 3,
@@ -257,12 +249,9 @@ mod tests {
             actions[0].params,
             Some(json!({"query": "繰越し", "max_stage": 4}))
         );
+        // Stage 4 ran (every manual searched): what is missing is the next thing to read.
         let actions = next_actions(&situation(&verdict, None, None));
-        assert_eq!(
-            actions[0].params,
-            Some(json!({"query": "繰越し", "manual_id": null}))
-        );
-        assert_eq!(tools(&actions)[1], "manual_hits:gaps");
+        assert_eq!(tools(&actions), ["manual_hits:gaps"]);
     }
 
     #[test]

@@ -308,7 +308,7 @@ impl Finder {
         let mut result = search.run(scope, narrowed, manual_id.as_deref(), max_stage);
         let cut = result.cap(&search, max_candidates);
         let id = lock(&self.traces).next_id();
-        let (trace, outcome) = result.conclude(&search, id, cut, narrowed);
+        let (trace, outcome) = result.conclude(&search, id, cut);
         lock(&self.traces).insert(trace, Instant::now());
         log_outcome(&outcome, &result.escalations);
         Ok(outcome)

@@ -358,7 +358,6 @@ impl SearchResult {
         search: &Search,
         id: String,
         cutoff: Option<Cutoff>,
-        narrowed: bool,
     ) -> (Trace, FindOutcome) {
         let verdict = integrate(
             search.plan,
@@ -393,7 +392,6 @@ impl SearchResult {
             candidates: trace.candidates.len(),
             top: trace.candidates.first().map(|hit| &hit.place),
             cutoff,
-            narrowed,
             max_stage_applied: self.max_stage_applied,
         });
         let outcome = FindOutcome {
