@@ -29,6 +29,7 @@ pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<Manua
         only_unscanned_from: input.only_unscanned_from_trace_id,
         max_candidates: budget.max_candidates.map(|n| n as usize),
         time_ms: budget.time_ms,
+        thresholds: None,
         fail_stage: None,
     };
     let outcome = app.with_manuals(|index| app.finder.find(index, &request))?;

@@ -109,8 +109,8 @@ pub struct FindSettings {
     pub default_manual_id: Option<String>,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
-    pub candidate_low: usize,
-    pub file_bias: f32,
+    /// Stage 4 thresholds used when a request brings none.
+    pub thresholds: Thresholds,
     pub trace_max_keep: usize,
     pub trace_ttl: Duration,
     /// The team's synonyms file (may be absent).
@@ -123,13 +123,23 @@ impl FindSettings {
             default_manual_id: config.default_manual_id.clone(),
             default_max_stage: config.default_max_stage,
             hard_max_stage: config.hard_max_stage,
-            candidate_low: config.adaptive_candidate_low_base as usize,
-            file_bias: config.adaptive_file_bias_base as f32,
+            thresholds: Thresholds {
+                candidate_low: config.adaptive_candidate_low_base as usize,
+                file_bias: config.adaptive_file_bias_base as f32,
+            },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
             synonyms_path: Some(config.synonyms_path.clone()),
         }
     }
+}
+
+/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
+/// least `file_bias` of five or more" (spec_manuals §3); adaptive tuning moves them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub candidate_low: usize,
+    pub file_bias: f32,
 }
 
 /// One `manual_find` call.
@@ -142,6 +152,8 @@ pub struct FindRequest {
     pub only_unscanned_from: Option<String>,
     pub max_candidates: Option<usize>,
     pub time_ms: Option<u64>,
+    /// Stage 4 thresholds in force for this search (tuned ones); the settings' otherwise.
+    pub thresholds: Option<Thresholds>,
     /// Makes Stage 2 or 3 fail as a defect would, so tests can check that the earlier
     /// stages' results survive; the tool layer never sets it.
     pub fail_stage: Option<u8>,
@@ -188,6 +200,12 @@ pub struct FindOutcome {
     pub next_actions: Vec<NextAction>,
     /// Why stages failed or were skipped (counted in `summary.warnings`).
     pub warnings: Vec<String>,
+    /// What the search was allowed and what Stage 4 cost, for the statistics of
+    /// adaptive tuning: the `max_stage` in force, and the candidates Stage 4 added with
+    /// the characters of their own text.
+    pub max_stage_allowed: u8,
+    pub stage4_added: usize,
+    pub stage4_added_chars: usize,
 }
 
 /// What `manual_hits` lists (schema `HitKind`).
@@ -297,15 +315,16 @@ impl Finder {
             files: &files,
             plan: &plan,
             request,
-            settings: &self.settings,
             deadline,
+            thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
+            max_stage,
         };
         let scope = match &base {
             Some(trace) => search.scope_of_unscanned(trace),
             None => search.scope_of_manual(manual_id.as_deref(), true),
         };
         let narrowed = base.is_none() && manual_id.is_some();
-        let mut result = search.run(scope, narrowed, manual_id.as_deref(), max_stage);
+        let mut result = search.run(scope, narrowed, manual_id.as_deref());
         let cut = result.cap(&search, max_candidates);
         let id = lock(&self.traces).next_id();
         let (trace, outcome) = result.conclude(&search, id, cut);
@@ -380,8 +399,10 @@ pub(crate) mod testing {
             default_manual_id: None,
             default_max_stage: 4,
             hard_max_stage: 4,
-            candidate_low: 3,
-            file_bias: 0.8,
+            thresholds: Thresholds {
+                candidate_low: 3,
+                file_bias: 0.8,
+            },
             trace_max_keep: 10,
             trace_ttl: Duration::from_secs(60),
             synonyms_path: None,

@@ -18,7 +18,7 @@ use super::stages::{
     Candidate, Escalation,
 };
 use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
-use super::{FindOutcome, FindRequest, FindSettings, SignalCoverage, Signals, Summary};
+use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::manual::{ManualFile, NodeKind};
 
 /// A section becomes a candidate at this score ...
@@ -35,8 +35,9 @@ pub(super) struct Search<'a> {
     pub files: &'a [&'a ManualFile],
     pub plan: &'a Plan,
     pub request: &'a FindRequest,
-    pub settings: &'a FindSettings,
     pub deadline: Instant,
+    pub thresholds: Thresholds,
+    pub max_stage: u8,
 }
 
 /// The candidates of a search and how they came about.
@@ -53,6 +54,8 @@ pub(super) struct SearchResult {
     time_cut: bool,
     stage_capped: bool,
     integrated: usize,
+    stage4_added: usize,
+    stage4_added_chars: usize,
 }
 
 impl Search<'_> {
@@ -95,13 +98,7 @@ impl Search<'_> {
             .collect()
     }
 
-    pub fn run(
-        &self,
-        scope: Scope,
-        narrowed: bool,
-        manual_id: Option<&str>,
-        max_stage: u8,
-    ) -> SearchResult {
+    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
         let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline);
         let scored = score_all(self.plan, self.corpus, &scanned);
         let mut candidates: Vec<Candidate> = scored
@@ -117,8 +114,8 @@ impl Search<'_> {
             escalations: escalations(
                 &candidates,
                 self.plan.query.intent,
-                self.settings.candidate_low,
-                self.settings.file_bias,
+                self.thresholds.candidate_low,
+                self.thresholds.file_bias,
             ),
             time_cut: !scanned.unscanned.is_empty(),
             candidates,
@@ -131,10 +128,12 @@ impl Search<'_> {
             scope_expanded: false,
             stage_capped: false,
             integrated: 0,
+            stage4_added: 0,
+            stage4_added_chars: 0,
         };
         let outside = narrowed.then(|| self.scope_of_manual(manual_id, false));
         if !result.escalations.is_empty() && !result.time_cut {
-            if max_stage < 4 {
+            if self.max_stage < 4 {
                 result.stage_capped = true;
                 if let Some(outside) = &outside {
                     result
@@ -244,6 +243,14 @@ impl Search<'_> {
         }
         let mut fresh = result.candidates.split_off(before);
         self.stage2(&mut fresh, &mut result.warnings);
+        result.stage4_added = fresh.len();
+        result.stage4_added_chars = fresh
+            .iter()
+            .map(|c| {
+                let derived = &self.corpus.files[c.key.file as usize].derived;
+                derived.own_text(c.key.node).chars().count()
+            })
+            .sum();
         result.candidates.append(&mut fresh);
     }
 
@@ -399,6 +406,9 @@ impl SearchResult {
             summary,
             next_actions,
             warnings: self.warnings.clone(),
+            max_stage_allowed: search.max_stage,
+            stage4_added: self.stage4_added,
+            stage4_added_chars: self.stage4_added_chars,
         };
         (trace, outcome)
     }

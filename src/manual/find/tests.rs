@@ -400,3 +400,24 @@ fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
     let top = hits(&finder, &outcome, HitKind::IntegratedTop);
     assert_eq!(places(&top)[0], "leave.md:11");
 }
+
+#[test]
+fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let with_low = |candidate_low| {
+        with("10 minutes", |r| {
+            r.thresholds = Some(Thresholds {
+                candidate_low,
+                file_bias: 0.8,
+            })
+        })
+    };
+    let few = finder.find(&index, &with_low(10)).unwrap();
+    assert!(few.summary.scope_expanded, "fewer than 10 candidates");
+    assert_eq!(few.max_stage_allowed, 4);
+    assert!(few.stage4_added >= 1 && few.stage4_added_chars > 0);
+    let enough = finder.find(&index, &with_low(1)).unwrap();
+    assert!(!enough.summary.scope_expanded);
+    assert_eq!((enough.stage4_added, enough.stage4_added_chars), (0, 0));
+}
