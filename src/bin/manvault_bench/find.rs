@@ -79,6 +79,10 @@ fn load_queries(bench: &Path) -> Vec<BenchQuery> {
                 format!("lang={}", raw["lang"].as_str().unwrap_or("?")),
                 format!("source_in_corpus={}", raw["source_in_corpus"]),
             ];
+            let mut groups = groups;
+            if raw["cat"] == "paraphrase" && raw["source_in_corpus"] == false {
+                groups.push("paraphrase & source_in_corpus=false".to_owned());
+            }
             BenchQuery {
                 query: raw["query"].as_str().expect("query").to_owned(),
                 raw,
@@ -180,6 +184,22 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
         }
     }
     println!("\n## Recall ({MANUAL_ID}, candidates = manual_hits kind candidates, at most 200)\n");
+    print_groups(&groups);
+    sizes.sort_unstable();
+    let mean = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
+    println!(
+        "\n## Answer size\n\nmanual_find answer characters: max {}, mean {mean:.0}, median {} (target < 1200)",
+        sizes.last().copied().unwrap_or(0),
+        sizes.get(sizes.len() / 2).copied().unwrap_or(0)
+    );
+    println!("\n## Naive baseline (bench/baseline_naive.py, same run, same groups)\n");
+    match baseline_groups(options, queries) {
+        Ok(groups) => print_groups(&groups),
+        Err(message) => println!("baseline not run: {message}"),
+    }
+}
+
+fn print_groups(groups: &BTreeMap<String, Group>) {
     println!("| group | n | R@1 | R@5 | R@10 | R@20 | R@any | mean cand. | median cand. |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let order = [
@@ -192,35 +212,63 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
         "lang=en",
         "source_in_corpus=true",
         "source_in_corpus=false",
+        "paraphrase & source_in_corpus=false",
     ];
     for name in order {
         if let Some(group) = groups.get(name) {
             println!("{}", group.row(name));
         }
     }
-    sizes.sort_unstable();
-    let mean = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
-    println!(
-        "\n## Answer size\n\nmanual_find answer characters: max {}, mean {mean:.0}, median {} (target < 1200)",
-        sizes.last().copied().unwrap_or(0),
-        sizes.get(sizes.len() / 2).copied().unwrap_or(0)
-    );
-    println!("\n## Naive baseline (same run)\n");
-    let baseline = Command::new("python3")
+}
+
+/// Runs the baseline with `--runs` and groups its per-query results like ours. Its hit@k
+/// values become the smallest rank consistent with them, which lands in the same k.
+fn baseline_groups(
+    options: &Options,
+    queries: &[BenchQuery],
+) -> Result<BTreeMap<String, Group>, String> {
+    let scratch = Scratch::new("baseline");
+    let runs = scratch.0.join("runs.jsonl");
+    let output = Command::new("python3")
         .arg(options.bench.join("baseline_naive.py"))
         .arg("--bench-dir")
         .arg(&options.bench)
-        .output();
-    match baseline {
-        Ok(output) if output.status.success() => {
-            print!("```\n{}```\n", String::from_utf8_lossy(&output.stdout))
-        }
-        Ok(output) => println!(
-            "baseline failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(error) => println!("baseline not run: {error}"),
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .map_err(|error| error.to_string())?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
     }
+    let text = std::fs::read_to_string(&runs).map_err(|error| error.to_string())?;
+    let by_id: BTreeMap<String, Value> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|run| (run["id"].as_str().unwrap_or("").to_owned(), run))
+        .collect();
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    for query in queries {
+        let run = &by_id[query.raw["id"].as_str().unwrap_or("")];
+        let hit = |k: &str| run[k].as_f64().unwrap_or(0.0) > 0.0;
+        let rank = [
+            ("R@1", 0),
+            ("R@5", 4),
+            ("R@10", 9),
+            ("R@20", 19),
+            ("R@any", 199),
+        ]
+        .into_iter()
+        .find(|(k, _)| hit(k))
+        .map(|(_, rank)| rank);
+        let candidates = run["n_candidates"].as_u64().unwrap_or(0) as usize;
+        for group in &query.groups {
+            groups
+                .entry(group.clone())
+                .or_default()
+                .add(rank, candidates);
+        }
+    }
+    Ok(groups)
 }
 
 /// Position (0-based) of the first candidate that finds the (single) gold item.

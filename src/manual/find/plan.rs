@@ -53,6 +53,7 @@ impl PatternSet {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Phrase,
+    PhraseSynonym,
     Strict(usize),
     Term(usize),
     Piece(usize),
@@ -80,6 +81,10 @@ pub struct Plan {
     pub patterns: Vec<Pattern>,
     pub terms: Vec<TermPatterns>,
     pub phrase: Option<usize>,
+    /// The phrase with one dictionary word replaced (`security レビュー` ->
+    /// `セキュリティ レビュー`), so a heading written in the other script still counts as
+    /// the whole phrase.
+    pub phrase_synonyms: Vec<usize>,
     pub strict: Vec<usize>,
     normalized: Matcher,
     loose: Matcher,
@@ -182,6 +187,15 @@ impl Plan {
                 terms[index].pieces.push(patterns);
             }
         }
+        let mut phrase_synonyms = Vec::new();
+        if phrase.is_some() {
+            for variant in synonym_variants(&query.phrase, synonyms) {
+                if builder.patterns.len() >= MAX_PATTERNS / 2 {
+                    break;
+                }
+                phrase_synonyms.push(builder.add(&variant, Role::PhraseSynonym));
+            }
+        }
         for (index, term) in query.terms.iter().enumerate() {
             for variant in synonym_variants(&term.text, synonyms) {
                 if builder.patterns.len() >= MAX_PATTERNS {
@@ -213,6 +227,7 @@ impl Plan {
             patterns,
             terms,
             phrase,
+            phrase_synonyms,
             strict,
         }
     }
@@ -337,6 +352,19 @@ mod tests {
         let set = plan.set_normalized("部長の決裁手順");
         assert!(set.contains(plan.terms[0].synonyms[0]));
         assert!(!set.contains(plan.terms[0].exact));
+    }
+
+    #[test]
+    fn the_phrase_gets_synonym_variants_too() {
+        let plan = Plan::new(Query::parse("稟議 手順", None), &synonyms("稟議,決裁\n"));
+        let variants: Vec<&str> = plan
+            .phrase_synonyms
+            .iter()
+            .map(|&p| plan.patterns[p].text.as_str())
+            .collect();
+        assert_eq!(variants, ["決裁 手順"]);
+        let set = plan.set_loose(&loose_normalized("決裁手順について"));
+        assert!(set.contains(plan.phrase_synonyms[0]), "found loosely too");
     }
 
     #[test]

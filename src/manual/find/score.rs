@@ -211,7 +211,7 @@ fn strength(plan: &Plan, term: usize, normal: &PatternSet, loose: &PatternSet) -
 }
 
 /// The whole query as one phrase: equal to the heading or a link text, or inside them,
-/// or inside the body.
+/// or inside the body; a synonym variant of the phrase inside them counts three quarters.
 fn phrase_bonus(
     plan: &Plan,
     corpus: &Corpus,
@@ -243,14 +243,16 @@ fn phrase_bonus(
             signals.insert(Signals::LINK_TEXT);
         }
     }
-    if let Some(pattern) = plan.phrase {
+    let variants = plan.phrase.iter().map(|&p| (p, 1.0));
+    let synonyms = plan.phrase_synonyms.iter().map(|&p| (p, SYNONYM));
+    for (pattern, strength) in variants.chain(synonyms) {
         let in_set = |normal: &PatternSet, loose: &PatternSet| {
             normal.contains(pattern) || loose.contains(pattern)
         };
         if in_set(hits.title(), hits.title_loose()) || in_set(hits.links(), hits.links_loose()) {
-            bonus = bonus.max(PHRASE_IN_LABEL);
+            bonus = bonus.max(PHRASE_IN_LABEL * strength);
         } else if in_set(&hits.body, &hits.body_loose) {
-            bonus = bonus.max(PHRASE_IN_BODY);
+            bonus = bonus.max(PHRASE_IN_BODY * strength);
         }
     }
     bonus
