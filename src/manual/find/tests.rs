@@ -421,3 +421,28 @@ fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
     assert!(!enough.summary.scope_expanded);
     assert_eq!((enough.stage4_added, enough.stage4_added_chars), (0, 0));
 }
+
+#[test]
+fn edits_added_and_deleted_files_show_in_the_next_search() {
+    let (dir, mut index) = index(FILES);
+    let finder = Finder::new(settings());
+    let before = finder.find(&index, &request("ゼッペリン")).unwrap();
+    assert_eq!(before.summary.candidates, 0);
+    std::fs::write(
+        dir.path().join("rules/faq.md"),
+        "# FAQ\n\n## 飛行船\n\nゼッペリンの利用は禁止。\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("rules/new.md"), "# 新規\n\nゼッペリン。\n").unwrap();
+    index.refresh().unwrap();
+    let after = finder.find(&index, &request("ゼッペリン")).unwrap();
+    let found = places(&hits(&finder, &after, HitKind::Candidates));
+    assert_eq!(found, ["faq.md:3", "new.md:1"]);
+    std::fs::remove_file(dir.path().join("rules/new.md")).unwrap();
+    index.refresh().unwrap();
+    let gone = finder.find(&index, &request("ゼッペリン")).unwrap();
+    assert_eq!(
+        places(&hits(&finder, &gone, HitKind::Candidates)),
+        ["faq.md:3"]
+    );
+}
