@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
+use crate::adaptive::Adaptive;
 use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
@@ -27,12 +28,15 @@ pub struct App {
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms.
     pub finder: Finder,
+    /// Search statistics and the tuning of the Stage 4 thresholds (ADAPTIVE_*).
+    pub adaptive: Adaptive,
 }
 
 impl App {
     pub fn new(config: Config) -> App {
         App {
             finder: Finder::new(FindSettings::from_config(&config)),
+            adaptive: Adaptive::open(&config),
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),

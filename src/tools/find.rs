@@ -2,20 +2,31 @@
 //! (`manual::find`) and back, defaults and paging. The trait methods in `manual.rs` call
 //! these.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use super::{page, wire_enum};
+use crate::adaptive::{
+    CutoffReason, FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey,
+};
 use crate::app::App;
+use crate::artifact::est_tokens;
+use crate::clock;
 use crate::contract::types::*;
 use crate::error::ToolResult;
 use crate::manual::find::query::Intent as QueryIntent;
-use crate::manual::find::trace::Place;
-use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem, HitKind as FoundKind};
+use crate::manual::find::trace::{Cutoff, Place};
+use crate::manual::find::{
+    FindOutcome, FindRequest, HitItem as FoundItem, HitKind as FoundKind, Thresholds,
+};
 
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
 pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
 
 pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<ManualFindOutput> {
+    let now = clock::now();
+    let chars_in = json_chars(&input);
+    let query_hash = Fingerprint::of_query(&input.query);
+    let tuned = app.adaptive.thresholds(now);
     let budget = input.budget.unwrap_or_default();
     let request = FindRequest {
         manual_id: input.manual_id,
@@ -29,11 +40,72 @@ pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<Manua
         only_unscanned_from: input.only_unscanned_from_trace_id,
         max_candidates: budget.max_candidates.map(|n| n as usize),
         time_ms: budget.time_ms,
-        thresholds: None,
+        thresholds: Some(Thresholds {
+            candidate_low: tuned.candidate_low as usize,
+            file_bias: tuned.file_bias as f32,
+        }),
         fail_stage: None,
     };
     let outcome = app.with_manuals(|index| app.finder.find(index, &request))?;
-    Ok(within_budget(find_output(outcome)))
+    let facts = FindFacts {
+        summary: AdaptiveSummary {
+            trace_id: outcome.trace_id.clone(),
+            query_hash,
+            thresholds: tuned,
+            max_stage_allowed: outcome.max_stage_allowed,
+            max_stage_applied: outcome.summary.max_stage_applied,
+            scope_expanded: outcome.summary.scope_expanded,
+            scanned_files: outcome.summary.scanned_files as u64,
+            candidates: outcome.summary.candidates as u64,
+            file_bias_ratio: f64::from(outcome.summary.file_bias_ratio),
+            warnings: outcome.summary.warnings as u64,
+            cutoff_reason: outcome.summary.cutoff_reason.map(|cutoff| match cutoff {
+                Cutoff::TimeBudget => CutoffReason::TimeBudget,
+                Cutoff::CandidateCap => CutoffReason::CandidateCap,
+                Cutoff::StageCap => CutoffReason::StageCap,
+            }),
+            unscanned_sections_count: outcome.summary.unscanned_sections_count as u64,
+        },
+        chars_in,
+        chars_out: 0,
+        added_evidence_count: outcome.stage4_added as u64,
+        added_est_tokens: est_tokens(outcome.stage4_added_chars as u64),
+    };
+    let candidates = candidate_keys(app, &outcome.trace_id)?;
+    let output = within_budget(find_output(outcome));
+    app.adaptive.record_find(
+        FindFacts {
+            chars_out: json_chars(&output),
+            ..facts
+        },
+        candidates,
+        now,
+    );
+    Ok(output)
+}
+
+/// The candidate set C_q of a trace, as the recall proxy compares it with used refs.
+fn candidate_keys(app: &App, trace_id: &str) -> ToolResult<HashSet<RefKey>> {
+    Ok(app
+        .finder
+        .hits(trace_id, FoundKind::Candidates)?
+        .into_iter()
+        .filter_map(|item| item.place)
+        .map(|place| ref_key(&place.manual_id, &place.path, place.start_line))
+        .collect())
+}
+
+fn ref_key(manual_id: &str, path: &str, start_line: Option<u32>) -> RefKey {
+    RefKey {
+        manual_id: manual_id.to_string(),
+        path: path.to_string(),
+        start_line,
+    }
+}
+
+/// Characters of a request or answer as JSON: what `est_tokens` is estimated from.
+fn json_chars(value: &impl serde::Serialize) -> u64 {
+    serde_json::to_string(value).map_or(0, |text| text.chars().count() as u64)
 }
 
 fn find_output(outcome: FindOutcome) -> ManualFindOutput {
@@ -158,15 +230,10 @@ fn reference(place: &Place) -> Ref {
     }
 }
 
-/// Records a ref read with a `trace_id` as used by that search.
+/// Records a ref read with a `trace_id` as used after that search (U_q of the recall
+/// proxy). A JSON file is keyed without a line, as its candidates are.
 pub(crate) fn record_read(app: &App, trace_id: &str, manual_id: &str, path: &str, line: u32) {
-    app.finder.record_used(
-        trace_id,
-        Place {
-            manual_id: Arc::from(manual_id),
-            path: Arc::from(path),
-            start_line: Some(line),
-            title: String::new(),
-        },
-    );
+    let is_json = path.to_ascii_lowercase().ends_with(".json");
+    let key = ref_key(manual_id, path, (!is_json).then_some(line));
+    app.adaptive.record_use(trace_id, key, clock::now());
 }
