@@ -12,6 +12,7 @@ use crate::artifact::Rounds;
 use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
+use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
 use crate::paths::Root;
 use crate::validate::InputValidators;
@@ -26,9 +27,10 @@ pub struct App {
     /// Opened (and the folder created if missing) by the first vault call, then held for
     /// the life of the server; see `paths::Root` for why the descriptor is kept.
     vault: OnceLock<Root>,
-    /// The statistics handle, opened by the first call that records something: after the
-    /// vault folder exists, since the statistics file lives in it by default.
-    adaptive: OnceLock<Adaptive>,
+    /// Search state: derived corpus, traces, synonyms.
+    pub finder: Finder,
+    /// Search statistics and the tuning of the Stage 4 thresholds (ADAPTIVE_*).
+    pub adaptive: Adaptive,
     /// What the agent read from each vault file and what the previous audit rounds saw:
     /// the marginal gain of `vault_coverage`'s stop rule (see `artifact::rounds`).
     rounds: Mutex<Rounds>,
@@ -37,11 +39,12 @@ pub struct App {
 impl App {
     pub fn new(config: Config) -> App {
         App {
+            finder: Finder::new(FindSettings::from_config(&config)),
+            adaptive: Adaptive::open(&config),
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),
             vault: OnceLock::new(),
-            adaptive: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
         }
     }
@@ -98,16 +101,6 @@ impl App {
 }
 
 impl App {
-    /// The statistics handle. The vault is opened first (and created when missing) so
-    /// that a default `ADAPTIVE_STATS_PATH` inside it can be used; if the vault cannot be
-    /// opened, `Adaptive` keeps its statistics in memory and says so in the log.
-    pub fn adaptive(&self) -> &Adaptive {
-        self.adaptive.get_or_init(|| {
-            let _ = self.vault();
-            Adaptive::open(&self.config)
-        })
-    }
-
     /// The stop rule's bookkeeping; see `artifact::rounds`.
     pub fn rounds(&self) -> MutexGuard<'_, Rounds> {
         self.rounds.lock().unwrap_or_else(PoisonError::into_inner)

@@ -15,7 +15,6 @@ mod origin;
 use serde_json::json;
 
 use crate::error::{ToolError, ToolResult};
-use crate::manual::file::FileType;
 use crate::manual::read::containing_node;
 use crate::manual::{LineSpan, ManualFile};
 
@@ -92,7 +91,6 @@ pub struct Copy {
     /// Relative to the manual's folder, as the index spells it.
     pub path: String,
     pub lines: LineSpan,
-    pub file_type: FileType,
     /// The lines' text without the last line's break.
     pub text: String,
 }
@@ -103,7 +101,6 @@ impl Copy {
             manual_id: manual_id.to_owned(),
             path: file.path().to_owned(),
             lines,
-            file_type: file.file_type(),
             text: file.lines_text(lines.start_line, lines.end_line).to_owned(),
         }
     }

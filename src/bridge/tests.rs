@@ -1,5 +1,6 @@
 use super::*;
 use crate::error::ErrorCode;
+use crate::manual::file::FileType;
 use crate::vault::profile::LineCount;
 
 const PAGE: &str = "---\ntitle: 休暇\nsource_refs:\n  - old/a.md#L1-L2\nowner: 人事\n---\n\n# 休暇\n\n## 申請\n\n申請は三日前まで。\n\n### 例外\n\n急病は事後。\n\n## 取消\n\n取消は上長へ。\n";

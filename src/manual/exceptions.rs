@@ -162,7 +162,8 @@ pub const EXCEPTION_TERMS: &[ExceptionTerm] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptionMatch {
     pub term: &'static ExceptionTerm,
-    /// Byte range of the matched text in the original line.
+    /// Byte range of the matched text: in the original line from [`first_exception`], in
+    /// the normalised text from [`exceptions_in_normalized`].
     pub range: Range<usize>,
 }
 
@@ -170,16 +171,27 @@ pub struct ExceptionMatch {
 /// the same place), or `None`.
 pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
     let folded = normalize(line);
-    matcher()
-        .find_overlapping_iter(&folded.text)
-        .filter(|found| {
-            let term = &EXCEPTION_TERMS[found.pattern().as_usize()];
-            term.language != Language::English || is_whole_word(&folded.text, found.range())
+    exceptions_in_normalized(&folded.text)
+        .min_by_key(|found| (found.range.start, std::cmp::Reverse(found.range.end)))
+        .map(|found| ExceptionMatch {
+            term: found.term,
+            range: folded.original_range(found.range),
         })
-        .min_by_key(|found| (found.start(), std::cmp::Reverse(found.end())))
+}
+
+/// Every exception term in `normalized`, which must already be normalised (the search
+/// keeps its corpus that way, so Stage 2 of `manual_find` scans without normalising
+/// again). Overlapping terms are all reported; ranges are bytes of `normalized`.
+pub fn exceptions_in_normalized(normalized: &str) -> impl Iterator<Item = ExceptionMatch> + '_ {
+    matcher()
+        .find_overlapping_iter(normalized)
+        .filter(move |found| {
+            let term = &EXCEPTION_TERMS[found.pattern().as_usize()];
+            term.language != Language::English || is_whole_word(normalized, found.range())
+        })
         .map(|found| ExceptionMatch {
             term: &EXCEPTION_TERMS[found.pattern().as_usize()],
-            range: folded.original_range(found.range()),
+            range: found.range(),
         })
 }
 

@@ -8,13 +8,15 @@
 //! `file` holds one file's text, line table and nodes; `sections` derives the nodes of a
 //! Markdown file from comrak's AST; `index` keeps everything in memory and refreshes it;
 //! `reference` resolves a client's `ref`; `read` is `manual_read`; `exceptions` is the
-//! exception vocabulary and its matcher; `excepts` is `manual_excepts`.
+//! exception vocabulary and its matcher; `excepts` is `manual_excepts`; `find` is the
+//! search engine behind `manual_find` and `manual_hits`.
 
 mod catalog;
 pub mod exceptions;
 pub mod excepts;
 mod excerpt;
 pub mod file;
+pub mod find;
 mod front_matter;
 mod heading;
 pub mod index;

@@ -54,6 +54,12 @@ pub fn loose_str(s: &str) -> String {
     loose(s).text
 }
 
+/// Loose text of text that is already normalised, without a map: the search keeps its
+/// corpus normalised and only needs to know which section a loose match falls in.
+pub fn loose_normalized(normalized: &str) -> String {
+    normalized.chars().filter(|&c| !is_separator(c)).collect()
+}
+
 /// Loose text of an already normalised text, for the indexer that keeps both; the map
 /// still leads back to the original of `normalized`.
 pub fn loose_from(normalized: &Normalized) -> Normalized {
@@ -92,6 +98,18 @@ mod tests {
             "【請求】書",
         ] {
             assert_eq!(loose_str(s), "請求書", "{s:?}");
+        }
+    }
+
+    #[test]
+    fn loose_of_normalised_text_equals_loose_of_the_original() {
+        for s in [
+            "「請求\n書」へ",
+            "（三万五千）円",
+            "e-mail, E mail",
+            "ﾃﾞｰﾀ・ﾍﾞｰｽ",
+        ] {
+            assert_eq!(loose_normalized(&normalize(s).text), loose_str(s), "{s:?}");
         }
     }
 

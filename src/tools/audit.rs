@@ -80,7 +80,7 @@ pub(super) fn vault_coverage(
         .round(check, [rel.as_str()], coverage.covered_evidence_lines);
     let added_est_tokens = artifact::est_tokens(added.read_chars);
     let marginal_gain = artifact::marginal_gain(added.evidence, added_est_tokens);
-    app.adaptive().record_audit(
+    app.adaptive.record_audit(
         AuditFacts {
             kind: AuditKind::VaultCoverage,
             path_hash: Fingerprint::of_path(rel.as_str()),
@@ -148,7 +148,7 @@ pub(super) fn artifact_audit(
         existing.iter().map(|(path, _)| path.as_str()),
         evidence,
     );
-    app.adaptive().record_audit(
+    app.adaptive.record_audit(
         AuditFacts {
             kind: AuditKind::ArtifactAudit,
             path_hash: Fingerprint::of_path(rel.as_str()),

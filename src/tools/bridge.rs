@@ -4,14 +4,11 @@
 //! carry metadata only.
 
 use super::manual::manual_ref;
-use crate::adaptive::RefKey;
 use crate::app::App;
 use crate::bridge::{self, Copy, Mode, Origin, Selection};
-use crate::clock;
 use crate::contract::types::*;
 use crate::contract::BridgeTools;
 use crate::error::{ToolError, ToolResult};
-use crate::manual::file::FileType;
 use crate::manual::ManualRef;
 use crate::paths::parse_relative;
 use crate::vault::policy::extension_of;
@@ -134,7 +131,14 @@ impl App {
             Mode::Append => write::write(root, dest_path, &composed.content, WriteMode::Append)?,
         };
         if let Some(trace_id) = trace_id {
-            self.record_copy_use(trace_id, &copy);
+            // The ref of the first line copied, as `manual_read` counts its first line.
+            super::find::record_read(
+                self,
+                trace_id,
+                &copy.manual_id,
+                &copy.path,
+                copy.lines.start_line,
+            );
         }
         Ok(CopyWritten {
             written_path: written.path,
@@ -152,17 +156,5 @@ impl App {
             },
             origin: composed.origin,
         })
-    }
-
-    /// Counts the copy as a use of the search `trace_id` (its U_q): the ref of the first
-    /// line copied, with `start_line` absent for a JSON file (spec_v2 §9.1), as
-    /// `manual_read` counts the first line it returns.
-    fn record_copy_use(&self, trace_id: &str, copy: &Copy) {
-        let used = RefKey {
-            manual_id: copy.manual_id.clone(),
-            path: copy.path.clone(),
-            start_line: (copy.file_type == FileType::Md).then_some(copy.lines.start_line),
-        };
-        self.adaptive().record_use(trace_id, used, clock::now());
     }
 }

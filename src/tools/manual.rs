@@ -1,6 +1,7 @@
-//! `ManualTools` on `App`: the catalog, reads and exception extraction.
+//! `ManualTools` on `App`: the catalog, reads and exception extraction; the search tools
+//! delegate to `find.rs`.
 
-use super::{page, wire_enum};
+use super::{find, page, wire_enum};
 use crate::app::App;
 use crate::contract::types::*;
 use crate::contract::ManualTools;
@@ -108,6 +109,10 @@ impl ManualTools for App {
         };
         let read =
             self.with_manuals(|index| manual::manual_read(index, &request, &server_limits))?;
+        if let (Some(trace_id), Some(manual_id)) = (&input.trace_id, &request.reference.manual_id) {
+            let path = &request.reference.path;
+            find::record_read(self, trace_id, manual_id, path, read.lines.start_line);
+        }
         Ok(ManualReadOutput {
             text: read.text,
             truncated: read.truncated,
@@ -121,6 +126,14 @@ impl ManualTools for App {
                 end_line: u64::from(read.lines.end_line),
             },
         })
+    }
+
+    fn manual_find(&self, input: ManualFindInput) -> ToolResult<ManualFindOutput> {
+        find::manual_find(self, input)
+    }
+
+    fn manual_hits(&self, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {
+        find::manual_hits(self, input)
     }
 
     fn manual_excepts(&self, input: ManualExceptsInput) -> ToolResult<ManualExceptsOutput> {

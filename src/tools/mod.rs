@@ -3,6 +3,7 @@
 
 mod audit;
 mod bridge;
+mod find;
 mod manual;
 mod tooling;
 mod vault;

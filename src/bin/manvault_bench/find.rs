@@ -1,0 +1,454 @@
+//! `manvault-bench find`: recall, answer size and speed of `manual_find`.
+//!
+//! * Recall: every query of `queries.jsonl` through `App::call` (what clients get), then
+//!   `manual_hits` for its candidates (at most the default 200); a gold section is found
+//!   by a candidate in the same file starting inside the gold range (bench README,
+//!   "Computing recall"). Reported per group for k = 1, 5, 10, 20 and any, with the mean
+//!   number of candidates, beside the naive baseline run in the same invocation.
+//! * Size: characters of each `manual_find` answer as sent (compact JSON).
+//! * Speed: the manual copied under several ids into a temporary root (about 60 MB),
+//!   the first call (index build) timed, then warm `manual_find` over every manual
+//!   against `rg -j1 -F -c` for the same literal on the same files; peak memory is the
+//!   process's VmHWM over that part (reset before it, read before the recall part).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use manvault::app::App;
+use manvault::config::{Config, RootFlags};
+use serde_json::{json, Value};
+
+use super::common::{call, peak_memory, reset_peak_memory, ripgrep_version, Scratch};
+
+const KS: [usize; 4] = [1, 5, 10, 20];
+const MANUAL_ID: &str = "handbook-ja";
+const TARGET_BYTES: u64 = 60_000_000;
+
+struct Options {
+    bench: PathBuf,
+    copies: Option<usize>,
+    speed_queries: Option<usize>,
+    speed: bool,
+    runs: Option<PathBuf>,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        bench: Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench"),
+        copies: None,
+        speed_queries: None,
+        speed: true,
+        runs: None,
+    };
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let mut value = || iter.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--copies" => options.copies = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            "--speed-queries" => {
+                options.speed_queries = Some(value()?.parse().map_err(|e| format!("{e}"))?)
+            }
+            "--no-speed" => options.speed = false,
+            "--runs" => options.runs = Some(PathBuf::from(value()?)),
+            path if !path.starts_with("--") => options.bench = PathBuf::from(path),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(options)
+}
+
+struct BenchQuery {
+    raw: Value,
+    query: String,
+    groups: Vec<String>,
+}
+
+fn load_queries(bench: &Path) -> Vec<BenchQuery> {
+    let text = std::fs::read_to_string(bench.join("queries.jsonl")).expect("queries.jsonl");
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let raw: Value = serde_json::from_str(line).expect("a query per line");
+            let groups = vec![
+                "all".to_owned(),
+                raw["cat"].as_str().unwrap_or("?").to_owned(),
+                format!("level={}", raw["level"].as_str().unwrap_or("?")),
+                format!("lang={}", raw["lang"].as_str().unwrap_or("?")),
+                format!("source_in_corpus={}", raw["source_in_corpus"]),
+            ];
+            let mut groups = groups;
+            if raw["cat"] == "paraphrase" && raw["source_in_corpus"] == false {
+                groups.push("paraphrase & source_in_corpus=false".to_owned());
+            }
+            BenchQuery {
+                query: raw["query"].as_str().expect("query").to_owned(),
+                raw,
+                groups,
+            }
+        })
+        .collect()
+}
+
+fn app_for(manuals: &Path, workspace: &Path) -> App {
+    let flags = RootFlags {
+        workspace: Some(workspace.to_path_buf()),
+        manuals: Some(manuals.to_path_buf()),
+        vault: None,
+    };
+    let lookup = |name: &str| (name == "LOG_LEVEL").then(|| "error".to_owned());
+    App::new(Config::load(&lookup, &flags).expect("bench configuration"))
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let options = match options(args) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("manvault-bench find: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let manuals = options.bench.join("manuals");
+    if !manuals.join(MANUAL_ID).is_dir() {
+        eprintln!(
+            "manvault-bench find: no {MANUAL_ID} under {}",
+            manuals.display()
+        );
+        return ExitCode::from(2);
+    }
+    let queries = load_queries(&options.bench);
+    println!(
+        "# manvault-bench find: {} queries, {}, {} cores",
+        queries.len(),
+        today(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    if options.speed {
+        speed(&options, &queries);
+    }
+    recall(&options, &queries, &manuals);
+    ExitCode::SUCCESS
+}
+
+/// Recall and answer size on the corpus as it is.
+fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
+    let workspace = Scratch::new("recall");
+    let app = app_for(manuals, &workspace.0);
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut sizes = Vec::new();
+    let mut runs = options
+        .runs
+        .as_ref()
+        .map(|path| std::fs::File::create(path).expect("runs file"));
+    for query in queries {
+        let found = call(
+            &app,
+            "manual_find",
+            json!({ "query": query.query, "manual_id": MANUAL_ID }),
+        );
+        sizes.push(found.to_string().chars().count());
+        let trace_id = found["trace_id"].as_str().expect("trace_id");
+        let hits = call(
+            &app,
+            "manual_hits",
+            json!({ "trace_id": trace_id, "kind": "candidates", "limit": 200 }),
+        );
+        let refs: Vec<(String, u64)> = hits["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|item| {
+                (
+                    item["path"].as_str().unwrap_or("").to_owned(),
+                    item["start_line"].as_u64().unwrap_or(1),
+                )
+            })
+            .collect();
+        let rank = gold_rank(&query.raw["gold"], &refs);
+        let candidates = found["summary"]["candidates"].as_u64().unwrap_or(0) as usize;
+        for group in &query.groups {
+            groups
+                .entry(group.clone())
+                .or_default()
+                .add(rank, candidates);
+        }
+        if let Some(file) = runs.as_mut() {
+            let record = json!({
+                "id": query.raw["id"], "query": query.query, "cat": query.raw["cat"],
+                "rank": rank, "candidates": candidates, "gold": query.raw["gold"],
+                "summary": found["summary"], "top": refs.iter().take(10).collect::<Vec<_>>(),
+            });
+            writeln!(file, "{record}").expect("write runs");
+        }
+    }
+    println!("\n## Recall ({MANUAL_ID}, candidates = manual_hits kind candidates, at most 200)\n");
+    print_groups(&groups);
+    sizes.sort_unstable();
+    let mean = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
+    println!(
+        "\n## Answer size\n\nmanual_find answer characters: max {}, mean {mean:.0}, median {} (target < 1200)",
+        sizes.last().copied().unwrap_or(0),
+        sizes.get(sizes.len() / 2).copied().unwrap_or(0)
+    );
+    println!("\n## Naive baseline (bench/baseline_naive.py, same run, same groups)\n");
+    match baseline_groups(options, queries) {
+        Ok(groups) => print_groups(&groups),
+        Err(message) => println!("baseline not run: {message}"),
+    }
+}
+
+fn print_groups(groups: &BTreeMap<String, Group>) {
+    println!("| group | n | R@1 | R@5 | R@10 | R@20 | R@any | mean cand. | median cand. |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let order = [
+        "all",
+        "exact",
+        "paraphrase",
+        "level=section",
+        "level=page",
+        "lang=ja",
+        "lang=en",
+        "source_in_corpus=true",
+        "source_in_corpus=false",
+        "paraphrase & source_in_corpus=false",
+    ];
+    for name in order {
+        if let Some(group) = groups.get(name) {
+            println!("{}", group.row(name));
+        }
+    }
+}
+
+/// Runs the baseline with `--runs` and groups its per-query results like ours. Its hit@k
+/// values become the smallest rank consistent with them, which lands in the same k.
+fn baseline_groups(
+    options: &Options,
+    queries: &[BenchQuery],
+) -> Result<BTreeMap<String, Group>, String> {
+    let scratch = Scratch::new("baseline");
+    let runs = scratch.0.join("runs.jsonl");
+    let output = Command::new("python3")
+        .arg(options.bench.join("baseline_naive.py"))
+        .arg("--bench-dir")
+        .arg(&options.bench)
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .map_err(|error| error.to_string())?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let text = std::fs::read_to_string(&runs).map_err(|error| error.to_string())?;
+    let by_id: BTreeMap<String, Value> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|run| (run["id"].as_str().unwrap_or("").to_owned(), run))
+        .collect();
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    for query in queries {
+        let run = &by_id[query.raw["id"].as_str().unwrap_or("")];
+        let hit = |k: &str| run[k].as_f64().unwrap_or(0.0) > 0.0;
+        let rank = [
+            ("R@1", 0),
+            ("R@5", 4),
+            ("R@10", 9),
+            ("R@20", 19),
+            ("R@any", 199),
+        ]
+        .into_iter()
+        .find(|(k, _)| hit(k))
+        .map(|(_, rank)| rank);
+        let candidates = run["n_candidates"].as_u64().unwrap_or(0) as usize;
+        for group in &query.groups {
+            groups
+                .entry(group.clone())
+                .or_default()
+                .add(rank, candidates);
+        }
+    }
+    Ok(groups)
+}
+
+/// Position (0-based) of the first candidate that finds the (single) gold item.
+fn gold_rank(gold: &Value, refs: &[(String, u64)]) -> Option<usize> {
+    let items = gold.as_array()?;
+    items
+        .iter()
+        .filter_map(|item| {
+            let path = item["path"].as_str()?;
+            refs.iter().position(|(candidate, line)| {
+                candidate == path
+                    && match (item["line"].as_u64(), item["end_line"].as_u64()) {
+                        (Some(start), Some(end)) => (start..=end).contains(line),
+                        _ => true,
+                    }
+            })
+        })
+        .min()
+}
+
+#[derive(Default)]
+struct Group {
+    n: usize,
+    found_at: [usize; 4],
+    found_any: usize,
+    candidates: Vec<usize>,
+}
+
+impl Group {
+    fn add(&mut self, rank: Option<usize>, candidates: usize) {
+        self.n += 1;
+        if let Some(rank) = rank {
+            self.found_any += 1;
+            for (slot, k) in KS.iter().enumerate() {
+                if rank < *k {
+                    self.found_at[slot] += 1;
+                }
+            }
+        }
+        self.candidates.push(candidates);
+    }
+
+    fn row(&self, name: &str) -> String {
+        let share = |count: usize| count as f64 / self.n as f64;
+        let mut sorted = self.candidates.clone();
+        sorted.sort_unstable();
+        let mean = sorted.iter().sum::<usize>() as f64 / self.n as f64;
+        format!(
+            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {mean:.1} | {} |",
+            self.n,
+            share(self.found_at[0]),
+            share(self.found_at[1]),
+            share(self.found_at[2]),
+            share(self.found_at[3]),
+            share(self.found_any),
+            sorted[sorted.len() / 2]
+        )
+    }
+}
+
+/// Speed and memory on the manual copied to about 60 MB.
+fn speed(options: &Options, queries: &[BenchQuery]) {
+    let source = options.bench.join("manuals").join(MANUAL_ID);
+    let one = tree_bytes(&source);
+    let copies = options
+        .copies
+        .unwrap_or_else(|| TARGET_BYTES.div_ceil(one.max(1)) as usize);
+    let root = Scratch::new("speed");
+    let manuals = root.0.join("manuals");
+    for copy in 1..=copies {
+        copy_tree(&source, &manuals.join(format!("{MANUAL_ID}-{copy}")));
+    }
+    let bytes = tree_bytes(&manuals);
+    println!(
+        "\n## Speed ({copies} copies, {:.1} MB, all stages, no manual_id)\n",
+        bytes as f64 / 1e6
+    );
+    reset_peak_memory();
+    let app = app_for(&manuals, &root.0);
+    let started = Instant::now();
+    call(&app, "manual_find", json!({ "query": queries[0].query }));
+    let first = started.elapsed();
+    let sample: Vec<&BenchQuery> = match options.speed_queries {
+        Some(n) => queries
+            .iter()
+            .step_by((queries.len() / n.max(1)).max(1))
+            .take(n)
+            .collect(),
+        None => queries.iter().collect(),
+    };
+    let mut ours = Vec::new();
+    let mut cutoffs = 0;
+    for query in &sample {
+        let started = Instant::now();
+        let found = call(&app, "manual_find", json!({ "query": query.query }));
+        ours.push(started.elapsed());
+        cutoffs += usize::from(found["summary"]["cutoff_reason"] == "time_budget");
+    }
+    let peak = peak_memory();
+    println!(
+        "first call (index build + search): {:.2} s (target < 3 s)",
+        first.as_secs_f64()
+    );
+    println!(
+        "manual_find warm over {} queries: p50 {:.0} ms, p95 {:.0} ms ({cutoffs} time cutoffs)",
+        ours.len(),
+        millis(percentile(&mut ours, 50)),
+        millis(percentile(&mut ours, 95))
+    );
+    match ripgrep_times(&manuals, &sample) {
+        Some(mut rg) => {
+            let ratio = millis(percentile(&mut ours, 50)) / millis(percentile(&mut rg, 50));
+            println!(
+                "rg -j1 -F -c same literals: p50 {:.0} ms, p95 {:.0} ms; manual_find p50 / rg p50 = {ratio:.2} (target <= 3)",
+                millis(percentile(&mut rg, 50)),
+                millis(percentile(&mut rg, 95))
+            );
+        }
+        None => println!("rg not found: ratio skipped (apt-get install -y ripgrep)"),
+    }
+    println!(
+        "peak memory (VmHWM, index and searches): {:.0} MB = {:.2}x the corpus (target < 6x)",
+        peak as f64 / 1e6,
+        peak as f64 / bytes as f64
+    );
+}
+
+fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> {
+    ripgrep_version()?;
+    let times = queries
+        .iter()
+        .map(|query| {
+            let started = Instant::now();
+            Command::new("rg")
+                .args(["-j1", "-F", "-c", "--", &query.query])
+                .arg(root)
+                .output()
+                .expect("rg runs");
+            started.elapsed()
+        })
+        .collect();
+    Some(times)
+}
+
+fn percentile(times: &mut [Duration], p: usize) -> Duration {
+    times.sort_unstable();
+    times[(times.len() * p / 100).min(times.len() - 1)]
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn tree_bytes(path: &Path) -> u64 {
+    walkdir::WalkDir::new(path)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .filter_map(|entry| entry.metadata().ok())
+        .map(|meta| meta.len())
+        .sum()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let target = to.join(entry.path().strip_prefix(from).expect("inside"));
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).expect("create folder");
+        } else if entry.file_type().is_file() {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+fn today() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    manvault::clock::date(seconds)
+}

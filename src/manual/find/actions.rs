@@ -1,0 +1,267 @@
+//! `next_actions`: the Stage 3.5 verdict turned into the calls an agent should make next,
+//! each with the fewest parameters that make a valid call (spec_v2 §7).
+//!
+//! | verdict (requirements §6.1) | action |
+//! |---|---|
+//! | candidates found | `manual_hits` `integrated_top`, `manual_read` `section` of the top one |
+//! | cut by the time budget | `manual_find` `only_unscanned_from_trace_id` |
+//! | insufficient_candidates, search capped at Stage 3 | `manual_find` `max_stage: 4` |
+//! | resolve_conflicts | `manual_hits` `conflicts` |
+//! | fill_gaps | `manual_hits` `gaps` |
+//! | more candidates than the cap | `manual_hits` `candidates`, `manual_find` `only_unscanned_from_trace_id` |
+//! | manual_completed (status ready) | `stop` |
+//!
+//! Actions come best first (by confidence). A `manual_find` proposal repeats the query, so
+//! it is left out for queries longer than [`MAX_REPEATED_QUERY_CHARS`] to keep the answer
+//! small; the agent still has the query and the trace id.
+
+use serde_json::{json, Value};
+
+use super::integrate::{Status, Verdict};
+use super::trace::{Cutoff, Place};
+
+pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NextAction {
+    /// The tool to call, or `stop`.
+    pub tool: &'static str,
+    pub confidence: f32,
+    pub params: Option<Value>,
+}
+
+/// What the actions are derived from.
+pub struct Situation<'a> {
+    pub trace_id: &'a str,
+    pub query: &'a str,
+    pub verdict: &'a Verdict,
+    pub candidates: usize,
+    pub top: Option<&'a Place>,
+    pub cutoff: Option<Cutoff>,
+    pub max_stage_applied: u8,
+}
+
+pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
+    let trace_id = situation.trace_id;
+    let hits = |kind: &str, confidence: f32| NextAction {
+        tool: "manual_hits",
+        confidence,
+        params: Some(json!({ "trace_id": trace_id, "kind": kind })),
+    };
+    let can_repeat = situation.query.chars().count() <= MAX_REPEATED_QUERY_CHARS;
+    let find = |extra: Value, confidence: f32| {
+        let mut params = json!({ "query": situation.query });
+        params
+            .as_object_mut()
+            .expect("an object")
+            .extend(extra.as_object().expect("an object").clone());
+        NextAction {
+            tool: "manual_find",
+            confidence,
+            params: Some(params),
+        }
+    };
+    let verdict = situation.verdict;
+    let mut actions = Vec::new();
+    if let Some(top) = situation.top {
+        actions.push(hits("integrated_top", 0.9));
+        actions.push(NextAction {
+            tool: "manual_read",
+            confidence: 0.8,
+            params: Some(read_section(top, trace_id)),
+        });
+    }
+    match situation.cutoff {
+        Some(Cutoff::TimeBudget) if can_repeat => actions.push(find(
+            json!({ "only_unscanned_from_trace_id": trace_id }),
+            0.95,
+        )),
+        Some(Cutoff::TimeBudget) => actions.push(hits("unscanned", 0.95)),
+        Some(Cutoff::CandidateCap) => {
+            actions.push(hits("candidates", 0.5));
+            if can_repeat {
+                actions.push(find(
+                    json!({ "only_unscanned_from_trace_id": trace_id }),
+                    0.45,
+                ));
+            }
+        }
+        Some(Cutoff::StageCap) if can_repeat => {
+            let confidence = if situation.candidates == 0 { 0.9 } else { 0.6 };
+            actions.push(find(json!({ "max_stage": 4 }), confidence));
+        }
+        Some(Cutoff::StageCap) | None => {}
+    }
+    if !verdict.conflicts.is_empty() {
+        actions.push(hits("conflicts", 0.75));
+    }
+    if !verdict.gaps.is_empty() {
+        actions.push(hits(
+            "gaps",
+            if situation.candidates == 0 { 0.6 } else { 0.7 },
+        ));
+    }
+    if verdict.status == Status::Ready {
+        actions.push(NextAction {
+            tool: "stop",
+            confidence: 0.2 + 0.5 * verdict.sufficiency,
+            params: None,
+        });
+    }
+    actions.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    actions
+}
+
+/// `manual_read` of a whole section; a JSON file is read whole (its default scope).
+fn read_section(place: &Place, trace_id: &str) -> Value {
+    let mut reference = json!({
+        "target": "manual",
+        "manual_id": &*place.manual_id,
+        "path": &*place.path,
+    });
+    match place.start_line {
+        Some(line) => {
+            reference["start_line"] = json!(line);
+            json!({ "ref": reference, "scope": "section", "trace_id": trace_id })
+        }
+        None => json!({ "ref": reference, "trace_id": trace_id }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::integrate::{Conflict, Gap};
+
+    fn verdict(status: Status, conflicts: usize, gaps: usize) -> Verdict {
+        Verdict {
+            top: 1,
+            file_bias: 0.5,
+            conflicts: (0..conflicts)
+                .map(|_| Conflict {
+                    first: 0,
+                    second: 1,
+                    kind: "exception".into(),
+                })
+                .collect(),
+            gaps: (0..gaps)
+                .map(|_| Gap::Term {
+                    text: "x".into(),
+                    strict: false,
+                })
+                .collect(),
+            sufficiency: 0.9,
+            status,
+        }
+    }
+
+    fn place() -> Place {
+        Place {
+            manual_id: "handbook".into(),
+            path: "01-leave.md".into(),
+            start_line: Some(22),
+            title: "繰越し".into(),
+        }
+    }
+
+    fn situation<'a>(
+        verdict: &'a Verdict,
+        top: Option<&'a Place>,
+        cutoff: Option<Cutoff>,
+    ) -> Situation<'a> {
+        Situation {
+            trace_id: "t-1",
+            query: "繰越し",
+            verdict,
+            candidates: usize::from(top.is_some()) * 3,
+            top,
+            cutoff,
+            max_stage_applied: 4,
+        }
+    }
+
+    fn tools(actions: &[NextAction]) -> Vec<String> {
+        actions
+            .iter()
+            .map(|a| match &a.params {
+                Some(params) if params.get("kind").is_some() => {
+                    format!("{}:{}", a.tool, params["kind"].as_str().unwrap())
+                }
+                _ => a.tool.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_ready_result_proposes_the_top_then_stop() {
+        let verdict = verdict(Status::Ready, 0, 0);
+        let top = place();
+        let actions = next_actions(&situation(&verdict, Some(&top), None));
+        assert_eq!(
+            tools(&actions),
+            ["manual_hits:integrated_top", "manual_read", "stop"]
+        );
+        assert_eq!(
+            actions[1].params,
+            Some(
+                json!({"ref": {"target": "manual", "manual_id": "handbook", "path": "01-leave.md", "start_line": 22}, "scope": "section", "trace_id": "t-1"})
+            )
+        );
+        assert_eq!(actions[2].params, None);
+    }
+
+    #[test]
+    fn conflicts_and_gaps_are_proposed_and_block_stop() {
+        let verdict = verdict(Status::NeedsFollowup, 1, 2);
+        let top = place();
+        let actions = next_actions(&situation(&verdict, Some(&top), None));
+        assert_eq!(
+            tools(&actions),
+            [
+                "manual_hits:integrated_top",
+                "manual_read",
+                "manual_hits:conflicts",
+                "manual_hits:gaps"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_time_cutoff_continues_with_the_unscanned_sections_first() {
+        let verdict = verdict(Status::NeedsFollowup, 0, 0);
+        let actions = next_actions(&situation(&verdict, None, Some(Cutoff::TimeBudget)));
+        assert_eq!(actions[0].tool, "manual_find");
+        assert_eq!(
+            actions[0].params,
+            Some(json!({"query": "繰越し", "only_unscanned_from_trace_id": "t-1"}))
+        );
+    }
+
+    #[test]
+    fn nothing_found_widens_by_stage_or_shows_the_gaps() {
+        let verdict = verdict(Status::Blocked, 0, 1);
+        let capped = Situation {
+            max_stage_applied: 3,
+            ..situation(&verdict, None, Some(Cutoff::StageCap))
+        };
+        let actions = next_actions(&capped);
+        assert_eq!(
+            actions[0].params,
+            Some(json!({"query": "繰越し", "max_stage": 4}))
+        );
+        // Stage 4 ran (every manual searched): what is missing is the next thing to read.
+        let actions = next_actions(&situation(&verdict, None, None));
+        assert_eq!(tools(&actions), ["manual_hits:gaps"]);
+    }
+
+    #[test]
+    fn long_queries_are_not_repeated() {
+        let verdict = verdict(Status::NeedsFollowup, 0, 0);
+        let query = "x".repeat(MAX_REPEATED_QUERY_CHARS + 1);
+        let long = Situation {
+            query: &query,
+            ..situation(&verdict, None, Some(Cutoff::TimeBudget))
+        };
+        assert_eq!(tools(&next_actions(&long)), ["manual_hits:unscanned"]);
+    }
+}

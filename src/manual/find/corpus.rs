@@ -1,0 +1,435 @@
+//! The search's view of the manuals: every section's own text normalised and loosened
+//! once, its labels (title, page title, path words), and the references between
+//! sections, so a query only scans memory.
+//!
+//! Deriving this costs about as much as parsing the manuals, so it is done once per file
+//! and kept until the file changes: [`CorpusCache::sync`] compares each file's
+//! generation with the one its derived data was built from and rebuilds only what
+//! changed (in parallel on the available cores). The cross-file part (references
+//! resolved to sections, link texts attached to their targets) is rebuilt whenever any
+//! file changed, from the per-file data, without touching text again.
+//!
+//! Own text is normalised line by line, so a match maps to its line with a binary search
+//! and numbers stay attached to their line (conflict detection reads them). A term broken
+//! by a line wrap is still found by the loose text, which joins the lines of a section.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::links::{extract_references, RawReference};
+use super::resolve::ReferenceGraph;
+use crate::manual::{FileType, ManualFile, ManualIndex};
+use crate::text::loose::loose_normalized;
+use crate::text::normalize::normalize_str;
+
+/// A section in a [`Corpus`]: index of its file, index of the node in that file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeKey {
+    pub file: u32,
+    pub node: u32,
+}
+
+/// Everything the search derives from one file.
+#[derive(Debug)]
+pub struct FileDerived {
+    /// Generation of the [`ManualFile`] this was built from.
+    pub generation: u64,
+    /// Line number of the first line of `body` (the first node's first line).
+    pub first_line: u32,
+    /// Normalised lines from `first_line` to the end, each followed by `\n` (which
+    /// normalisation never leaves inside a line, so no match spans two lines).
+    pub body: String,
+    /// Byte offset in `body` where each line starts.
+    pub line_starts: Vec<u32>,
+    /// Byte offset in `body` where each node's own text starts; one more entry closes
+    /// the last node.
+    pub node_starts: Vec<u32>,
+    /// Loose own text of each node (lines joined, separators removed), each followed by
+    /// `\n`, which loose text never contains.
+    pub loose: String,
+    pub loose_starts: Vec<u32>,
+    /// Per node: normalised and loose title, index of the parent node.
+    pub labels: Vec<NodeLabel>,
+    /// Page title (front matter, else first title, else file stem) and the words of the
+    /// file's path, normalised: what a link to the page as a whole is likely to say.
+    pub page: Label,
+    /// Links and textual references found in the file, not yet resolved.
+    pub references: Vec<RawReference>,
+}
+
+/// A short normalised text and its loose form.
+#[derive(Debug, Clone, Default)]
+pub struct Label {
+    pub text: String,
+    pub loose: String,
+}
+
+impl Label {
+    pub fn new(normalized: String) -> Label {
+        Label {
+            loose: loose_normalized(&normalized),
+            text: normalized,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct NodeLabel {
+    pub title: Label,
+    pub parent: Option<u32>,
+}
+
+impl FileDerived {
+    pub fn derive(file: &ManualFile) -> FileDerived {
+        let nodes = file.nodes();
+        let first_line = nodes.first().map_or(1, |node| node.line_start);
+        let mut body = String::with_capacity(file.text().len() + 64);
+        let mut line_starts = Vec::new();
+        for line in first_line..=file.line_count() {
+            line_starts.push(offset(&body));
+            if !nodes.is_empty() {
+                body.push_str(&normalize_str(file.lines_text(line, line)));
+            }
+            body.push('\n');
+        }
+        let mut node_starts = Vec::with_capacity(nodes.len() + 1);
+        let mut loose = String::with_capacity(body.len());
+        let mut loose_starts = Vec::with_capacity(nodes.len() + 1);
+        for node in nodes {
+            let start = line_starts[(node.line_start - first_line) as usize];
+            node_starts.push(start);
+        }
+        node_starts.push(offset(&body));
+        for window in node_starts.windows(2) {
+            loose_starts.push(offset(&loose));
+            loose.push_str(&loose_normalized(
+                &body[window[0] as usize..window[1] as usize],
+            ));
+            loose.push('\n');
+        }
+        loose_starts.push(offset(&loose));
+        // Both were sized for the worst case; the corpus keeps them for the server's life.
+        body.shrink_to_fit();
+        loose.shrink_to_fit();
+        let ids: HashMap<&str, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| (node.node_id.as_str(), index as u32))
+            .collect();
+        let labels = nodes
+            .iter()
+            .map(|node| NodeLabel {
+                title: Label::new(normalize_str(&node.title)),
+                parent: node
+                    .parent_id
+                    .as_deref()
+                    .and_then(|id| ids.get(id).copied()),
+            })
+            .collect();
+        let page = Label::new(normalize_str(&page_words(file)));
+        let mut derived = FileDerived {
+            generation: file.generation(),
+            first_line,
+            body,
+            line_starts,
+            node_starts,
+            loose,
+            loose_starts,
+            labels,
+            page,
+            references: Vec::new(),
+        };
+        if file.file_type() == FileType::Md {
+            derived.references = extract_references(file, &derived);
+        }
+        derived
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Normalised own text of node `node` (lines separated by `\n`).
+    pub fn own_text(&self, node: u32) -> &str {
+        let node = node as usize;
+        &self.body[self.node_starts[node] as usize..self.node_starts[node + 1] as usize]
+    }
+
+    pub fn own_loose(&self, node: u32) -> &str {
+        let node = node as usize;
+        &self.loose[self.loose_starts[node] as usize..self.loose_starts[node + 1] as usize]
+    }
+
+    /// The normalised text of file line `line` (no terminator).
+    pub fn line_text(&self, line: u32) -> &str {
+        let index = (line - self.first_line) as usize;
+        let start = self.line_starts[index] as usize;
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(self.body.len(), |&next| next as usize);
+        self.body[start..end].trim_end_matches('\n')
+    }
+
+    /// File line holding byte `at` of `body`.
+    pub fn line_at(&self, at: usize) -> u32 {
+        let index = self
+            .line_starts
+            .partition_point(|&start| start as usize <= at);
+        self.first_line + index.saturating_sub(1) as u32
+    }
+
+    /// Lines `first..=last` of a node's own text, as (line number, normalised text).
+    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (u32, &str)> {
+        let start = file.nodes()[node as usize].line_start;
+        let end = file.own_end(node as usize);
+        (start..=end).map(move |line| (line, self.line_text(line)))
+    }
+
+    /// Heap bytes held, for the memory report of the benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        let labels: usize = self
+            .labels
+            .iter()
+            .map(|label| label.title.text.capacity() + label.title.loose.capacity() + 24)
+            .sum();
+        self.body.capacity()
+            + self.loose.capacity()
+            + 4 * (self.line_starts.capacity()
+                + self.node_starts.capacity()
+                + self.loose_starts.capacity())
+            + labels
+            + self
+                .references
+                .iter()
+                .map(RawReference::heap_bytes)
+                .sum::<usize>()
+    }
+}
+
+fn offset(text: &str) -> u32 {
+    u32::try_from(text.len()).expect("a manual file is far below 4 GiB")
+}
+
+/// Page title and the words of the path (`finance/travel/sponsored.md` -> `finance travel
+/// sponsored`), `_index` and `index` left out since they name no topic.
+fn page_words(file: &ManualFile) -> String {
+    let title = file
+        .page_title()
+        .or_else(|| file.nodes().first().map(|node| node.title.as_str()))
+        .unwrap_or("");
+    let without_extension = file
+        .path()
+        .rsplit_once('.')
+        .map_or(file.path(), |(stem, _)| stem);
+    let words: Vec<&str> = without_extension
+        .split(['/', '-', '_', '.'])
+        .filter(|word| !word.is_empty() && !matches!(*word, "index" | "readme"))
+        .collect();
+    format!("{title} {}", words.join(" "))
+}
+
+/// One file of a [`Corpus`].
+#[derive(Debug, Clone)]
+pub struct CorpusFile {
+    pub manual_id: Arc<str>,
+    pub path: Arc<str>,
+    pub derived: Arc<FileDerived>,
+}
+
+/// A consistent view of every manual for one index generation. Files are in the index's
+/// (manual_id, path) order, so `files[i]` is `index.files(None)[i]`.
+#[derive(Debug)]
+pub struct Corpus {
+    pub generation: u64,
+    pub files: Vec<CorpusFile>,
+    pub references: ReferenceGraph,
+    pub node_count: usize,
+}
+
+impl Corpus {
+    pub fn file_index(&self, manual_id: &str, path: &str) -> Option<u32> {
+        self.files
+            .binary_search_by(|file| (&*file.manual_id, &*file.path).cmp(&(manual_id, path)))
+            .ok()
+            .map(|index| index as u32)
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.files
+            .iter()
+            .map(|file| file.derived.heap_bytes())
+            .sum::<usize>()
+            + self.references.heap_bytes()
+    }
+}
+
+/// Keeps derived data between calls; see the module documentation.
+#[derive(Default)]
+pub struct CorpusCache {
+    by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
+    current: Option<Arc<Corpus>>,
+}
+
+impl CorpusCache {
+    /// The corpus for `index` as it is now, rebuilding what changed since the last call.
+    pub fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
+        if let Some(current) = &self.current {
+            if current.generation == index.generation() {
+                return Arc::clone(current);
+            }
+        }
+        let listed = index.files(None).expect("listing every manual cannot fail");
+        let mut files = Vec::with_capacity(listed.len());
+        let mut stale = Vec::new();
+        let mut previous = std::mem::take(&mut self.by_file);
+        for (position, entry) in listed.iter().enumerate() {
+            let key: (Arc<str>, Arc<str>) = (entry.manual_id.into(), entry.file.path().into());
+            match previous.remove(&key) {
+                Some(derived) if derived.generation == entry.file.generation() => {
+                    files.push(Some(derived))
+                }
+                _ => {
+                    stale.push(position);
+                    files.push(None);
+                }
+            }
+        }
+        let rebuilt = derive_parallel(stale.iter().map(|&position| listed[position].file));
+        for (position, derived) in stale.into_iter().zip(rebuilt) {
+            files[position] = Some(Arc::new(derived));
+        }
+        let files: Vec<CorpusFile> = listed
+            .iter()
+            .zip(files)
+            .map(|(entry, derived)| CorpusFile {
+                manual_id: entry.manual_id.into(),
+                path: entry.file.path().into(),
+                derived: derived.expect("every stale file was rebuilt"),
+            })
+            .collect();
+        self.by_file = files
+            .iter()
+            .map(|file| {
+                (
+                    (Arc::clone(&file.manual_id), Arc::clone(&file.path)),
+                    Arc::clone(&file.derived),
+                )
+            })
+            .collect();
+        let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
+        let references = ReferenceGraph::resolve(&files, &file_refs);
+        let corpus = Arc::new(Corpus {
+            generation: index.generation(),
+            node_count: files.iter().map(|file| file.derived.node_count()).sum(),
+            files,
+            references,
+        });
+        self.current = Some(Arc::clone(&corpus));
+        corpus
+    }
+}
+
+/// Derives `files` on every available core, keeping their order. Files are dealt out
+/// round-robin by size so threads finish together.
+fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileDerived> {
+    let files: Vec<&ManualFile> = files.collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    if threads <= 1 {
+        return files.into_iter().map(FileDerived::derive).collect();
+    }
+    let mut by_size: Vec<usize> = (0..files.len()).collect();
+    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
+    let shares: Vec<Vec<usize>> = (0..threads)
+        .map(|thread| {
+            by_size
+                .iter()
+                .skip(thread)
+                .step_by(threads)
+                .copied()
+                .collect()
+        })
+        .collect();
+    let mut results: Vec<Option<FileDerived>> = files.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .iter()
+            .map(|share| {
+                let files = &files;
+                scope.spawn(move || {
+                    share
+                        .iter()
+                        .map(|&position| (position, FileDerived::derive(files[position])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (position, derived) in handle.join().expect("deriving a file does not panic") {
+                results[position] = Some(derived);
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|derived| derived.expect("every file was dealt to a thread"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::testing::{index, key};
+
+    const GUIDE: &str = "---\ntitle: Guide Ｐage\n---\n# Intro\n\nFirst  line\nwrapped 請求\n書 here\n\n## Details\n\n三万五千円\n";
+
+    #[test]
+    fn own_text_is_normalised_line_by_line_and_loose_joins_lines() {
+        let (_dir, index) = index(&[("m/docs/guide-one.md", GUIDE)]);
+        let corpus = CorpusCache::default().sync(&index);
+        let derived = &corpus.files[0].derived;
+        let intro = key(&corpus, &index, "m", "docs/guide-one.md", 4).node;
+        let details = key(&corpus, &index, "m", "docs/guide-one.md", 10).node;
+        assert_eq!(
+            derived.own_text(intro),
+            "# intro\n\nfirst line\nwrapped 請求\n書 here\n\n"
+        );
+        assert_eq!(
+            derived.own_loose(intro),
+            "introfirstlinewrapped請求書here\n"
+        );
+        assert_eq!(derived.line_text(12), "35000円");
+        assert_eq!(derived.line_at(derived.own_text(intro).len() + 2), 10);
+        assert_eq!(derived.labels[details as usize].parent, Some(intro));
+        assert_eq!(derived.labels[details as usize].title.text, "details");
+        assert_eq!(derived.page.text, "guide page docs guide one");
+    }
+
+    #[test]
+    fn sync_rebuilds_only_changed_files() {
+        let (dir, mut index) = index(&[("m/a.md", "# A\n"), ("m/b.md", "# B\n")]);
+        let mut cache = CorpusCache::default();
+        let first = cache.sync(&index);
+        assert!(
+            Arc::ptr_eq(&first, &cache.sync(&index)),
+            "same generation, same corpus"
+        );
+        std::fs::write(dir.path().join("m/b.md"), "# B changed\n\nmore\n").unwrap();
+        assert!(index.refresh().unwrap());
+        let second = cache.sync(&index);
+        assert!(Arc::ptr_eq(
+            &first.files[0].derived,
+            &second.files[0].derived
+        ));
+        assert!(!Arc::ptr_eq(
+            &first.files[1].derived,
+            &second.files[1].derived
+        ));
+        assert_eq!(second.files[1].derived.labels[0].title.text, "b changed");
+        std::fs::remove_file(dir.path().join("m/a.md")).unwrap();
+        index.refresh().unwrap();
+        assert_eq!(cache.sync(&index).files.len(), 1);
+    }
+}

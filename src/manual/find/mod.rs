@@ -1,0 +1,436 @@
+//! `manual_find` and `manual_hits`: the recall-first search (spec_manuals §3-§4).
+//!
+//! One call runs every stage over an in-memory corpus and keeps what it found in a trace;
+//! the answer is only the trace id, counts and next actions, so "everything about X"
+//! costs the agent a few hundred characters until it chooses what to read.
+//!
+//! Units, in the order a search uses them:
+//! * `query`: intent, strict terms, content terms and their pieces;
+//! * `corpus`, `links`, `resolve`: per-file derived text, labels and references, cached by
+//!   file generation, and the reference graph resolved from them, rebuilt on change;
+//! * `plan`: the literals to look for (terms, pieces, synonym variants) and their automata;
+//! * `scan` (Stages 0-1) and `score` (ranking);
+//! * `stages`: Stage 2 (exception vocabulary), Stage 3 (references), Stage 4 (widening);
+//! * `integrate` (Stage 3.5): conflicts, gaps, sufficiency, status;
+//! * `search`: one search from scope to trace, running the units above in order;
+//! * `actions`: next_actions from the verdict; `trace`: the trace store; `hits`: what
+//!   `manual_hits` lists from a trace.
+
+pub mod actions;
+pub mod corpus;
+pub mod hits;
+pub mod integrate;
+pub mod links;
+pub mod plan;
+pub mod query;
+pub mod resolve;
+pub mod scan;
+pub mod score;
+mod search;
+pub mod stages;
+pub mod trace;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::json;
+
+use self::actions::NextAction;
+use self::corpus::{Corpus, CorpusCache};
+use self::integrate::Status;
+use self::plan::Plan;
+use self::query::{Intent, Query};
+use self::search::{log_outcome, Search};
+use self::trace::{Cutoff, Place, TraceStore};
+use crate::error::{ToolError, ToolResult};
+use crate::manual::{ManualFile, ManualIndex};
+use crate::text::normalize::normalize_str;
+use crate::text::synonyms::Synonyms;
+
+pub const DEFAULT_TIME_MS: u64 = 60_000;
+pub const DEFAULT_MAX_CANDIDATES: usize = 200;
+
+/// Evidence kinds of a candidate, as bits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Signals(u16);
+
+impl Signals {
+    pub const HEADING: Signals = Signals(1);
+    pub const NORMALIZED: Signals = Signals(1 << 1);
+    pub const LOOSE: Signals = Signals(1 << 2);
+    pub const SYNONYM: Signals = Signals(1 << 3);
+    pub const EXCEPTIONS: Signals = Signals(1 << 4);
+    pub const REFERENCE: Signals = Signals(1 << 5);
+    pub const STRICT: Signals = Signals(1 << 6);
+    pub const EXPANDED: Signals = Signals(1 << 7);
+    pub const LINK_TEXT: Signals = Signals(1 << 8);
+
+    const NAMES: [(Signals, &'static str); 9] = [
+        (Signals::HEADING, "heading"),
+        (Signals::NORMALIZED, "normalized"),
+        (Signals::LOOSE, "loose"),
+        (Signals::SYNONYM, "synonym"),
+        (Signals::EXCEPTIONS, "exceptions"),
+        (Signals::REFERENCE, "reference"),
+        (Signals::LINK_TEXT, "link_text"),
+        (Signals::STRICT, "strict"),
+        (Signals::EXPANDED, "expanded"),
+    ];
+
+    pub fn insert(&mut self, other: Signals) {
+        self.0 |= other.0;
+    }
+
+    pub const fn with(self, other: Signals) -> Signals {
+        Signals(self.0 | other.0)
+    }
+
+    pub fn contains(self, other: Signals) -> bool {
+        other.0 != 0 && self.0 & other.0 == other.0
+    }
+
+    pub fn intersects(self, other: Signals) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub fn names(self) -> Vec<&'static str> {
+        Self::NAMES
+            .iter()
+            .filter(|(signal, _)| self.contains(*signal))
+            .map(|(_, name)| *name)
+            .collect()
+    }
+}
+
+/// Server settings the search depends on (from `Config`).
+#[derive(Debug, Clone)]
+pub struct FindSettings {
+    pub default_manual_id: Option<String>,
+    pub default_max_stage: u8,
+    pub hard_max_stage: u8,
+    /// Stage 4 thresholds used when a request brings none.
+    pub thresholds: Thresholds,
+    pub trace_max_keep: usize,
+    pub trace_ttl: Duration,
+    /// The team's synonyms file (may be absent).
+    pub synonyms_path: Option<PathBuf>,
+}
+
+impl FindSettings {
+    pub fn from_config(config: &crate::config::Config) -> FindSettings {
+        FindSettings {
+            default_manual_id: config.default_manual_id.clone(),
+            default_max_stage: config.default_max_stage,
+            hard_max_stage: config.hard_max_stage,
+            thresholds: Thresholds {
+                candidate_low: config.adaptive_candidate_low_base as usize,
+                file_bias: config.adaptive_file_bias_base as f32,
+            },
+            trace_max_keep: config.trace_max_keep,
+            trace_ttl: Duration::from_secs(config.trace_ttl_sec),
+            synonyms_path: Some(config.synonyms_path.clone()),
+        }
+    }
+}
+
+/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
+/// least `file_bias` of five or more" (spec_manuals §3); adaptive tuning moves them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub candidate_low: usize,
+    pub file_bias: f32,
+}
+
+/// One `manual_find` call.
+#[derive(Debug, Clone, Default)]
+pub struct FindRequest {
+    pub manual_id: Option<String>,
+    pub query: String,
+    pub intent: Option<Intent>,
+    pub max_stage: Option<u8>,
+    pub only_unscanned_from: Option<String>,
+    pub max_candidates: Option<usize>,
+    pub time_ms: Option<u64>,
+    /// Stage 4 thresholds in force for this search (tuned ones); the settings' otherwise.
+    pub thresholds: Option<Thresholds>,
+    /// Makes Stage 2 or 3 fail as a defect would, so tests can check that the earlier
+    /// stages' results survive; the tool layer never sets it.
+    pub fail_stage: Option<u8>,
+}
+
+/// Counts per signal over the candidates (schema `signal_coverage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SignalCoverage {
+    pub heading: usize,
+    pub normalized: usize,
+    pub loose: usize,
+    pub synonym: usize,
+    pub exceptions: usize,
+    pub reference: usize,
+}
+
+/// The summary of a search (schema `FindSummary`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub intent: Intent,
+    pub intent_inferred: bool,
+    pub strict_terms: usize,
+    pub scanned_files: usize,
+    pub scanned_nodes: usize,
+    pub candidates: usize,
+    pub warnings: usize,
+    pub max_stage_applied: u8,
+    pub scope_expanded: bool,
+    pub unscanned_sections_count: usize,
+    pub integrated_nodes: usize,
+    pub signal_coverage: SignalCoverage,
+    pub file_bias_ratio: f32,
+    pub conflict_count: usize,
+    pub gap_count: usize,
+    pub sufficiency_score: f32,
+    pub integration_status: Status,
+    pub cutoff_reason: Option<Cutoff>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FindOutcome {
+    pub trace_id: String,
+    pub summary: Summary,
+    pub next_actions: Vec<NextAction>,
+    /// Why stages failed or were skipped (counted in `summary.warnings`).
+    pub warnings: Vec<String>,
+    /// What the search was allowed and what Stage 4 cost, for the statistics of
+    /// adaptive tuning: the `max_stage` in force, and the candidates Stage 4 added with
+    /// the characters of their own text.
+    pub max_stage_allowed: u8,
+    pub stage4_added: usize,
+    pub stage4_added_chars: usize,
+}
+
+/// What `manual_hits` lists (schema `HitKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HitKind {
+    Candidates,
+    Unscanned,
+    Conflicts,
+    Gaps,
+    IntegratedTop,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitItem {
+    pub place: Option<Place>,
+    pub reason: &'static str,
+    pub signals: Vec<&'static str>,
+    pub score: Option<f32>,
+    pub conflict_with: Vec<Place>,
+    pub gap_hint: Option<String>,
+}
+
+/// The loaded synonym dictionary and the user file's modification time it reflects.
+struct LoadedSynonyms {
+    stamp: Option<SystemTime>,
+    synonyms: Arc<Synonyms>,
+}
+
+/// The search state of a server: corpus cache, traces and synonyms.
+pub struct Finder {
+    settings: FindSettings,
+    corpus: Mutex<CorpusCache>,
+    traces: Mutex<TraceStore>,
+    synonyms: Mutex<Option<LoadedSynonyms>>,
+}
+
+impl Finder {
+    pub fn new(settings: FindSettings) -> Finder {
+        Finder {
+            traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
+            settings,
+            corpus: Mutex::new(CorpusCache::default()),
+            synonyms: Mutex::new(None),
+        }
+    }
+
+    /// The corpus for the index as it is now (building or updating the derived data).
+    pub fn corpus(&self, index: &ManualIndex) -> Arc<Corpus> {
+        lock(&self.corpus).sync(index)
+    }
+
+    /// The synonym dictionary, reloaded when the user file changed since the last load.
+    fn synonyms(&self) -> Arc<Synonyms> {
+        let path = self.settings.synonyms_path.as_deref();
+        let stamp = path
+            .and_then(|path| std::fs::metadata(path).ok())
+            .and_then(|meta| meta.modified().ok());
+        let mut slot = lock(&self.synonyms);
+        match slot.as_ref() {
+            Some(loaded) if loaded.stamp == stamp => Arc::clone(&loaded.synonyms),
+            _ => {
+                let (synonyms, warnings) = Synonyms::load(path, &normalize_str);
+                for warning in warnings {
+                    tracing::warn!(warning, "synonyms");
+                }
+                let synonyms = Arc::new(synonyms);
+                *slot = Some(LoadedSynonyms {
+                    stamp,
+                    synonyms: Arc::clone(&synonyms),
+                });
+                synonyms
+            }
+        }
+    }
+
+    /// Runs `manual_find`.
+    pub fn find(&self, index: &ManualIndex, request: &FindRequest) -> ToolResult<FindOutcome> {
+        let started = Instant::now();
+        let max_stage = self.max_stage(request.max_stage)?;
+        let base = match &request.only_unscanned_from {
+            Some(id) => {
+                Some(lock(&self.traces).get(id, started, "only_unscanned_from_trace_id")?)
+            }
+            None => None,
+        };
+        let manual_id = request
+            .manual_id
+            .clone()
+            .or_else(|| self.settings.default_manual_id.clone());
+        if let Some(id) = &manual_id {
+            index.files(Some(id))?;
+        }
+        let corpus = self.corpus(index);
+        let listed = index.files(None)?;
+        let files: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
+        let plan = Plan::new(
+            Query::parse(&request.query, request.intent),
+            &self.synonyms(),
+        );
+        let deadline = started + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
+        let max_candidates = request
+            .max_candidates
+            .unwrap_or(DEFAULT_MAX_CANDIDATES)
+            .max(1);
+        let search = Search {
+            corpus: &corpus,
+            files: &files,
+            plan: &plan,
+            request,
+            deadline,
+            thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
+            max_stage,
+        };
+        let scope = match &base {
+            Some(trace) => search.scope_of_unscanned(trace),
+            None => search.scope_of_manual(manual_id.as_deref(), true),
+        };
+        let narrowed = base.is_none() && manual_id.is_some();
+        let mut result = search.run(scope, narrowed, manual_id.as_deref());
+        let cut = result.cap(&search, max_candidates);
+        let id = lock(&self.traces).next_id();
+        let (trace, outcome) = result.conclude(&search, id, cut);
+        lock(&self.traces).insert(trace, Instant::now());
+        log_outcome(&outcome, &result.escalations);
+        Ok(outcome)
+    }
+
+    /// Runs `manual_hits`: every item of `kind` in the trace `trace_id`, in order (the
+    /// caller pages them).
+    pub fn hits(&self, trace_id: &str, kind: HitKind) -> ToolResult<Vec<HitItem>> {
+        let trace = lock(&self.traces).get(trace_id, Instant::now(), "trace_id")?;
+        Ok(hits::items(&trace, kind))
+    }
+
+    /// Notes that a ref was used after the search `trace_id` (for the recall statistics);
+    /// an unknown or expired trace is ignored, since the read itself is valid.
+    pub fn record_used(&self, trace_id: &str, place: Place) {
+        if !lock(&self.traces).record_used(trace_id, place, Instant::now()) {
+            tracing::debug!(trace_id, "used ref for an unknown or expired trace");
+        }
+    }
+
+    /// Refs used after the search `trace_id`.
+    pub fn used(&self, trace_id: &str) -> Vec<Place> {
+        lock(&self.traces).used(trace_id).to_vec()
+    }
+
+    fn max_stage(&self, requested: Option<u8>) -> ToolResult<u8> {
+        let stage = requested.unwrap_or(self.settings.default_max_stage);
+        let hard = self.settings.hard_max_stage;
+        if (3..=hard).contains(&stage) {
+            return Ok(stage);
+        }
+        let accepted: Vec<u8> = (3..=hard).collect();
+        Err(ToolError::invalid_parameter(format!(
+            "max_stage must be {}",
+            accepted
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ))
+        .with_details(json!({ "pointer": "/max_stage", "value": stage, "accepted": accepted, "setting": "HARD_MAX_STAGE" })))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Manual trees for the unit tests of this module.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::corpus::NodeKey;
+    use super::*;
+
+    /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).
+    pub fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().expect("a folder")).expect("folders");
+            std::fs::write(full, content).expect("write");
+        }
+        let index = ManualIndex::build(dir.path()).expect("index");
+        (dir, index)
+    }
+
+    pub fn settings() -> FindSettings {
+        FindSettings {
+            default_manual_id: None,
+            default_max_stage: 4,
+            hard_max_stage: 4,
+            thresholds: Thresholds {
+                candidate_low: 3,
+                file_bias: 0.8,
+            },
+            trace_max_keep: 10,
+            trace_ttl: Duration::from_secs(60),
+            synonyms_path: None,
+        }
+    }
+
+    /// The corpus of `index` and the key of the node of `path` starting at `line`.
+    pub fn key(
+        corpus: &Corpus,
+        index: &ManualIndex,
+        manual: &str,
+        path: &str,
+        line: u32,
+    ) -> NodeKey {
+        let file = corpus.file_index(manual, path).expect("file in corpus");
+        let node = index
+            .file(manual, path)
+            .expect("file")
+            .nodes()
+            .iter()
+            .position(|node| node.line_start == line)
+            .expect("a node starts there");
+        NodeKey {
+            file,
+            node: node as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+//! The search plan of one query: every literal to look for, what each stands for, and the
+//! two automata that find them all in one pass over the normalised text and one over the
+//! loose text.
+//!
+//! A literal (pattern) may play several roles: the whole phrase, a strict term, a content
+//! term, a piece of a term (script run or bigram), or a synonym variant of a term (the
+//! term with one dictionary word replaced by an alternative). Synonyms are expanded here,
+//! after normalisation and separately from it (requirements §6.1), so the normaliser
+//! never has to know the dictionary.
+//!
+//! The automata run leftmost-first with the longest patterns first (the fast SIMD path of
+//! aho-corasick); after a match the search restarts one character later, so every
+//! occurrence of every pattern is found except shorter patterns that start where a longer
+//! one matched; those are prefixes of it, recorded by `prefixes` and added on each match.
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+
+use super::query::Query;
+use crate::text::loose::loose_normalized;
+use crate::text::synonyms::Synonyms;
+
+/// Most patterns of one query; later synonym variants are dropped beyond it, which keeps a
+/// pattern set in four machine words.
+pub const MAX_PATTERNS: usize = 256;
+
+/// A set of pattern indices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PatternSet([u64; MAX_PATTERNS / 64]);
+
+impl PatternSet {
+    pub const EMPTY: PatternSet = PatternSet([0; MAX_PATTERNS / 64]);
+
+    pub fn insert(&mut self, pattern: usize) {
+        self.0[pattern / 64] |= 1 << (pattern % 64);
+    }
+
+    pub fn contains(&self, pattern: usize) -> bool {
+        self.0[pattern / 64] & (1 << (pattern % 64)) != 0
+    }
+
+    pub fn union(&mut self, other: &PatternSet) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine |= theirs;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|word| *word == 0)
+    }
+}
+
+/// What a pattern stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Phrase,
+    PhraseSynonym,
+    Strict(usize),
+    Term(usize),
+    Piece(usize),
+    Synonym(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub text: String,
+    pub loose: String,
+    pub roles: Vec<Role>,
+}
+
+/// Pattern indices that stand for each content term.
+#[derive(Debug, Clone, Default)]
+pub struct TermPatterns {
+    pub exact: usize,
+    /// Piece groups (see `query::pieces_of`).
+    pub pieces: Vec<Vec<usize>>,
+    pub synonyms: Vec<usize>,
+}
+
+pub struct Plan {
+    pub query: Query,
+    pub patterns: Vec<Pattern>,
+    pub terms: Vec<TermPatterns>,
+    pub phrase: Option<usize>,
+    /// The phrase with one dictionary word replaced (`security レビュー` ->
+    /// `セキュリティ レビュー`), so a heading written in the other script still counts as
+    /// the whole phrase.
+    pub phrase_synonyms: Vec<usize>,
+    pub strict: Vec<usize>,
+    normalized: Matcher,
+    loose: Matcher,
+}
+
+/// One automaton and the bookkeeping that turns its leftmost matches into all matches.
+struct Matcher {
+    automaton: Option<AhoCorasick>,
+    /// Automaton pattern id -> plan pattern index.
+    ids: Vec<usize>,
+    /// Per plan pattern: other plan patterns that are prefixes of it in this form (equal
+    /// texts included, so a duplicate left out of the automaton is still reported).
+    prefixes: Vec<Vec<usize>>,
+}
+
+impl Matcher {
+    /// `texts[i]` is pattern i's text in this form; empty texts are left out.
+    fn new(texts: &[&str]) -> Matcher {
+        let mut ids: Vec<usize> = (0..texts.len()).filter(|&i| !texts[i].is_empty()).collect();
+        ids.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), texts[i]));
+        ids.dedup_by_key(|&mut i| texts[i]);
+        let automaton = (!ids.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(ids.iter().map(|&i| texts[i]))
+                .expect("query patterns are short literals")
+        });
+        let prefixes = (0..texts.len())
+            .map(|long| {
+                (0..texts.len())
+                    .filter(|&short| {
+                        short != long
+                            && !texts[short].is_empty()
+                            && texts[short].len() <= texts[long].len()
+                            && texts[long].starts_with(texts[short])
+                    })
+                    .collect()
+            })
+            .collect();
+        Matcher {
+            automaton,
+            ids,
+            prefixes,
+        }
+    }
+
+    /// Calls `found(pattern, offset)` for every occurrence of every pattern in `text`.
+    fn for_each(&self, text: &str, mut found: impl FnMut(usize, usize)) {
+        let Some(automaton) = &self.automaton else {
+            return;
+        };
+        let mut at = 0;
+        while at < text.len() {
+            let Some(hit) = automaton.find(Input::new(text).range(at..)) else {
+                break;
+            };
+            let pattern = self.ids[hit.pattern().as_usize()];
+            found(pattern, hit.start());
+            for &prefix in &self.prefixes[pattern] {
+                found(prefix, hit.start());
+            }
+            at = hit.start() + text[hit.start()..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+
+    fn set_of(&self, text: &str) -> PatternSet {
+        let mut set = PatternSet::default();
+        self.for_each(text, |pattern, _| set.insert(pattern));
+        set
+    }
+}
+
+impl Plan {
+    pub fn new(query: Query, synonyms: &Synonyms) -> Plan {
+        let mut builder = Builder::default();
+        let multi_word = query.terms.len() > 1;
+        let phrase = (multi_word && !query.phrase.is_empty())
+            .then(|| builder.add(&query.phrase, Role::Phrase));
+        let strict: Vec<usize> = query
+            .strict
+            .iter()
+            .enumerate()
+            .map(|(index, text)| builder.add(text, Role::Strict(index)))
+            .collect();
+        let mut terms: Vec<TermPatterns> = query
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(index, term)| TermPatterns {
+                exact: builder.add(&term.text, Role::Term(index)),
+                ..TermPatterns::default()
+            })
+            .collect();
+        for (index, term) in query.terms.iter().enumerate() {
+            for group in &term.pieces {
+                let patterns = group
+                    .iter()
+                    .map(|piece| builder.add(piece, Role::Piece(index)))
+                    .collect();
+                terms[index].pieces.push(patterns);
+            }
+        }
+        let mut phrase_synonyms = Vec::new();
+        if phrase.is_some() {
+            for variant in synonym_variants(&query.phrase, synonyms) {
+                if builder.patterns.len() >= MAX_PATTERNS / 2 {
+                    break;
+                }
+                phrase_synonyms.push(builder.add(&variant, Role::PhraseSynonym));
+            }
+        }
+        for (index, term) in query.terms.iter().enumerate() {
+            for variant in synonym_variants(&term.text, synonyms) {
+                if builder.patterns.len() >= MAX_PATTERNS {
+                    break;
+                }
+                let pattern = builder.add(&variant, Role::Synonym(index));
+                terms[index].synonyms.push(pattern);
+            }
+        }
+        let patterns = builder.patterns;
+        let normal_texts: Vec<&str> = patterns.iter().map(|p| p.text.as_str()).collect();
+        // Pieces are too short to gain from loose matching; everything else may be split
+        // by a line break or markup in the source.
+        let loose_texts: Vec<&str> = patterns
+            .iter()
+            .map(|p| {
+                let whole = p.roles.iter().any(|role| !matches!(role, Role::Piece(_)));
+                if whole {
+                    p.loose.as_str()
+                } else {
+                    ""
+                }
+            })
+            .collect();
+        Plan {
+            normalized: Matcher::new(&normal_texts),
+            loose: Matcher::new(&loose_texts),
+            query,
+            patterns,
+            terms,
+            phrase,
+            phrase_synonyms,
+            strict,
+        }
+    }
+
+    /// Every occurrence in normalised text: `found(pattern, byte offset)`.
+    pub fn scan_normalized(&self, text: &str, found: impl FnMut(usize, usize)) {
+        self.normalized.for_each(text, found);
+    }
+
+    /// Every occurrence in loose text.
+    pub fn scan_loose(&self, text: &str, found: impl FnMut(usize, usize)) {
+        self.loose.for_each(text, found);
+    }
+
+    /// Patterns occurring in a short normalised text (a title, a link text).
+    pub fn set_normalized(&self, text: &str) -> PatternSet {
+        self.normalized.set_of(text)
+    }
+
+    pub fn set_loose(&self, text: &str) -> PatternSet {
+        self.loose.set_of(text)
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    patterns: Vec<Pattern>,
+}
+
+impl Builder {
+    /// Index of the pattern with `text`, adding it (or the role to it) as needed.
+    fn add(&mut self, text: &str, role: Role) -> usize {
+        if let Some(index) = self.patterns.iter().position(|p| p.text == text) {
+            if !self.patterns[index].roles.contains(&role) {
+                self.patterns[index].roles.push(role);
+            }
+            return index;
+        }
+        self.patterns.push(Pattern {
+            text: text.to_owned(),
+            loose: loose_normalized(text),
+            roles: vec![role],
+        });
+        self.patterns.len() - 1
+    }
+}
+
+/// The term with one dictionary word replaced by each of its alternatives, in the
+/// dictionary's order of preference.
+fn synonym_variants(term: &str, synonyms: &Synonyms) -> Vec<String> {
+    let mut variants = Vec::new();
+    for expansion in synonyms.expansions(term) {
+        for alternative in &expansion.alternatives {
+            let variant = format!(
+                "{}{alternative}{}",
+                &term[..expansion.byte_range.start],
+                &term[expansion.byte_range.end..]
+            );
+            if variant != term && !variants.contains(&variant) {
+                variants.push(variant);
+            }
+        }
+    }
+    variants
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::normalize::normalize_str;
+
+    fn synonyms(user: &str) -> Synonyms {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("synonyms.txt");
+        std::fs::write(&path, user).unwrap();
+        Synonyms::load(Some(&path), &normalize_str).0
+    }
+
+    fn all_hits(plan: &Plan, text: &str) -> Vec<(String, usize)> {
+        let mut hits = Vec::new();
+        plan.scan_normalized(text, |pattern, at| {
+            hits.push((plan.patterns[pattern].text.clone(), at))
+        });
+        hits.sort_by_key(|(text, at)| (*at, text.clone()));
+        hits
+    }
+
+    #[test]
+    fn every_occurrence_is_found_including_overlaps_and_prefixes() {
+        let plan = Plan::new(Query::parse("有給休暇の繰越し", None), &synonyms(""));
+        let text = "年次有給休暇の繰越しと有給";
+        let hits = all_hits(&plan, text);
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(hits.contains(&("有給休暇の繰越し".into(), at("有給休暇の"))));
+        assert!(
+            hits.contains(&("有給休暇".into(), at("有給休暇"))),
+            "prefix"
+        );
+        assert!(hits.contains(&("繰越し".into(), at("繰越し"))), "overlap");
+    }
+
+    #[test]
+    fn roles_are_merged_per_literal() {
+        let plan = Plan::new(Query::parse("「休暇」 休暇規程", None), &synonyms(""));
+        let holiday = plan.patterns.iter().find(|p| p.text == "休暇").unwrap();
+        assert!(holiday.roles.contains(&Role::Strict(0)));
+        assert!(holiday.roles.contains(&Role::Term(0)));
+        assert!(holiday.roles.contains(&Role::Piece(1)));
+        assert_eq!(plan.strict.len(), 1);
+        assert!(plan.phrase.is_some());
+    }
+
+    #[test]
+    fn synonym_variants_replace_one_dictionary_word() {
+        let plan = Plan::new(Query::parse("稟議手順", None), &synonyms("稟議,決裁\n"));
+        let variants: Vec<&str> = plan.terms[0]
+            .synonyms
+            .iter()
+            .map(|&p| plan.patterns[p].text.as_str())
+            .collect();
+        assert!(variants.contains(&"決裁手順"), "{variants:?}");
+        let set = plan.set_normalized("部長の決裁手順");
+        assert!(set.contains(plan.terms[0].synonyms[0]));
+        assert!(!set.contains(plan.terms[0].exact));
+    }
+
+    #[test]
+    fn the_phrase_gets_synonym_variants_too() {
+        let plan = Plan::new(Query::parse("稟議 手順", None), &synonyms("稟議,決裁\n"));
+        let variants: Vec<&str> = plan
+            .phrase_synonyms
+            .iter()
+            .map(|&p| plan.patterns[p].text.as_str())
+            .collect();
+        assert_eq!(variants, ["決裁 手順"]);
+        let set = plan.set_loose(&loose_normalized("決裁手順について"));
+        assert!(set.contains(plan.phrase_synonyms[0]), "found loosely too");
+    }
+
+    #[test]
+    fn loose_scan_finds_terms_split_by_separators() {
+        let plan = Plan::new(Query::parse("請求書", None), &synonyms(""));
+        let set = plan.set_loose(&loose_normalized("請求 書・は"));
+        assert!(set.contains(plan.terms[0].exact));
+        assert!(!plan.set_normalized("請求 書").contains(plan.terms[0].exact));
+    }
+
+    #[test]
+    fn pattern_sets_hold_every_index() {
+        let mut set = PatternSet::default();
+        for index in [0, 63, 64, 255] {
+            set.insert(index);
+        }
+        assert!(set.contains(255) && set.contains(64) && !set.contains(1));
+        let mut other = PatternSet::default();
+        other.insert(1);
+        set.union(&other);
+        assert!(set.contains(1));
+    }
+}

@@ -1,0 +1,538 @@
+//! Resolution of the references `links` extracts: which section each one points at,
+//! indexed in both directions, with every link's text attached to its target.
+//!
+//! A link resolves the way the sites manuals are published from resolve it: relative to
+//! the linking file (as a file folder, and for pages served as folders as the page
+//! itself), or to the manual's root for `/…` paths and for URLs of any host whose path
+//! names a file of the manual; `x`, `x.md`, `x/_index.md`, `x/index.md` and
+//! `x/README.md` all name page `x`; `#anchor` is matched against `{#id}` attributes and
+//! GitHub-style heading slugs, and a missing anchor falls back to the page. A textual
+//! reference resolves to sections titled as quoted (「…」), to numbered sections
+//! (`2.3節`), to chapter files (`第2章` -> `02-….md`) and to titles written unquoted in
+//! the prose around the cue. Links to other sites are dropped; a link into the manuals or
+//! a quoted or numbered reference that finds nothing is kept as unresolved (a gap).
+
+use std::collections::HashMap;
+
+use super::corpus::{CorpusFile, Label, NodeKey};
+use super::links::{leading_digits, section_number, RawReference, RawTarget};
+use super::query::{script, Script};
+use crate::manual::ManualFile;
+
+/// A title found in prose must have this many characters to count as a reference, so
+/// common short words (概要, FAQ) are not mistaken for one.
+const MIN_UNQUOTED_TITLE_CHARS: usize = 3;
+/// A title shared by more sections than this is too ambiguous to follow.
+const MAX_TITLE_TARGETS: usize = 3;
+
+/// One resolved reference: `to` is `None` when the target could not be found.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub from: NodeKey,
+    pub line: u32,
+    pub to: Option<NodeKey>,
+    /// Index into the source file's `references`, for describing it.
+    pub raw: u32,
+}
+
+/// Every reference of the corpus, resolved, with both directions indexed and link texts
+/// attached to their targets.
+#[derive(Debug, Default)]
+pub struct ReferenceGraph {
+    pub references: Vec<Reference>,
+    outbound: HashMap<NodeKey, Vec<u32>>,
+    inbound: HashMap<NodeKey, Vec<u32>>,
+    link_texts: HashMap<NodeKey, Label>,
+}
+
+impl ReferenceGraph {
+    /// Resolves the references of `files` (with `manual_files` the same files' models).
+    pub fn resolve(files: &[CorpusFile], manual_files: &[&ManualFile]) -> ReferenceGraph {
+        let targets = Targets::new(files, manual_files);
+        let mut graph = ReferenceGraph::default();
+        let mut link_texts: HashMap<NodeKey, Vec<&str>> = HashMap::new();
+        for (file_index, file) in files.iter().enumerate() {
+            for (raw_index, raw) in file.derived.references.iter().enumerate() {
+                let from = NodeKey {
+                    file: file_index as u32,
+                    node: raw.node,
+                };
+                let resolved = targets.resolve(file_index as u32, raw);
+                if resolved.external {
+                    continue;
+                }
+                if resolved.nodes.is_empty() && resolved.expected {
+                    graph.push(from, raw.line, None, raw_index);
+                }
+                for &to in &resolved.nodes {
+                    if to == from {
+                        continue;
+                    }
+                    graph.push(from, raw.line, Some(to), raw_index);
+                    if let RawTarget::Link { text, .. } = &raw.target {
+                        if !text.is_empty() {
+                            link_texts.entry(to).or_default().push(text);
+                        }
+                    }
+                }
+            }
+        }
+        graph.link_texts = link_texts
+            .into_iter()
+            .map(|(node, texts)| {
+                let mut unique: Vec<&str> = Vec::new();
+                for text in texts {
+                    if !unique.contains(&text) {
+                        unique.push(text);
+                    }
+                }
+                (node, Label::new(unique.join("\n")))
+            })
+            .collect();
+        graph
+    }
+
+    fn push(&mut self, from: NodeKey, line: u32, to: Option<NodeKey>, raw: usize) {
+        let index = self.references.len() as u32;
+        self.references.push(Reference {
+            from,
+            line,
+            to,
+            raw: raw as u32,
+        });
+        self.outbound.entry(from).or_default().push(index);
+        if let Some(to) = to {
+            self.inbound.entry(to).or_default().push(index);
+        }
+    }
+
+    /// References written in `node`'s own text.
+    pub fn outbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+        self.indexed(self.outbound.get(&node))
+    }
+
+    /// References that point at `node`.
+    pub fn inbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+        self.indexed(self.inbound.get(&node))
+    }
+
+    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = &'a Reference> {
+        list.into_iter()
+            .flatten()
+            .map(|&index| &self.references[index as usize])
+    }
+
+    /// Texts of the links pointing at `node`, one per line.
+    pub fn link_text(&self, node: NodeKey) -> Option<&Label> {
+        self.link_texts.get(&node)
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.references.capacity() * std::mem::size_of::<Reference>()
+            + (self.outbound.len() + self.inbound.len()) * 48
+            + self
+                .link_texts
+                .values()
+                .map(|label| label.text.capacity() + label.loose.capacity() + 32)
+                .sum::<usize>()
+    }
+}
+
+/// What one raw reference resolved to.
+struct Resolved {
+    nodes: Vec<NodeKey>,
+    /// The reference points outside the manuals (another site): neither followed nor a gap.
+    external: bool,
+    /// A target was named precisely enough that failing to find it is a gap.
+    expected: bool,
+}
+
+/// Lookup tables for resolution, per manual.
+struct Targets<'a> {
+    files: &'a [CorpusFile],
+    manual_files: &'a [&'a ManualFile],
+    /// (manual_id, path) -> file index; paths also lowercased.
+    paths: HashMap<(&'a str, String), u32>,
+    /// (manual_id, normalised title) -> nodes.
+    titles: HashMap<(&'a str, &'a str), Vec<NodeKey>>,
+    /// (manual_id, dotted number at the start of a title) -> nodes.
+    numbered: HashMap<(&'a str, String), Vec<NodeKey>>,
+    /// (manual_id, leading number of the file name) -> files.
+    chapters: HashMap<(&'a str, u32), Vec<u32>>,
+}
+
+impl<'a> Targets<'a> {
+    fn new(files: &'a [CorpusFile], manual_files: &'a [&'a ManualFile]) -> Targets<'a> {
+        let mut targets = Targets {
+            files,
+            manual_files,
+            paths: HashMap::new(),
+            titles: HashMap::new(),
+            numbered: HashMap::new(),
+            chapters: HashMap::new(),
+        };
+        for (file_index, file) in files.iter().enumerate() {
+            let manual: &str = &file.manual_id;
+            let index = file_index as u32;
+            targets.paths.insert((manual, file.path.to_string()), index);
+            targets
+                .paths
+                .entry((manual, file.path.to_lowercase()))
+                .or_insert(index);
+            let name = file.path.rsplit('/').next().unwrap_or(&file.path);
+            if let Ok(number) = leading_digits(name).parse::<u32>() {
+                targets
+                    .chapters
+                    .entry((manual, number))
+                    .or_default()
+                    .push(index);
+            }
+            for (node_index, label) in file.derived.labels.iter().enumerate() {
+                let key = NodeKey {
+                    file: index,
+                    node: node_index as u32,
+                };
+                let title = label.title.text.as_str();
+                targets.titles.entry((manual, title)).or_default().push(key);
+                if let Some(number) = section_number(&format!("section {title}")) {
+                    targets
+                        .numbered
+                        .entry((manual, number))
+                        .or_default()
+                        .push(key);
+                }
+            }
+        }
+        targets
+    }
+
+    fn resolve(&self, from_file: u32, raw: &RawReference) -> Resolved {
+        match &raw.target {
+            RawTarget::Link { destination, .. } => self.resolve_link(from_file, destination),
+            RawTarget::Cue {
+                quoted,
+                chapter,
+                section,
+                window,
+            } => {
+                let manual: &str = &self.files[from_file as usize].manual_id;
+                let mut nodes = Vec::new();
+                for title in quoted {
+                    nodes.extend(self.titled(manual, from_file, title));
+                }
+                if let Some(section) = section {
+                    let found = self.numbered.get(&(manual, section.clone()));
+                    nodes.extend(self.prefer_file(found, from_file));
+                }
+                if let Some(chapter) = chapter {
+                    let files = self.chapters.get(&(manual, *chapter)).into_iter().flatten();
+                    nodes.extend(files.map(|&file| NodeKey { file, node: 0 }));
+                }
+                for candidate in title_candidates(window) {
+                    if candidate.chars().count() >= MIN_UNQUOTED_TITLE_CHARS {
+                        nodes.extend(self.titled(manual, from_file, candidate));
+                    }
+                }
+                nodes.sort();
+                nodes.dedup();
+                Resolved {
+                    nodes,
+                    external: false,
+                    expected: !quoted.is_empty() || section.is_some() || chapter.is_some(),
+                }
+            }
+        }
+    }
+
+    /// Nodes titled `title`, those of the referring file first; none when too many.
+    fn titled(&self, manual: &str, from_file: u32, title: &str) -> Vec<NodeKey> {
+        self.prefer_file(self.titles.get(&(manual, title)), from_file)
+    }
+
+    fn prefer_file(&self, found: Option<&Vec<NodeKey>>, from_file: u32) -> Vec<NodeKey> {
+        let Some(found) = found else {
+            return Vec::new();
+        };
+        let same_file: Vec<NodeKey> = found
+            .iter()
+            .copied()
+            .filter(|key| key.file == from_file)
+            .collect();
+        if !same_file.is_empty() {
+            return same_file;
+        }
+        if found.len() > MAX_TITLE_TARGETS {
+            return Vec::new();
+        }
+        found.clone()
+    }
+
+    fn resolve_link(&self, from_file: u32, destination: &str) -> Resolved {
+        let external = Resolved {
+            nodes: Vec::new(),
+            external: true,
+            expected: false,
+        };
+        let (location, anchor) = match destination.split_once('#') {
+            Some((location, anchor)) => (location, Some(percent_decode(anchor).to_lowercase())),
+            None => (destination, None),
+        };
+        let location = location.split('?').next().unwrap_or("");
+        let from = &self.files[from_file as usize];
+        let (is_url, path) = match url_path(location) {
+            Some(path) => (true, path),
+            None if has_scheme(location) => return external,
+            None => (false, location),
+        };
+        let file = if path.is_empty() {
+            (!is_url).then_some(from_file)
+        } else {
+            self.find_file(&from.manual_id, &from.path, &percent_decode(path))
+        };
+        let Some(file) = file else {
+            return if is_url {
+                external
+            } else {
+                Resolved {
+                    nodes: Vec::new(),
+                    external: false,
+                    expected: true,
+                }
+            };
+        };
+        let node = match anchor.as_deref() {
+            None | Some("") => 0,
+            Some(anchor) => self.manual_files[file as usize]
+                .nodes()
+                .iter()
+                .position(|node| {
+                    node.anchor
+                        .as_deref()
+                        .is_some_and(|own| own.eq_ignore_ascii_case(anchor) || own == anchor)
+                })
+                .unwrap_or(0) as u32,
+        };
+        Resolved {
+            nodes: vec![NodeKey { file, node }],
+            external: false,
+            expected: true,
+        }
+    }
+
+    /// The file a link path names, relative to the manual root (`/x`) or to the linking
+    /// file (both as a file folder and, for pages served as folders, as the page itself).
+    fn find_file(&self, manual: &str, from_path: &str, path: &str) -> Option<u32> {
+        let folder = from_path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let page_folder = from_path
+            .rsplit_once('.')
+            .map_or(from_path, |(stem, _)| stem);
+        let bases: Vec<&str> = if path.starts_with('/') {
+            vec![""]
+        } else {
+            vec![folder, page_folder]
+        };
+        bases.into_iter().find_map(|base| {
+            let joined = join(base, path)?;
+            page_spellings(&joined).into_iter().find_map(|spelling| {
+                self.paths
+                    .get(&(manual, spelling.clone()))
+                    .or_else(|| self.paths.get(&(manual, spelling.to_lowercase())))
+                    .copied()
+            })
+        })
+    }
+}
+
+/// Path of an `http(s)://host/path` URL (`/path`), `None` for anything else.
+fn url_path(location: &str) -> Option<&str> {
+    let rest = location
+        .strip_prefix("https://")
+        .or_else(|| location.strip_prefix("http://"))?;
+    Some(rest.find('/').map_or("/", |slash| &rest[slash..]))
+}
+
+/// `mailto:`, `tel:`, `ftp://`… (a drive-less relative path never has `:` before `/`).
+fn has_scheme(location: &str) -> bool {
+    let before_slash = location.split('/').next().unwrap_or("");
+    before_slash.contains(':')
+}
+
+/// `base/path` with `.` and `..` applied; `None` when it climbs above the root.
+fn join(base: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    let start = if path.starts_with('/') { "" } else { base };
+    for part in start.split('/').chain(path.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The file names a page path may have.
+fn page_spellings(path: &str) -> Vec<String> {
+    let lower = path.to_lowercase();
+    if lower.ends_with(".md") || lower.ends_with(".json") {
+        return vec![path.to_owned()];
+    }
+    let stem = path.strip_suffix(".html").unwrap_or(path);
+    let mut spellings = vec![format!("{stem}.md")];
+    for index in ["_index.md", "index.md", "README.md"] {
+        spellings.push(if stem.is_empty() {
+            index.to_owned()
+        } else {
+            format!("{stem}/{index}")
+        });
+    }
+    spellings
+}
+
+fn percent_decode(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Substrings of a cue window that may be a title written without quotes: runs of
+/// whole segments, where segments break at punctuation, spaces and script changes
+/// (so `経費精算規程の精算手順を` offers `経費精算規程`, `精算手順`, ...).
+fn title_candidates(window: &str) -> Vec<&str> {
+    let mut bounds: Vec<usize> = vec![0];
+    let mut previous: Option<Script> = None;
+    for (at, c) in window.char_indices() {
+        let kind = match script(c) {
+            Script::Other if c == 'ー' => Script::Katakana,
+            kind => kind,
+        };
+        let breaks = c.is_whitespace() || kind == Script::Other || previous != Some(kind);
+        if breaks && at > 0 {
+            bounds.push(at);
+        }
+        previous = Some(kind);
+    }
+    bounds.push(window.len());
+    bounds.dedup();
+    let trim = |s: &'_ str| -> bool { s == s.trim() && !s.is_empty() };
+    let mut candidates = Vec::new();
+    for (i, &start) in bounds.iter().enumerate() {
+        for &end in bounds.iter().skip(i + 1).take(8) {
+            let candidate = &window[start..end];
+            if trim(candidate) && !candidate.starts_with(|c: char| script(c) == Script::Other) {
+                candidates.push(candidate);
+            }
+        }
+    }
+    candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::corpus::{Corpus, CorpusCache};
+    use crate::manual::find::testing::{index, key};
+
+    #[test]
+    fn title_candidates_break_at_scripts_and_punctuation() {
+        let candidates = title_candidates("詳しくは経費精算規程の精算手順を");
+        assert!(candidates.contains(&"経費精算規程"));
+        assert!(candidates.contains(&"精算手順"));
+        assert!(title_candidates("for who decides.").contains(&"who decides"));
+    }
+
+    #[test]
+    fn paths_join_and_spell_pages() {
+        assert_eq!(join("a/b", "../c/./d").as_deref(), Some("a/c/d"));
+        assert_eq!(join("a", "../../x"), None);
+        assert_eq!(join("a", "/x/y").as_deref(), Some("x/y"));
+        assert_eq!(
+            page_spellings("handbook/finance"),
+            [
+                "handbook/finance.md",
+                "handbook/finance/_index.md",
+                "handbook/finance/index.md",
+                "handbook/finance/README.md"
+            ]
+        );
+        assert_eq!(page_spellings("a/b.MD"), ["a/b.MD"]);
+        assert_eq!(page_spellings("a/b.html")[0], "a/b.md");
+        assert_eq!(
+            url_path("https://handbook.gitlab.com/handbook/x/"),
+            Some("/handbook/x/")
+        );
+        assert!(has_scheme("mailto:a@b.c"));
+        assert!(!has_scheme("a/b:c.md"));
+        assert_eq!(percent_decode("%E7%94%B3%E8%AB%8B"), "申請");
+    }
+
+    const FILES: &[(&str, &str)] = &[
+        (
+            "m/handbook/a.md",
+            "# A\n\n[to b](b.md#second-part), [abs](/handbook/c/), [site](https://example.org/handbook/c/#deep-id)\n\n[gone](missing.md) [out](https://other.example/x) [mail](mailto:x@y.z)\n\n## 申請手続き\n\n「申請手続き」参照。詳細は「無い節」参照。\n",
+        ),
+        ("m/handbook/b.md", "# B\n\n## Second part\n\nsee who decides.\n\n## Who decides\n\nx\n"),
+        ("m/handbook/c/_index.md", "# C\n\n## Deep {#deep-id}\n\n第2章を参照\n"),
+        ("m/handbook/02-chapter.md", "# Chapter two\n"),
+    ];
+
+    fn targets(from: NodeKey, corpus: &Corpus) -> Vec<Option<NodeKey>> {
+        corpus.references.outbound(from).map(|r| r.to).collect()
+    }
+
+    #[test]
+    fn links_resolve_relative_absolute_and_by_url_path_with_anchors() {
+        let (_dir, index) = index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let a = key(&corpus, &index, "m", "handbook/a.md", 1);
+        let second = key(&corpus, &index, "m", "handbook/b.md", 3);
+        let c = key(&corpus, &index, "m", "handbook/c/_index.md", 1);
+        let deep = key(&corpus, &index, "m", "handbook/c/_index.md", 3);
+        assert_eq!(
+            targets(a, &corpus),
+            [Some(second), Some(c), Some(deep), None]
+        );
+        assert_eq!(corpus.references.link_text(second).unwrap().text, "to b");
+        assert_eq!(corpus.references.inbound(deep).count(), 1);
+    }
+
+    #[test]
+    fn textual_references_resolve_by_title_and_number() {
+        let (_dir, index) = index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let procedure = key(&corpus, &index, "m", "handbook/a.md", 7);
+        assert_eq!(
+            targets(procedure, &corpus),
+            [None],
+            "「申請手続き」 is the section itself; 「無い節」 is a gap"
+        );
+        let second = key(&corpus, &index, "m", "handbook/b.md", 3);
+        let decides = key(&corpus, &index, "m", "handbook/b.md", 7);
+        assert_eq!(targets(second, &corpus), [Some(decides)]);
+        let deep = key(&corpus, &index, "m", "handbook/c/_index.md", 3);
+        let chapter = key(&corpus, &index, "m", "handbook/02-chapter.md", 1);
+        assert_eq!(targets(deep, &corpus), [Some(chapter)]);
+    }
+}

@@ -1,0 +1,410 @@
+//! Stages 0 and 1: one pass over the normalised own text of every section in scope and one
+//! over its loose text, plus its title, the texts of links pointing at it, and its page's
+//! title and path words.
+//!
+//! Stage 0 evidence is a normalised match in the body (a pattern standing for the phrase,
+//! a strict term or a term) or in a heading; Stage 1 evidence is a loose match, a synonym
+//! variant or a piece of a term. Both come out of the same two passes, because every
+//! extra pass over the corpus costs as much as the whole search; the roles of the matched
+//! patterns tell the stages apart later (see `score`).
+//!
+//! The scan walks sections in index order, a chunk at a time, and checks the time budget
+//! before each chunk; what it did not reach is returned as unscanned, so the caller can
+//! report it and a later search can start from there.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::corpus::{Corpus, NodeKey};
+use super::plan::{PatternSet, Plan};
+
+/// Sections scanned between two looks at the clock.
+const CHUNK_NODES: usize = 64;
+
+/// Sections of one file to scan: the file index and all its nodes (`None`) or some.
+pub type ScopeEntry = (u32, Option<Vec<u32>>);
+/// Which sections to scan, in scan order.
+pub type Scope = Vec<ScopeEntry>;
+
+/// What one section matched. Most sections match only in their body, so the label
+/// matches live behind a box: the scan keeps one of these for every section with any
+/// evidence, tens of thousands for a common word.
+#[derive(Debug, Clone, Default)]
+pub struct NodeHits {
+    pub body: PatternSet,
+    pub body_loose: PatternSet,
+    /// Occurrences in the normalised body, per pattern that occurred.
+    pub counts: Vec<(u16, u16)>,
+    labels: Option<Box<LabelHits>>,
+}
+
+/// Matches in a section's own title and in the texts of links pointing at it.
+#[derive(Debug, Clone, Copy, Default)]
+struct LabelHits {
+    title: PatternSet,
+    title_loose: PatternSet,
+    links: PatternSet,
+    links_loose: PatternSet,
+}
+
+const NO_LABELS: LabelHits = LabelHits {
+    title: PatternSet::EMPTY,
+    title_loose: PatternSet::EMPTY,
+    links: PatternSet::EMPTY,
+    links_loose: PatternSet::EMPTY,
+};
+
+impl NodeHits {
+    fn labels(&self) -> &LabelHits {
+        self.labels.as_deref().unwrap_or(&NO_LABELS)
+    }
+
+    pub fn title(&self) -> &PatternSet {
+        &self.labels().title
+    }
+
+    pub fn title_loose(&self) -> &PatternSet {
+        &self.labels().title_loose
+    }
+
+    pub fn links(&self) -> &PatternSet {
+        &self.labels().links
+    }
+
+    pub fn links_loose(&self) -> &PatternSet {
+        &self.labels().links_loose
+    }
+
+    fn is_empty(&self) -> bool {
+        self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
+    }
+
+    pub fn count(&self, pattern: usize) -> u16 {
+        self.counts
+            .iter()
+            .find(|(p, _)| usize::from(*p) == pattern)
+            .map_or(0, |(_, count)| *count)
+    }
+
+    /// Patterns matched anywhere, normalised or loose.
+    pub fn any(&self) -> PatternSet {
+        let mut all = self.body;
+        all.union(&self.body_loose);
+        if let Some(labels) = &self.labels {
+            for set in [
+                &labels.title,
+                &labels.title_loose,
+                &labels.links,
+                &labels.links_loose,
+            ] {
+                all.union(set);
+            }
+        }
+        all
+    }
+}
+
+/// Matches of a page's title and path words (they count for the page's first section).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageHits {
+    pub normalized: PatternSet,
+    pub loose: PatternSet,
+}
+
+#[derive(Debug, Default)]
+pub struct ScanResult {
+    /// Sections with evidence, sorted by key (a sorted list, not a map: it is built once
+    /// in key order and read in key order, and holds tens of thousands of entries).
+    pub hits: Vec<(NodeKey, NodeHits)>,
+    pub pages: HashMap<u32, PageHits>,
+    pub scanned_files: usize,
+    pub scanned_nodes: usize,
+    /// Left out because the deadline passed, in scan order.
+    pub unscanned: Scope,
+}
+
+impl ScanResult {
+    /// Adds the results of a scan of other sections (another thread's part, or Stage 4).
+    pub fn merge(&mut self, other: ScanResult) {
+        let sorted = self
+            .hits
+            .last()
+            .zip(other.hits.first())
+            .is_none_or(|(mine, theirs)| mine.0 < theirs.0);
+        self.hits.extend(other.hits);
+        if !sorted {
+            self.hits.sort_unstable_by_key(|(key, _)| *key);
+        }
+        self.pages.extend(other.pages);
+        self.scanned_files += other.scanned_files;
+        self.scanned_nodes += other.scanned_nodes;
+        self.unscanned.extend(other.unscanned);
+    }
+
+    pub fn get(&self, key: NodeKey) -> Option<&NodeHits> {
+        self.hits
+            .binary_search_by_key(&key, |(k, _)| *k)
+            .ok()
+            .map(|at| &self.hits[at].1)
+    }
+}
+
+/// Below this many bytes of text a second thread costs more than it saves.
+const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+/// Scans `scope` until done or `deadline`, on every available core: the scope is cut
+/// into consecutive parts of about equal text size, one per thread, and the parts'
+/// results are joined in scope order (so unscanned sections stay in scan order).
+pub fn scan(corpus: &Corpus, plan: &Plan, scope: &Scope, deadline: Instant) -> ScanResult {
+    let total: usize = scope.iter().map(|entry| text_size(corpus, entry)).sum();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(total / PARALLEL_MIN_BYTES + 1);
+    scan_in_parts(corpus, plan, scope, deadline, threads)
+}
+
+fn text_size(corpus: &Corpus, entry: &ScopeEntry) -> usize {
+    corpus.files[entry.0 as usize].derived.body.len()
+}
+
+fn scan_in_parts(
+    corpus: &Corpus,
+    plan: &Plan,
+    scope: &Scope,
+    deadline: Instant,
+    threads: usize,
+) -> ScanResult {
+    let size = |entry: &ScopeEntry| text_size(corpus, entry);
+    let total: usize = scope.iter().map(size).sum();
+    if threads <= 1 {
+        return scan_part(corpus, plan, scope, deadline);
+    }
+    let mut parts: Vec<&[ScopeEntry]> = Vec::with_capacity(threads);
+    let mut start = 0;
+    let mut taken = 0;
+    for (index, entry) in scope.iter().enumerate() {
+        taken += size(entry);
+        if taken * threads >= total * (parts.len() + 1) && parts.len() + 1 < threads {
+            parts.push(&scope[start..=index]);
+            start = index + 1;
+        }
+    }
+    parts.push(&scope[start..]);
+    std::thread::scope(|threads| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|part| threads.spawn(move || scan_part(corpus, plan, part, deadline)))
+            .collect();
+        let mut result = ScanResult::default();
+        for handle in handles {
+            result.merge(handle.join().expect("scanning does not panic"));
+        }
+        result
+    })
+}
+
+fn scan_part(corpus: &Corpus, plan: &Plan, scope: &[ScopeEntry], deadline: Instant) -> ScanResult {
+    let mut result = ScanResult::default();
+    let mut cut = false;
+    for (file, nodes) in scope {
+        let all: Vec<u32>;
+        let nodes: &[u32] = match nodes {
+            Some(nodes) => nodes,
+            None => {
+                all = (0..corpus.files[*file as usize].derived.node_count() as u32).collect();
+                &all
+            }
+        };
+        let mut scanned_here = 0;
+        for chunk in nodes.chunks(CHUNK_NODES) {
+            if cut || Instant::now() >= deadline {
+                cut = true;
+                break;
+            }
+            scan_nodes(corpus, plan, *file, chunk, &mut result);
+            scanned_here += chunk.len();
+        }
+        if scanned_here > 0 {
+            result.scanned_files += 1;
+            result.scanned_nodes += scanned_here;
+            page_hits(corpus, plan, *file, &mut result);
+        }
+        if scanned_here < nodes.len() {
+            result
+                .unscanned
+                .push((*file, Some(nodes[scanned_here..].to_vec())));
+        }
+    }
+    result
+}
+
+fn page_hits(corpus: &Corpus, plan: &Plan, file: u32, result: &mut ScanResult) {
+    let page = &corpus.files[file as usize].derived.page;
+    let hits = PageHits {
+        normalized: plan.set_normalized(&page.text),
+        loose: plan.set_loose(&page.loose),
+    };
+    if !hits.normalized.is_empty() || !hits.loose.is_empty() {
+        result.pages.insert(file, hits);
+    }
+}
+
+/// Scans `nodes` (sorted) of `file`, runs of consecutive nodes as one text.
+fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &mut ScanResult) {
+    let derived = &corpus.files[file as usize].derived;
+    let mut local: HashMap<u32, NodeHits> = HashMap::new();
+    for run in consecutive_runs(nodes) {
+        let (first, last) = (
+            run[0] as usize,
+            *run.last().expect("runs are not empty") as usize,
+        );
+        let starts = &derived.node_starts;
+        let base = starts[first] as usize;
+        let text = &derived.body[base..starts[last + 1] as usize];
+        plan.scan_normalized(text, |pattern, at| {
+            let node = starts.partition_point(|&start| start as usize <= base + at) - 1;
+            let hits = local.entry(node as u32).or_default();
+            hits.body.insert(pattern);
+            match hits
+                .counts
+                .iter_mut()
+                .find(|(p, _)| usize::from(*p) == pattern)
+            {
+                Some((_, count)) => *count = count.saturating_add(1),
+                None => hits.counts.push((pattern as u16, 1)),
+            }
+        });
+        let starts = &derived.loose_starts;
+        let base = starts[first] as usize;
+        let text = &derived.loose[base..starts[last + 1] as usize];
+        plan.scan_loose(text, |pattern, at| {
+            let node = starts.partition_point(|&start| start as usize <= base + at) - 1;
+            local
+                .entry(node as u32)
+                .or_default()
+                .body_loose
+                .insert(pattern);
+        });
+    }
+    for &node in nodes {
+        let key = NodeKey { file, node };
+        let title = &derived.labels[node as usize].title;
+        let mut hits = local.remove(&node).unwrap_or_default();
+        let mut labels = LabelHits {
+            title: plan.set_normalized(&title.text),
+            title_loose: plan.set_loose(&title.loose),
+            ..NO_LABELS
+        };
+        if let Some(links) = corpus.references.link_text(key) {
+            labels.links = plan.set_normalized(&links.text);
+            labels.links_loose = plan.set_loose(&links.loose);
+        }
+        let any_label = [
+            labels.title,
+            labels.title_loose,
+            labels.links,
+            labels.links_loose,
+        ]
+        .iter()
+        .any(|set| !set.is_empty());
+        if any_label {
+            hits.labels = Some(Box::new(labels));
+        }
+        if !hits.is_empty() {
+            result.hits.push((key, hits));
+        }
+    }
+}
+
+/// Splits sorted node indices into runs of consecutive ones.
+fn consecutive_runs(nodes: &[u32]) -> impl Iterator<Item = &[u32]> {
+    nodes.chunk_by(|a, b| a + 1 == *b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::corpus::CorpusCache;
+    use crate::manual::find::query::Query;
+    use crate::manual::find::testing::index;
+    use crate::text::synonyms::Synonyms;
+    use std::time::Duration;
+
+    fn setup() -> (tempfile::TempDir, std::sync::Arc<Corpus>, Plan) {
+        let files: Vec<(String, String)> = (0..6)
+            .map(|n| {
+                (
+                    format!("m/f{n}.md"),
+                    format!("# 休暇 {n}\n\n有給休暇の繰越し\n\n## 別\n\n繰\n越し\n"),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let (dir, index) = index(&borrowed);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = Plan::new(
+            Query::parse("有給休暇の繰越し", None),
+            &Synonyms::load(None, &crate::text::normalize::normalize_str).0,
+        );
+        (dir, corpus, plan)
+    }
+
+    fn all(corpus: &Corpus) -> Scope {
+        (0..corpus.files.len() as u32)
+            .map(|file| (file, None))
+            .collect()
+    }
+
+    #[test]
+    fn every_section_is_scanned_with_body_loose_and_title_evidence() {
+        let (_dir, corpus, plan) = setup();
+        let later = Instant::now() + Duration::from_secs(60);
+        let result = scan(&corpus, &plan, &all(&corpus), later);
+        assert_eq!((result.scanned_files, result.scanned_nodes), (6, 12));
+        assert!(result.unscanned.is_empty());
+        let term = plan.terms[1].exact;
+        let first = result.get(NodeKey { file: 0, node: 0 }).unwrap();
+        assert!(first.body.contains(term) && first.title().contains(plan.terms[0].pieces[0][2]));
+        let split = result.get(NodeKey { file: 0, node: 1 }).unwrap();
+        assert!(
+            !split.body.contains(term) && split.body_loose.contains(term),
+            "繰\\n越し is loose only"
+        );
+    }
+
+    #[test]
+    fn parts_on_several_threads_give_the_same_result() {
+        let (_dir, corpus, plan) = setup();
+        let later = Instant::now() + Duration::from_secs(60);
+        let one = scan_in_parts(&corpus, &plan, &all(&corpus), later, 1);
+        let three = scan_in_parts(&corpus, &plan, &all(&corpus), later, 3);
+        assert_eq!(one.scanned_nodes, three.scanned_nodes);
+        let keys: Vec<_> = three.hits.iter().map(|(key, _)| *key).collect();
+        let expected: Vec<_> = one.hits.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, expected);
+        assert!(keys.is_sorted());
+        assert!(keys
+            .iter()
+            .all(|&key| one.get(key).unwrap().any() == three.get(key).unwrap().any()));
+    }
+
+    #[test]
+    fn a_spent_budget_leaves_everything_unscanned_in_order() {
+        let (_dir, corpus, plan) = setup();
+        let result = scan_in_parts(&corpus, &plan, &all(&corpus), Instant::now(), 2);
+        assert_eq!(result.scanned_nodes, 0);
+        assert!(result.hits.is_empty());
+        let files: Vec<u32> = result.unscanned.iter().map(|(file, _)| *file).collect();
+        assert_eq!(files, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(result.unscanned[0].1.as_deref(), Some(&[0, 1][..]));
+    }
+
+    #[test]
+    fn runs_split_at_gaps() {
+        let runs: Vec<&[u32]> = consecutive_runs(&[1, 2, 3, 7, 8, 10]).collect();
+        assert_eq!(runs, [&[1, 2, 3][..], &[7, 8], &[10]]);
+    }
+}

@@ -1,0 +1,406 @@
+//! Ranking of the sections Stages 0 and 1 matched.
+//!
+//! A section's relevance is the share of the query's content terms it covers, each term
+//! weighted by its rarity (idf over sections) and credited by the best place and way it
+//! matched:
+//!
+//! | where | weight |  | how | strength |
+//! |---|---|---|---|---|
+//! | own heading | 1.00 | | normalised | 1.00 |
+//! | text of links to it | 0.95 | | loose | 0.90 |
+//! | page title / path words (first section of the page) | 0.85 | | synonym variant | 0.75 |
+//! | own body (more with repeats) | 0.55..0.70 | | pieces (mean share per group) | 0.70 × share |
+//! | an ancestor's heading | 0.35 | | | |
+//! | page title / path words (other sections) | 0.30 | | | |
+//!
+//! Bonuses then reward the whole query as one phrase (equal to the heading or a link text,
+//! contained in them, or in the body) and strict terms found as written. Ranking on the
+//! section's own text and own heading, not its descendants', puts the most specific
+//! section first: a query matching a sub-heading ranks that sub-section, while its parent
+//! is credited only through the weaker ancestor row.
+
+use std::collections::HashMap;
+
+use super::corpus::{Corpus, NodeKey};
+use super::plan::{PatternSet, Plan};
+use super::scan::{NodeHits, PageHits, ScanResult};
+use super::Signals;
+
+const TITLE_WEIGHT: f32 = 1.0;
+const LINK_WEIGHT: f32 = 0.95;
+const PAGE_TOP_WEIGHT: f32 = 0.85;
+const BODY_WEIGHT: f32 = 0.55;
+const BODY_REPEAT_WEIGHT: f32 = 0.15;
+const ANCESTOR_WEIGHT: f32 = 0.35;
+const PAGE_OTHER_WEIGHT: f32 = 0.30;
+
+const EXACT: f32 = 1.0;
+const LOOSE: f32 = 0.9;
+const SYNONYM: f32 = 0.75;
+const PIECES: f32 = 0.7;
+
+const PHRASE_EQUALS_LABEL: f32 = 0.6;
+const PHRASE_IN_LABEL: f32 = 0.3;
+const PHRASE_IN_BODY: f32 = 0.15;
+const STRICT_BONUS: f32 = 0.4;
+
+/// How a term matched, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Way {
+    #[default]
+    None,
+    Pieces,
+    Synonym,
+    Loose,
+    Exact,
+}
+
+/// A ranked section.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub key: NodeKey,
+    pub score: f32,
+    /// Weighted share of the query's terms covered, 0..1.
+    pub relevance: f32,
+    pub signals: Signals,
+    /// Best way each content term matched here.
+    pub ways: Vec<Way>,
+}
+
+/// Weight of each content term: its idf over the sections of the corpus (a term found
+/// nowhere weighs most: it is what the reader asked and what is hardest to find).
+pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
+    plan.terms
+        .iter()
+        .map(|term| {
+            let df = scan
+                .hits
+                .iter()
+                .filter(|(_, hits)| hits.any().contains(term.exact))
+                .count();
+            (1.0 + node_count as f32 / (1.0 + df as f32)).ln()
+        })
+        .collect()
+}
+
+/// Scores every section with evidence, best first.
+pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored> {
+    let weights = term_weights(plan, scan, corpus.node_count);
+    let mut keys: Vec<NodeKey> = scan.hits.iter().map(|(key, _)| *key).collect();
+    keys.extend(scan.pages.keys().map(|&file| NodeKey { file, node: 0 }));
+    keys.sort();
+    keys.dedup();
+    let mut ancestors = AncestorTitles::default();
+    let empty = NodeHits::default();
+    let mut scored: Vec<Scored> = keys
+        .into_iter()
+        .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
+        .map(|key| {
+            let hits = scan.get(key).unwrap_or(&empty);
+            let page = scan.pages.get(&key.file).copied().unwrap_or_default();
+            let above = ancestors.of(plan, corpus, key);
+            score_node(plan, corpus, &weights, key, hits, page, &above)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    scored
+}
+
+fn score_node(
+    plan: &Plan,
+    corpus: &Corpus,
+    weights: &[f32],
+    key: NodeKey,
+    hits: &NodeHits,
+    page: PageHits,
+    ancestors: &[(PatternSet, PatternSet)],
+) -> Scored {
+    let top_of_page = key.node == 0;
+    let page_weight = if top_of_page {
+        PAGE_TOP_WEIGHT
+    } else {
+        PAGE_OTHER_WEIGHT
+    };
+    let mut signals = Signals::default();
+    let mut ways = Vec::with_capacity(plan.terms.len());
+    let mut covered = 0.0;
+    for (index, weight) in weights.iter().enumerate() {
+        let term = index;
+        let repeats = f32::from(hits.count(plan.terms[term].exact).saturating_sub(1).min(3));
+        let body_weight = BODY_WEIGHT + BODY_REPEAT_WEIGHT * repeats / 3.0;
+        let mut best = (0.0f32, Way::None, Field::Body);
+        let mut consider =
+            |field: Field, field_weight: f32, normal: &PatternSet, loose: &PatternSet| {
+                let (strength, way) = strength(plan, term, normal, loose);
+                if strength * field_weight > best.0 {
+                    best = (strength * field_weight, way, field);
+                }
+                if way == Way::Synonym {
+                    signals.insert(Signals::SYNONYM);
+                }
+            };
+        consider(Field::Title, TITLE_WEIGHT, hits.title(), hits.title_loose());
+        consider(Field::Links, LINK_WEIGHT, hits.links(), hits.links_loose());
+        consider(Field::Page, page_weight, &page.normalized, &page.loose);
+        consider(Field::Body, body_weight, &hits.body, &hits.body_loose);
+        for (normal, loose) in ancestors {
+            consider(Field::Ancestor, ANCESTOR_WEIGHT, normal, loose);
+        }
+        let (credit, way, field) = best;
+        covered += weight * credit;
+        ways.push(way);
+        signals.insert(match (field, way) {
+            (_, Way::None) => Signals::default(),
+            (_, Way::Pieces) => Signals::LOOSE,
+            (Field::Links, _) => Signals::LINK_TEXT,
+            (Field::Title | Field::Page | Field::Ancestor, _) => Signals::HEADING,
+            (Field::Body, Way::Loose) => Signals::LOOSE,
+            (Field::Body, _) => Signals::NORMALIZED,
+        });
+    }
+    let total: f32 = weights.iter().sum();
+    let relevance = if total > 0.0 { covered / total } else { 0.0 };
+    let bonus = phrase_bonus(plan, corpus, key, hits, &mut signals)
+        + strict_bonus(plan, hits, page, &mut signals);
+    Scored {
+        key,
+        score: relevance + bonus,
+        relevance,
+        signals,
+        ways,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Field {
+    Title,
+    Links,
+    Page,
+    Body,
+    Ancestor,
+}
+
+/// Strength with which term `term` matched in a field, and how.
+fn strength(plan: &Plan, term: usize, normal: &PatternSet, loose: &PatternSet) -> (f32, Way) {
+    let patterns = &plan.terms[term];
+    if normal.contains(patterns.exact) {
+        return (EXACT, Way::Exact);
+    }
+    if loose.contains(patterns.exact) {
+        return (LOOSE, Way::Loose);
+    }
+    if patterns
+        .synonyms
+        .iter()
+        .any(|&p| normal.contains(p) || loose.contains(p))
+    {
+        return (SYNONYM, Way::Synonym);
+    }
+    let shares: f32 = patterns
+        .pieces
+        .iter()
+        .map(|group| {
+            let found = group.iter().filter(|&&p| normal.contains(p)).count();
+            found as f32 / group.len() as f32
+        })
+        .sum();
+    if shares == 0.0 {
+        return (0.0, Way::None);
+    }
+    (PIECES * shares / patterns.pieces.len() as f32, Way::Pieces)
+}
+
+/// The whole query as one phrase: equal to the heading or a link text, or inside them,
+/// or inside the body; a synonym variant of the phrase inside them counts three quarters.
+fn phrase_bonus(
+    plan: &Plan,
+    corpus: &Corpus,
+    key: NodeKey,
+    hits: &NodeHits,
+    signals: &mut Signals,
+) -> f32 {
+    let phrase = &plan.query.phrase;
+    let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
+    let phrase_loose: String = plan.phrase.map_or_else(
+        || crate::text::loose::loose_normalized(phrase),
+        |p| plan.patterns[p].loose.clone(),
+    );
+    let equals =
+        |text: &str, loose: &str| text == phrase || (!loose.is_empty() && loose == phrase_loose);
+    let mut bonus = 0.0f32;
+    if equals(&title.text, &title.loose) {
+        bonus = bonus.max(PHRASE_EQUALS_LABEL);
+        signals.insert(Signals::HEADING);
+    }
+    if let Some(links) = corpus.references.link_text(key) {
+        let equal_link = links
+            .text
+            .lines()
+            .zip(links.loose.lines())
+            .any(|(text, loose)| equals(text, loose));
+        if equal_link {
+            bonus = bonus.max(PHRASE_EQUALS_LABEL);
+            signals.insert(Signals::LINK_TEXT);
+        }
+    }
+    let variants = plan.phrase.iter().map(|&p| (p, 1.0));
+    let synonyms = plan.phrase_synonyms.iter().map(|&p| (p, SYNONYM));
+    for (pattern, strength) in variants.chain(synonyms) {
+        let in_set = |normal: &PatternSet, loose: &PatternSet| {
+            normal.contains(pattern) || loose.contains(pattern)
+        };
+        if in_set(hits.title(), hits.title_loose()) || in_set(hits.links(), hits.links_loose()) {
+            bonus = bonus.max(PHRASE_IN_LABEL * strength);
+        } else if in_set(&hits.body, &hits.body_loose) {
+            bonus = bonus.max(PHRASE_IN_BODY * strength);
+        }
+    }
+    bonus
+}
+
+/// Strict terms all present as written (normalised, not loose) in the section.
+fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Signals) -> f32 {
+    if plan.strict.is_empty() {
+        return 0.0;
+    }
+    let mut present = hits.body;
+    present.union(hits.title());
+    present.union(hits.links());
+    present.union(&page.normalized);
+    if plan.strict.iter().all(|&p| present.contains(p)) {
+        signals.insert(Signals::STRICT);
+        STRICT_BONUS
+    } else {
+        0.0
+    }
+}
+
+/// Title matches of each section's ancestors, computed once per ancestor.
+#[derive(Default)]
+struct AncestorTitles {
+    memo: HashMap<NodeKey, (PatternSet, PatternSet)>,
+}
+
+impl AncestorTitles {
+    fn of(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey) -> Vec<(PatternSet, PatternSet)> {
+        let labels = &corpus.files[key.file as usize].derived.labels;
+        let mut found = Vec::new();
+        let mut parent = labels[key.node as usize].parent;
+        while let Some(node) = parent {
+            let ancestor = NodeKey {
+                file: key.file,
+                node,
+            };
+            let title = &labels[node as usize].title;
+            let sets = *self.memo.entry(ancestor).or_insert_with(|| {
+                (
+                    plan.set_normalized(&title.text),
+                    plan.set_loose(&title.loose),
+                )
+            });
+            if !sets.0.is_empty() || !sets.1.is_empty() {
+                found.push(sets);
+            }
+            parent = labels[node as usize].parent;
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::manual::find::corpus::CorpusCache;
+    use crate::manual::find::query::Query;
+    use crate::manual::find::scan::scan;
+    use crate::manual::find::testing::{index, key};
+    use crate::text::normalize::normalize_str;
+    use crate::text::synonyms::Synonyms;
+
+    const FILES: &[(&str, &str)] = &[
+        (
+            "m/a.md",
+            "# 経費\n\n経費の話。\n\n## 出張旅費\n\n出張の旅費は精算する。\n\n## 会議\n\n[出張と旅費の規則](#出張旅費)を見る。\n",
+        ),
+        ("m/b.md", "# 旅行\n\nその他。\n"),
+    ];
+
+    fn ranked(
+        query: &str,
+    ) -> (
+        Vec<(NodeKey, Scored)>,
+        std::sync::Arc<Corpus>,
+        tempfile::TempDir,
+        crate::manual::ManualIndex,
+    ) {
+        let (dir, index) = index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = Plan::new(
+            Query::parse(query, None),
+            &Synonyms::load(None, &normalize_str).0,
+        );
+        let scope = (0..corpus.files.len() as u32)
+            .map(|file| (file, None))
+            .collect();
+        let result = scan(
+            &corpus,
+            &plan,
+            &scope,
+            Instant::now() + Duration::from_secs(60),
+        );
+        let scored = score_all(&plan, &corpus, &result)
+            .into_iter()
+            .map(|s| (s.key, s))
+            .collect();
+        (scored, corpus, dir, index)
+    }
+
+    #[test]
+    fn a_heading_match_ranks_its_own_section_above_its_parent() {
+        let (scored, corpus, _dir, index) = ranked("出張旅費");
+        let travel = key(&corpus, &index, "m", "a.md", 5);
+        let parent = key(&corpus, &index, "m", "a.md", 1);
+        assert_eq!(scored[0].0, travel);
+        assert!(scored[0].1.signals.contains(Signals::HEADING));
+        let parent_score = scored
+            .iter()
+            .find(|(k, _)| *k == parent)
+            .map(|(_, s)| s.score);
+        assert!(parent_score.is_none_or(|score| score < scored[0].1.score / 2.0));
+    }
+
+    #[test]
+    fn link_texts_count_as_evidence_for_their_target() {
+        let (scored, corpus, _dir, index) = ranked("出張と旅費の規則");
+        let travel = key(&corpus, &index, "m", "a.md", 5);
+        assert_eq!(
+            scored[0].0, travel,
+            "the linked section, not the one holding the link"
+        );
+        assert!(scored[0].1.signals.contains(Signals::LINK_TEXT));
+        assert!(scored[0].1.score > 1.0, "whole text equal: phrase bonus");
+    }
+
+    #[test]
+    fn pieces_give_partial_credit_and_are_marked_loose() {
+        let (scored, corpus, _dir, index) = ranked("旅費精算手続");
+        let travel = key(&corpus, &index, "m", "a.md", 5);
+        let (_, best) = scored.iter().find(|(k, _)| *k == travel).unwrap();
+        assert_eq!(best.ways, [Way::Pieces]);
+        assert!(best.signals.contains(Signals::LOOSE));
+        assert!(
+            best.relevance > 0.1 && best.relevance < 0.5,
+            "{}",
+            best.relevance
+        );
+    }
+
+    #[test]
+    fn page_titles_and_path_words_count_for_the_first_section() {
+        let (scored, corpus, _dir, index) = ranked("旅行");
+        let page = key(&corpus, &index, "m", "b.md", 1);
+        assert_eq!(scored[0].0, page);
+    }
+}

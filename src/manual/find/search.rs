@@ -1,0 +1,555 @@
+//! One search from scope to trace: Stages 0-1 (`scan`, `score`), the candidate bar, Stages
+//! 2 and 3 (guarded, so a failure keeps the earlier results), Stage 4 when its conditions
+//! hold and `max_stage` allows, the candidate cap, Stage 3.5 (`integrate`), and the
+//! trace, summary and next actions built from the verdict.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::actions::{next_actions, Situation};
+use super::corpus::{Corpus, NodeKey};
+use super::integrate::{integrate, Gap, Verdict};
+use super::plan::Plan;
+use super::scan::{scan, Scope};
+use super::score::{score_all, term_weights, Scored, Way};
+use super::stages::{
+    escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
+    Candidate, Escalation,
+};
+use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
+use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
+use crate::manual::{ManualFile, NodeKind};
+
+/// A section becomes a candidate at this score ...
+const MIN_CANDIDATE_SCORE: f32 = 0.25;
+/// ... when some term matched it as a whole (as written, loosely or as a synonym), or
+/// when pieces alone cover at least this share of the query.
+const MIN_PIECES_RELEVANCE: f32 = 0.45;
+/// Weaker sections Stage 4 adds at most per condition.
+const RELAXED_LIMIT: usize = 10;
+
+/// What one search works with.
+pub(super) struct Search<'a> {
+    pub corpus: &'a Corpus,
+    pub files: &'a [&'a ManualFile],
+    pub plan: &'a Plan,
+    pub request: &'a FindRequest,
+    pub deadline: Instant,
+    pub thresholds: Thresholds,
+    pub max_stage: u8,
+}
+
+/// The candidates of a search and how they came about.
+pub(super) struct SearchResult {
+    candidates: Vec<Candidate>,
+    scanned_files: usize,
+    scanned_nodes: usize,
+    unscanned: Vec<Unscanned>,
+    weights: Vec<f32>,
+    warnings: Vec<String>,
+    pub escalations: Vec<Escalation>,
+    max_stage_applied: u8,
+    scope_expanded: bool,
+    time_cut: bool,
+    stage_capped: bool,
+    integrated: usize,
+    stage4_added: usize,
+    stage4_added_chars: usize,
+}
+
+impl Search<'_> {
+    /// Every section of `manual_id` (or of every manual); with `inside` false, every
+    /// section outside it instead.
+    pub fn scope_of_manual(&self, manual_id: Option<&str>, inside: bool) -> Scope {
+        self.corpus
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, file)| manual_id.is_none_or(|id| (&*file.manual_id == id) == inside))
+            .map(|(index, _)| (index as u32, None))
+            .collect()
+    }
+
+    /// The sections `trace` left unscanned, located in the current corpus (a section
+    /// whose file changed since is found by the line it started at).
+    pub fn scope_of_unscanned(&self, trace: &Trace) -> Scope {
+        let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for (file, line) in trace.unscanned_places() {
+            let Some(index) = self.corpus.file_index(&file.manual_id, &file.path) else {
+                continue;
+            };
+            let manual_file = self.files[index as usize];
+            if manual_file.nodes().is_empty() {
+                continue;
+            }
+            let node = manual_file
+                .node_index_from(line)
+                .min(manual_file.nodes().len() - 1);
+            by_file.entry(index).or_default().push(node as u32);
+        }
+        by_file
+            .into_iter()
+            .map(|(file, mut nodes)| {
+                nodes.sort_unstable();
+                nodes.dedup();
+                (file, Some(nodes))
+            })
+            .collect()
+    }
+
+    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
+        let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline);
+        let scored = score_all(self.plan, self.corpus, &scanned);
+        let mut candidates: Vec<Candidate> = scored
+            .iter()
+            .filter(|s| is_candidate(s))
+            .map(Candidate::from_scored)
+            .collect();
+        let mut warnings = Vec::new();
+        let in_scope = |key: NodeKey| in_scope(&scope, key);
+        self.stage2(&mut candidates, &mut warnings);
+        self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
+        let mut result = SearchResult {
+            escalations: escalations(
+                &candidates,
+                self.plan.query.intent,
+                self.thresholds.candidate_low,
+                self.thresholds.file_bias,
+            ),
+            time_cut: !scanned.unscanned.is_empty(),
+            candidates,
+            scanned_files: 0,
+            scanned_nodes: 0,
+            unscanned: Vec::new(),
+            weights: Vec::new(),
+            warnings,
+            max_stage_applied: 3,
+            scope_expanded: false,
+            stage_capped: false,
+            integrated: 0,
+            stage4_added: 0,
+            stage4_added_chars: 0,
+        };
+        let outside = narrowed.then(|| self.scope_of_manual(manual_id, false));
+        if !result.escalations.is_empty() && !result.time_cut {
+            if self.max_stage < 4 {
+                result.stage_capped = true;
+                if let Some(outside) = &outside {
+                    result
+                        .unscanned
+                        .extend(self.unscanned(outside, Cutoff::StageCap));
+                }
+            } else {
+                let more =
+                    outside.map(|outside| scan(self.corpus, self.plan, &outside, self.deadline));
+                let widened_scored = more.map(|more| {
+                    scanned.merge(more);
+                    score_all(self.plan, self.corpus, &scanned)
+                });
+                let all_scored = widened_scored.as_deref().unwrap_or(&scored);
+                self.stage4(all_scored, &mut result);
+                result.time_cut = !scanned.unscanned.is_empty();
+            }
+        }
+        result.scanned_files = scanned.scanned_files;
+        result.scanned_nodes = scanned.scanned_nodes;
+        result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
+        let left = self.unscanned(&scanned.unscanned, Cutoff::TimeBudget);
+        result.unscanned.splice(0..0, left);
+        result
+    }
+
+    fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {
+        if Instant::now() >= self.deadline {
+            warnings.push("stage 2 skipped: time budget spent".into());
+            return;
+        }
+        let mut updated = candidates.clone();
+        let outcome = guarded(2, || {
+            if self.request.fail_stage == Some(2) {
+                return Err("injected failure".into());
+            }
+            Ok(stage2_exceptions(
+                self.corpus,
+                self.files,
+                self.plan,
+                &mut updated,
+            ))
+        });
+        match outcome {
+            Ok(_) => *candidates = updated,
+            Err(failure) => warnings.push(format!("stage 2 failed: {}", failure.message)),
+        }
+    }
+
+    fn stage3(
+        &self,
+        scored: &[Scored],
+        candidates: &mut Vec<Candidate>,
+        warnings: &mut Vec<String>,
+        in_scope: &dyn Fn(NodeKey) -> bool,
+    ) {
+        if Instant::now() >= self.deadline {
+            warnings.push("stage 3 skipped: time budget spent".into());
+            return;
+        }
+        let known: HashMap<NodeKey, &Scored> = scored.iter().map(|s| (s.key, s)).collect();
+        let mut updated = candidates.clone();
+        let outcome = guarded(3, || {
+            if self.request.fail_stage == Some(3) {
+                return Err("injected failure".into());
+            }
+            let terms = self.plan.terms.len();
+            stage3_references(self.corpus, &known, &mut updated, terms, in_scope);
+            Ok(())
+        });
+        match outcome {
+            Ok(()) => *candidates = updated,
+            Err(failure) => warnings.push(format!("stage 3 failed: {}", failure.message)),
+        }
+    }
+
+    /// Stage 4: adds weaker matches and exception statements per the conditions that hold.
+    fn stage4(&self, scored: &[Scored], result: &mut SearchResult) {
+        result.max_stage_applied = 4;
+        result.scope_expanded = true;
+        let before = result.candidates.len();
+        let keys: HashSet<NodeKey> = result.candidates.iter().map(|c| c.key).collect();
+        let mut added: Vec<Candidate> = scored
+            .iter()
+            .filter(|s| is_candidate(s) && !keys.contains(&s.key))
+            .map(|s| {
+                let mut candidate = Candidate::from_scored(s);
+                candidate.signals.insert(Signals::EXPANDED);
+                candidate
+            })
+            .collect();
+        result.candidates.append(&mut added);
+        for escalation in result.escalations.clone() {
+            let more = match escalation {
+                Escalation::NoCandidates | Escalation::FewCandidates => {
+                    relaxed(scored, &result.candidates, false, RELAXED_LIMIT)
+                }
+                Escalation::FileBias => relaxed(scored, &result.candidates, true, RELAXED_LIMIT),
+                Escalation::NoExceptionHit => exception_neighbours(
+                    self.corpus,
+                    self.files,
+                    &result.candidates,
+                    self.plan.terms.len(),
+                ),
+            };
+            result.candidates.extend(more);
+        }
+        let mut fresh = result.candidates.split_off(before);
+        self.stage2(&mut fresh, &mut result.warnings);
+        result.stage4_added = fresh.len();
+        result.stage4_added_chars = fresh
+            .iter()
+            .map(|c| {
+                let derived = &self.corpus.files[c.key.file as usize].derived;
+                derived.own_text(c.key.node).chars().count()
+            })
+            .sum();
+        result.candidates.append(&mut fresh);
+    }
+
+    /// Unscanned entries for the sections of `scope`.
+    fn unscanned(&self, scope: &Scope, reason: Cutoff) -> Vec<Unscanned> {
+        scope
+            .iter()
+            .map(|(file, nodes)| {
+                let manual_file = self.files[*file as usize];
+                let corpus_file = &self.corpus.files[*file as usize];
+                let lines = match nodes {
+                    Some(nodes) => nodes
+                        .iter()
+                        .map(|&node| manual_file.nodes()[node as usize].line_start)
+                        .collect(),
+                    None => manual_file
+                        .nodes()
+                        .iter()
+                        .map(|node| node.line_start)
+                        .collect(),
+                };
+                Unscanned {
+                    manual_id: Arc::clone(&corpus_file.manual_id),
+                    path: Arc::clone(&corpus_file.path),
+                    json: is_json(manual_file),
+                    lines,
+                    reason,
+                }
+            })
+            .filter(|unscanned| !unscanned.lines.is_empty())
+            .collect()
+    }
+
+    fn place(&self, key: NodeKey) -> Place {
+        let corpus_file = &self.corpus.files[key.file as usize];
+        let file = self.files[key.file as usize];
+        let node = &file.nodes()[key.node as usize];
+        Place {
+            manual_id: Arc::clone(&corpus_file.manual_id),
+            path: Arc::clone(&corpus_file.path),
+            start_line: (node.kind != NodeKind::JsonFile).then_some(node.line_start),
+            title: node.title.clone(),
+        }
+    }
+}
+
+fn is_json(file: &ManualFile) -> bool {
+    file.nodes()
+        .first()
+        .is_some_and(|node| node.kind == NodeKind::JsonFile)
+}
+
+fn in_scope(scope: &Scope, key: NodeKey) -> bool {
+    scope.iter().any(|(file, nodes)| {
+        *file == key.file
+            && nodes
+                .as_ref()
+                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
+    })
+}
+
+/// Whether Stages 0-1 evidence makes a section a candidate (see the constants).
+fn is_candidate(scored: &Scored) -> bool {
+    let whole_term = scored.ways.iter().any(|way| *way >= Way::Synonym);
+    let strong = scored
+        .signals
+        .intersects(Signals::STRICT.with(Signals::LINK_TEXT));
+    scored.score >= MIN_CANDIDATE_SCORE
+        && (whole_term || strong || scored.relevance >= MIN_PIECES_RELEVANCE)
+}
+
+impl SearchResult {
+    /// Ranks the candidates and keeps the best `max_candidates`; the rest become
+    /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
+    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<Cutoff> {
+        self.candidates
+            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        self.candidates.dedup_by_key(|c| c.key);
+        self.integrated = self.candidates.len();
+        let over = self.candidates.len() > max_candidates;
+        if over {
+            let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+            for candidate in self.candidates.split_off(max_candidates) {
+                by_file
+                    .entry(candidate.key.file)
+                    .or_default()
+                    .push(candidate.key.node);
+            }
+            let scope: Scope = by_file
+                .into_iter()
+                .map(|(file, mut nodes)| {
+                    nodes.sort_unstable();
+                    (file, Some(nodes))
+                })
+                .collect();
+            self.unscanned
+                .extend(search.unscanned(&scope, Cutoff::CandidateCap));
+        }
+        if self.time_cut {
+            Some(Cutoff::TimeBudget)
+        } else if over {
+            Some(Cutoff::CandidateCap)
+        } else if self.stage_capped {
+            Some(Cutoff::StageCap)
+        } else {
+            None
+        }
+    }
+
+    pub fn conclude(
+        &mut self,
+        search: &Search,
+        id: String,
+        cutoff: Option<Cutoff>,
+    ) -> (Trace, FindOutcome) {
+        let verdict = integrate(
+            search.plan,
+            search.corpus,
+            search.files,
+            &self.candidates,
+            &self.weights,
+            cutoff,
+        );
+        let hits: Vec<Hit> = self
+            .candidates
+            .iter()
+            .map(|c| Hit {
+                place: search.place(c.key),
+                signals: c.signals,
+                score: c.score,
+            })
+            .collect();
+        let trace = Trace {
+            id: id.clone(),
+            conflicts: conflict_items(&verdict, &hits),
+            gaps: gap_items(&verdict, search),
+            unscanned: std::mem::take(&mut self.unscanned),
+            top: verdict.top,
+            candidates: hits,
+        };
+        let summary = self.summary(search, &verdict, &trace, cutoff);
+        let next_actions = next_actions(&Situation {
+            trace_id: &id,
+            query: &search.request.query,
+            verdict: &verdict,
+            candidates: trace.candidates.len(),
+            top: trace.candidates.first().map(|hit| &hit.place),
+            cutoff,
+            max_stage_applied: self.max_stage_applied,
+        });
+        let outcome = FindOutcome {
+            trace_id: id,
+            summary,
+            next_actions,
+            warnings: self.warnings.clone(),
+            max_stage_allowed: search.max_stage,
+            stage4_added: self.stage4_added,
+            stage4_added_chars: self.stage4_added_chars,
+        };
+        (trace, outcome)
+    }
+
+    fn summary(
+        &self,
+        search: &Search,
+        verdict: &Verdict,
+        trace: &Trace,
+        cutoff: Option<Cutoff>,
+    ) -> Summary {
+        let count = |signal: Signals| {
+            self.candidates
+                .iter()
+                .filter(|c| c.signals.intersects(signal))
+                .count()
+        };
+        let query = &search.plan.query;
+        Summary {
+            intent: query.intent,
+            intent_inferred: query.intent_inferred,
+            strict_terms: query.strict.len(),
+            scanned_files: self.scanned_files,
+            scanned_nodes: self.scanned_nodes,
+            candidates: self.candidates.len(),
+            warnings: self.warnings.len(),
+            max_stage_applied: self.max_stage_applied,
+            scope_expanded: self.scope_expanded,
+            unscanned_sections_count: trace.unscanned_count(),
+            integrated_nodes: self.integrated,
+            signal_coverage: SignalCoverage {
+                heading: count(Signals::HEADING),
+                normalized: count(Signals::NORMALIZED),
+                loose: count(Signals::LOOSE),
+                synonym: count(Signals::SYNONYM),
+                exceptions: count(Signals::EXCEPTIONS),
+                reference: count(Signals::REFERENCE.with(Signals::LINK_TEXT)),
+            },
+            file_bias_ratio: verdict.file_bias,
+            conflict_count: verdict.conflicts.len(),
+            gap_count: verdict.gaps.len(),
+            sufficiency_score: verdict.sufficiency,
+            integration_status: verdict.status,
+            cutoff_reason: cutoff,
+        }
+    }
+}
+
+fn conflict_items(verdict: &Verdict, hits: &[Hit]) -> Vec<ConflictItem> {
+    let mut items: BTreeMap<usize, ConflictItem> = BTreeMap::new();
+    for conflict in &verdict.conflicts {
+        for (own, other) in [
+            (conflict.first, conflict.second),
+            (conflict.second, conflict.first),
+        ] {
+            let item = items.entry(own).or_insert_with(|| ConflictItem {
+                place: hits[own].place.clone(),
+                signals: hits[own].signals,
+                score: hits[own].score,
+                with: Vec::new(),
+                kind: String::new(),
+            });
+            item.with.push(hits[other].place.clone());
+            if !item.kind.split(',').any(|kind| kind == conflict.kind) {
+                if !item.kind.is_empty() {
+                    item.kind.push(',');
+                }
+                item.kind.push_str(&conflict.kind);
+            }
+        }
+    }
+    items.into_values().collect()
+}
+
+fn gap_items(verdict: &Verdict, search: &Search) -> Vec<GapItem> {
+    verdict
+        .gaps
+        .iter()
+        .map(|gap| match gap {
+            Gap::Term {
+                text,
+                strict: false,
+            } => GapItem {
+                place: None,
+                hint: format!("no section matches the term 「{text}」"),
+            },
+            Gap::Term { text, strict: true } => GapItem {
+                place: None,
+                hint: format!("no candidate contains the strict term 「{text}」 as written"),
+            },
+            Gap::Reference {
+                from,
+                line,
+                description,
+            } => GapItem {
+                place: Some(search.place(*from)),
+                hint: format!("{description} (line {line}) is not found in the manuals"),
+            },
+        })
+        .collect()
+}
+
+/// The `manual_find` info line (spec_manuals §6), and a warn line with the escalation
+/// reasons and signal counts when the search had to escalate or degrade.
+pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
+    let summary = &outcome.summary;
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    tracing::info!(
+        trace_id = %outcome.trace_id,
+        scanned_files = summary.scanned_files,
+        scanned_nodes = summary.scanned_nodes,
+        candidates = summary.candidates,
+        warnings = summary.warnings,
+        max_stage_applied = summary.max_stage_applied,
+        scope_expanded = summary.scope_expanded,
+        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        unscanned_sections_count = summary.unscanned_sections_count,
+        integrated_nodes = summary.integrated_nodes,
+        file_bias_ratio = summary.file_bias_ratio,
+        conflict_count = summary.conflict_count,
+        gap_count = summary.gap_count,
+        sufficiency_score = summary.sufficiency_score,
+        integration_status = summary.integration_status.as_str(),
+        next_actions = ?actions,
+        "manual_find"
+    );
+    if !escalations.is_empty() || !outcome.warnings.is_empty() {
+        let coverage = summary.signal_coverage;
+        tracing::warn!(
+            trace_id = %outcome.trace_id,
+            escalation_reasons = ?escalations.iter().map(|e| e.as_str()).collect::<Vec<_>>(),
+            counts_by_signal = ?[
+                ("heading", coverage.heading),
+                ("normalized", coverage.normalized),
+                ("loose", coverage.loose),
+                ("synonym", coverage.synonym),
+                ("exceptions", coverage.exceptions),
+                ("reference", coverage.reference),
+            ],
+            warnings = ?outcome.warnings,
+            "manual_find escalated"
+        );
+    }
+}

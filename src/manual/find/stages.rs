@@ -1,0 +1,425 @@
+//! Stages 2, 3 and 4, which work on the candidates Stages 0-1 produced.
+//!
+//! * Stage 2 reads each candidate's own prose for the exception vocabulary shared with
+//!   `manual_excepts`: the caveats are what exhaustive answers miss most, and a question
+//!   about exceptions (or eligibility) should rank sections that state them first.
+//! * Stage 3 follows references from the strongest candidates, out (what they send the
+//!   reader to) and in (what sends the reader to them), adding the far ends as
+//!   candidates: the rest of an answer is often where a section points.
+//! * Stage 4 widens the search when the result looks thin or lopsided (spec_manuals §3):
+//!   other manuals when the search was narrowed to some, weaker matches when there are
+//!   too few candidates or one file dominates, and the exception vocabulary in the
+//!   candidates' whole files when an exceptions question found no exception.
+//!
+//! Stages 2 and 3 may fail (a defect, an injected failure in tests); the caller keeps the
+//! candidates of Stages 0-1 and reports a warning.
+
+use std::collections::{HashMap, HashSet};
+
+use super::corpus::{Corpus, NodeKey};
+use super::plan::Plan;
+use super::query::Intent;
+use super::score::{Scored, Way};
+use super::Signals;
+use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
+use crate::manual::ManualFile;
+
+/// Candidates whose references Stage 3 follows.
+pub const REFERENCE_SEEDS: usize = 20;
+/// Sections that link to one seed that Stage 3 adds at most.
+const INBOUND_PER_SEED: usize = 10;
+/// Score of a section reached from a seed, as a share of the seed's score.
+const OUTBOUND_SHARE: f32 = 0.5;
+const INBOUND_SHARE: f32 = 0.3;
+/// Extra score for a candidate that a seed also references.
+const REFERENCED_BONUS: f32 = 0.05;
+
+/// Stage 2 boosts by intent.
+const EXCEPTION_INTENT_BONUS: f32 = 0.25;
+const EXCEPTION_WITH_TERM_BONUS: f32 = 0.15;
+const ELIGIBILITY_CONDITION_BONUS: f32 = 0.1;
+
+/// A section on its way to becoming a ranked hit.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub key: NodeKey,
+    pub score: f32,
+    pub relevance: f32,
+    pub signals: Signals,
+    pub ways: Vec<Way>,
+}
+
+impl Candidate {
+    pub fn from_scored(scored: &Scored) -> Candidate {
+        Candidate {
+            key: scored.key,
+            score: scored.score,
+            relevance: scored.relevance,
+            signals: scored.signals,
+            ways: scored.ways.clone(),
+        }
+    }
+
+    fn reached(key: NodeKey, score: f32, terms: usize) -> Candidate {
+        Candidate {
+            key,
+            score,
+            relevance: 0.0,
+            signals: Signals::REFERENCE,
+            ways: vec![Way::None; terms],
+        }
+    }
+}
+
+/// A stage that did not complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageFailure {
+    pub stage: u8,
+    pub message: String,
+}
+
+/// Runs `stage`, turning a panic into a failure so the earlier stages' results survive.
+pub fn guarded<T>(stage: u8, run: impl FnOnce() -> Result<T, String>) -> Result<T, StageFailure> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(message)) => Err(StageFailure { stage, message }),
+        Err(panic) => Err(StageFailure {
+            stage,
+            message: panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "internal error".to_owned()),
+        }),
+    }
+}
+
+/// The own lines of a section that are prose (code blocks hold no caveats), normalised.
+pub fn prose_lines<'a>(
+    corpus: &'a Corpus,
+    files: &'a [&ManualFile],
+    key: NodeKey,
+) -> impl Iterator<Item = (u32, &'a str)> {
+    let file = files[key.file as usize];
+    corpus.files[key.file as usize]
+        .derived
+        .own_lines(key.node, file)
+        .filter(move |(line, _)| !file.is_code_line(*line))
+}
+
+/// Categories of the exception terms in a section's prose.
+fn exception_categories(
+    corpus: &Corpus,
+    files: &[&ManualFile],
+    key: NodeKey,
+) -> Vec<ExceptionCategory> {
+    prose_lines(corpus, files, key)
+        .flat_map(|(_, text)| exceptions_in_normalized(text).map(|hit| hit.term.category))
+        .collect()
+}
+
+/// Stage 2: marks candidates with exception vocabulary and ranks them by intent.
+/// Returns how many candidates carry an exception term.
+pub fn stage2_exceptions(
+    corpus: &Corpus,
+    files: &[&ManualFile],
+    plan: &Plan,
+    candidates: &mut [Candidate],
+) -> usize {
+    let mut with_exceptions = 0;
+    for candidate in candidates.iter_mut() {
+        let categories = exception_categories(corpus, files, candidate.key);
+        let with_term = !categories.is_empty()
+            && prose_lines(corpus, files, candidate.key).any(|(_, text)| {
+                exceptions_in_normalized(text).next().is_some() && {
+                    let present = plan.set_normalized(text);
+                    plan.terms.iter().any(|term| present.contains(term.exact))
+                }
+            });
+        if categories.is_empty() {
+            continue;
+        }
+        with_exceptions += 1;
+        candidate.signals.insert(Signals::EXCEPTIONS);
+        candidate.score += match plan.query.intent {
+            Intent::Exceptions => {
+                EXCEPTION_INTENT_BONUS
+                    + if with_term {
+                        EXCEPTION_WITH_TERM_BONUS
+                    } else {
+                        0.0
+                    }
+            }
+            Intent::Eligibility
+                if categories.iter().any(|c| {
+                    matches!(
+                        c,
+                        ExceptionCategory::Condition
+                            | ExceptionCategory::Exclusion
+                            | ExceptionCategory::Limitation
+                    )
+                }) =>
+            {
+                ELIGIBILITY_CONDITION_BONUS
+            }
+            _ => 0.0,
+        };
+    }
+    with_exceptions
+}
+
+/// Stage 3: follows references from the strongest candidates. `known` holds the Stage
+/// 0-1 evidence of every section that had some, so a referenced section keeps it.
+pub fn stage3_references(
+    corpus: &Corpus,
+    known: &HashMap<NodeKey, &Scored>,
+    candidates: &mut Vec<Candidate>,
+    terms: usize,
+    in_scope: &dyn Fn(NodeKey) -> bool,
+) {
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let seeds: Vec<(NodeKey, f32)> = candidates
+        .iter()
+        .take(REFERENCE_SEEDS)
+        .map(|c| (c.key, c.score))
+        .collect();
+    let mut position: HashMap<NodeKey, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(index, c)| (c.key, index))
+        .collect();
+    let mut reach = |key: NodeKey, score: f32, candidates: &mut Vec<Candidate>| {
+        if !in_scope(key) {
+            return;
+        }
+        match position.get(&key) {
+            Some(&index) => {
+                let candidate = &mut candidates[index];
+                candidate.signals.insert(Signals::REFERENCE);
+                candidate.score = candidate.score.max(score) + REFERENCED_BONUS;
+            }
+            None => {
+                let mut candidate = match known.get(&key) {
+                    Some(scored) => Candidate::from_scored(scored),
+                    None => Candidate::reached(key, 0.0, terms),
+                };
+                candidate.signals.insert(Signals::REFERENCE);
+                candidate.score = candidate.score.max(score);
+                position.insert(key, candidates.len());
+                candidates.push(candidate);
+            }
+        }
+    };
+    let seed_keys: HashSet<NodeKey> = seeds.iter().map(|(key, _)| *key).collect();
+    for (seed, score) in seeds {
+        for reference in corpus.references.outbound(seed) {
+            if let Some(to) = reference.to {
+                reach(to, score * OUTBOUND_SHARE, candidates);
+            }
+        }
+        let mut inbound: Vec<NodeKey> = corpus
+            .references
+            .inbound(seed)
+            .map(|reference| reference.from)
+            .filter(|from| !seed_keys.contains(from))
+            .collect();
+        inbound.sort_by(|a, b| {
+            let strength = |key: &NodeKey| known.get(key).map_or(0.0, |s| s.score);
+            strength(b).total_cmp(&strength(a)).then(a.cmp(b))
+        });
+        inbound.dedup();
+        for from in inbound.into_iter().take(INBOUND_PER_SEED) {
+            reach(from, score * INBOUND_SHARE, candidates);
+        }
+    }
+}
+
+/// Why Stage 4 would widen the search (spec_manuals §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escalation {
+    NoCandidates,
+    FewCandidates,
+    FileBias,
+    NoExceptionHit,
+}
+
+impl Escalation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Escalation::NoCandidates => "no_candidates",
+            Escalation::FewCandidates => "few_candidates",
+            Escalation::FileBias => "file_bias",
+            Escalation::NoExceptionHit => "no_exception_hit",
+        }
+    }
+}
+
+/// Share of candidates in the file holding the most of them (0 without candidates).
+pub fn file_bias(candidates: &[Candidate]) -> f32 {
+    if candidates.is_empty() {
+        return 0.0;
+    }
+    let mut per_file: HashMap<u32, usize> = HashMap::new();
+    for candidate in candidates {
+        *per_file.entry(candidate.key.file).or_default() += 1;
+    }
+    let most = per_file.values().copied().max().unwrap_or(0);
+    most as f32 / candidates.len() as f32
+}
+
+/// The Stage 4 conditions that hold, with the thresholds in force.
+pub fn escalations(
+    candidates: &[Candidate],
+    intent: Intent,
+    low: usize,
+    bias_threshold: f32,
+) -> Vec<Escalation> {
+    let mut found = Vec::new();
+    if candidates.is_empty() {
+        found.push(Escalation::NoCandidates);
+    } else if candidates.len() < low {
+        found.push(Escalation::FewCandidates);
+    }
+    if candidates.len() >= 5 && file_bias(candidates) >= bias_threshold {
+        found.push(Escalation::FileBias);
+    }
+    let exception_hit = candidates
+        .iter()
+        .any(|c| c.signals.contains(Signals::EXCEPTIONS));
+    if intent == Intent::Exceptions && !exception_hit {
+        found.push(Escalation::NoExceptionHit);
+    }
+    found
+}
+
+/// Stage 4, weaker matches: sections Stages 0-1 matched but left below the candidate bar,
+/// best first, `only_other_files` excluding the files that already hold candidates.
+pub fn relaxed(
+    scored: &[Scored],
+    candidates: &[Candidate],
+    only_other_files: bool,
+    limit: usize,
+) -> Vec<Candidate> {
+    let taken: HashSet<NodeKey> = candidates.iter().map(|c| c.key).collect();
+    let busy_files: HashSet<u32> = candidates.iter().map(|c| c.key.file).collect();
+    scored
+        .iter()
+        .filter(|s| !taken.contains(&s.key))
+        .filter(|s| !only_other_files || !busy_files.contains(&s.key.file))
+        .take(limit)
+        .map(|s| {
+            let mut candidate = Candidate::from_scored(s);
+            candidate.signals.insert(Signals::EXPANDED);
+            candidate
+        })
+        .collect()
+}
+
+/// Stage 4, exceptions: sections of the candidates' files that state an exception or
+/// exclusion, scored below the candidates of their file.
+pub fn exception_neighbours(
+    corpus: &Corpus,
+    files: &[&ManualFile],
+    candidates: &[Candidate],
+    terms: usize,
+) -> Vec<Candidate> {
+    let taken: HashSet<NodeKey> = candidates.iter().map(|c| c.key).collect();
+    let mut best_in_file: HashMap<u32, f32> = HashMap::new();
+    for candidate in candidates {
+        let best = best_in_file.entry(candidate.key.file).or_default();
+        *best = best.max(candidate.score);
+    }
+    let mut found = Vec::new();
+    let mut files_in_order: Vec<(&u32, &f32)> = best_in_file.iter().collect();
+    files_in_order.sort_by(|a, b| a.0.cmp(b.0));
+    for (&file, &best) in files_in_order {
+        for node in 0..corpus.files[file as usize].derived.node_count() as u32 {
+            let key = NodeKey { file, node };
+            if taken.contains(&key) {
+                continue;
+            }
+            let states_exception = exception_categories(corpus, files, key).iter().any(|c| {
+                matches!(
+                    c,
+                    ExceptionCategory::Exception | ExceptionCategory::Exclusion
+                )
+            });
+            if states_exception {
+                found.push(Candidate {
+                    key,
+                    score: best * 0.3,
+                    relevance: 0.0,
+                    signals: Signals::EXCEPTIONS.with(Signals::EXPANDED),
+                    ways: vec![Way::None; terms],
+                });
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(file: u32, node: u32, signals: Signals) -> Candidate {
+        Candidate {
+            key: NodeKey { file, node },
+            score: 1.0,
+            relevance: 1.0,
+            signals,
+            ways: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn escalation_conditions_follow_the_spec() {
+        let none = Signals::default();
+        assert_eq!(
+            escalations(&[], Intent::Unknown, 3, 0.8),
+            [Escalation::NoCandidates]
+        );
+        let two: Vec<Candidate> = (0..2).map(|n| candidate(n, 0, none)).collect();
+        assert_eq!(
+            escalations(&two, Intent::Unknown, 3, 0.8),
+            [Escalation::FewCandidates]
+        );
+        let lopsided: Vec<Candidate> = (0..5)
+            .map(|n| candidate(u32::from(n == 4), n, none))
+            .collect();
+        assert!((file_bias(&lopsided) - 0.8).abs() < 1e-6);
+        assert_eq!(
+            escalations(&lopsided, Intent::Unknown, 3, 0.8),
+            [Escalation::FileBias]
+        );
+        assert_eq!(
+            escalations(&lopsided[..4], Intent::Unknown, 3, 0.8),
+            [],
+            "fewer than five"
+        );
+        assert_eq!(
+            escalations(&lopsided, Intent::Exceptions, 3, 0.9),
+            [Escalation::NoExceptionHit]
+        );
+        let mut with_exception = lopsided.clone();
+        with_exception[0].signals = Signals::EXCEPTIONS;
+        assert_eq!(escalations(&with_exception, Intent::Exceptions, 3, 0.9), []);
+    }
+
+    #[test]
+    fn a_panicking_stage_becomes_a_failure() {
+        let failure = guarded::<()>(3, || panic!("boom")).unwrap_err();
+        assert_eq!(
+            failure,
+            StageFailure {
+                stage: 3,
+                message: "boom".into()
+            }
+        );
+        assert_eq!(guarded(2, || Ok(7)), Ok(7));
+        assert_eq!(
+            guarded::<()>(2, || Err("no".into())).unwrap_err().message,
+            "no"
+        );
+    }
+}

@@ -1,0 +1,448 @@
+//! Behaviour of a whole search on small manual trees: stages, budgets, traces, verdicts.
+
+use super::testing::{index, settings};
+use super::*;
+use crate::error::ErrorCode;
+
+const LEAVE: &str = "# 休暇規程
+
+## 年次有給休暇
+
+入社後に付与する。
+
+### 繰越し
+
+未使用の年次有給休暇は翌年度に限り繰り越す。繰越しは最大20日までとする。
+
+## 特別休暇
+
+慶弔のための休暇。
+";
+
+const FAQ: &str = "# FAQ
+
+有給休暇の繰越しは最大10日です。
+";
+
+const DEPLOY: &str = "# Deploy
+
+## Rollback
+
+Roll back within 10 minutes. See [who decides](incident.md#who-decides).
+
+## Broken
+
+The broken part, see [gone](missing.md).
+";
+
+const INCIDENT: &str = "# Incident
+
+## Who decides
+
+The commander decides on rollbacks. Exception: the security lead decides.
+
+## Paging
+
+Page the commander.
+";
+
+const FILES: &[(&str, &str)] = &[
+    ("rules/leave.md", LEAVE),
+    ("rules/faq.md", FAQ),
+    ("ops/deploy.md", DEPLOY),
+    ("ops/incident.md", INCIDENT),
+];
+
+fn request(query: &str) -> FindRequest {
+    FindRequest {
+        query: query.to_owned(),
+        ..FindRequest::default()
+    }
+}
+
+/// A request for `query` changed by `change`.
+fn with(query: &str, change: impl FnOnce(&mut FindRequest)) -> FindRequest {
+    let mut request = request(query);
+    change(&mut request);
+    request
+}
+
+fn hits(finder: &Finder, outcome: &FindOutcome, kind: HitKind) -> Vec<HitItem> {
+    finder
+        .hits(&outcome.trace_id, kind)
+        .expect("the trace is kept")
+}
+
+/// `path:line` of each item (`path` for JSON, `-` without a place).
+fn places(items: &[HitItem]) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| match &item.place {
+            Some(place) => match place.start_line {
+                Some(line) => format!("{}:{line}", place.path),
+                None => place.path.to_string(),
+            },
+            None => "-".to_owned(),
+        })
+        .collect()
+}
+
+fn signals_of(items: &[HitItem], place: &str) -> Vec<&'static str> {
+    let at = places(items)
+        .iter()
+        .position(|p| p == place)
+        .unwrap_or_else(|| panic!("{place} is not among {:?}", places(items)));
+    items[at].signals.clone()
+}
+
+#[test]
+fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("有給休暇の繰越し")).unwrap();
+    let summary = &outcome.summary;
+    assert_eq!(summary.intent, Intent::Unknown);
+    assert!(summary.intent_inferred);
+    assert_eq!((summary.scanned_files, summary.scanned_nodes), (4, 11));
+    assert!(summary.cutoff_reason.is_none());
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(
+        places(&candidates)[0],
+        "leave.md:7",
+        "the sub-section, not its parent"
+    );
+    assert!(places(&candidates).contains(&"faq.md:1".to_owned()));
+    assert_eq!(summary.candidates, candidates.len());
+    assert!(signals_of(&candidates, "leave.md:7").contains(&"heading"));
+    assert!(outcome.trace_id.starts_with("t-"));
+}
+
+#[test]
+fn different_numbers_for_one_unit_are_a_conflict() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("繰越し")).unwrap();
+    assert_eq!(outcome.summary.conflict_count, 1);
+    assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
+    let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
+    assert_eq!(places(&conflicts), ["leave.md:7", "faq.md:1"]);
+    assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
+    assert!(conflicts[0].signals.contains(&"conflict:number"));
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    assert!(tools.contains(&"manual_hits") && !tools.contains(&"stop"));
+}
+
+#[test]
+fn a_rule_and_an_exception_to_it_are_a_conflict() {
+    let (_dir, index) = index(&[
+        ("ops/a.md", "# Rollbacks\n\n## Rule\n\nEvery rollback needs a ticket.\n"),
+        (
+            "ops/b.md",
+            "# Security\n\n## Rule exception\n\nException: a rollback during an outage needs no ticket.\n",
+        ),
+    ]);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("rollback")).unwrap();
+    let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
+    assert_eq!(places(&conflicts), ["a.md:3", "b.md:3"]);
+    assert!(conflicts[0].signals.contains(&"conflict:exception"));
+}
+
+#[test]
+fn unmatched_terms_and_unresolved_references_are_gaps() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("broken zeppelin")).unwrap();
+    let gaps = hits(&finder, &outcome, HitKind::Gaps);
+    let hints: Vec<&str> = gaps.iter().filter_map(|g| g.gap_hint.as_deref()).collect();
+    assert!(
+        hints.contains(&"no section matches the term 「zeppelin」"),
+        "{hints:?}"
+    );
+    assert!(
+        hints.iter().any(|h| h.starts_with("link to missing.md")),
+        "{hints:?}"
+    );
+    assert_eq!(places(&gaps), ["-", "deploy.md:7"]);
+    assert_eq!(outcome.summary.gap_count, 2);
+    assert!(outcome.summary.sufficiency_score < 0.7);
+}
+
+#[test]
+fn references_reach_sections_the_query_does_not_mention() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("10 minutes")).unwrap();
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(places(&candidates)[0], "deploy.md:3");
+    assert!(signals_of(&candidates, "incident.md:3").contains(&"reference"));
+    assert!(outcome.summary.signal_coverage.reference >= 1);
+}
+
+#[test]
+fn a_failing_stage_2_or_3_keeps_the_earlier_results_and_warns() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let whole = finder.find(&index, &request("10 minutes")).unwrap();
+    for stage in [2, 3] {
+        let failing = FindRequest {
+            fail_stage: Some(stage),
+            ..request("10 minutes")
+        };
+        let outcome = finder.find(&index, &failing).unwrap();
+        assert_eq!(outcome.summary.warnings, 1, "stage {stage}");
+        assert!(outcome.warnings[0].contains(&format!("stage {stage} failed")));
+        let candidates = hits(&finder, &outcome, HitKind::Candidates);
+        assert_eq!(places(&candidates)[0], "deploy.md:3", "stage {stage}");
+        let lost = if stage == 2 {
+            "exceptions"
+        } else {
+            "reference"
+        };
+        assert!(candidates.iter().all(|c| !c.signals.contains(&lost)));
+    }
+    assert_eq!(whole.summary.warnings, 0);
+}
+
+#[test]
+fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let cut = finder
+        .find(&index, &with("繰越し", |r| r.time_ms = Some(0)))
+        .unwrap();
+    assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
+    assert_eq!(cut.summary.scanned_nodes, 0);
+    assert_eq!(cut.summary.unscanned_sections_count, 11);
+    assert_eq!(cut.warnings.len(), 2, "stages 2 and 3 skipped");
+    let unscanned = hits(&finder, &cut, HitKind::Unscanned);
+    assert!(unscanned.iter().all(|item| item.reason == "time_budget"));
+    assert_eq!(cut.next_actions[0].tool, "manual_find");
+    let rest = finder
+        .find(
+            &index,
+            &with("繰越し", |r| {
+                r.only_unscanned_from = Some(cut.trace_id.clone())
+            }),
+        )
+        .unwrap();
+    assert_eq!(rest.summary.scanned_nodes, 11);
+    assert!(rest.summary.cutoff_reason.is_none());
+    assert_eq!(
+        places(&hits(&finder, &rest, HitKind::Candidates))[0],
+        "leave.md:7"
+    );
+}
+
+#[test]
+fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let capped = finder
+        .find(&index, &with("繰越し", |r| r.max_candidates = Some(1)))
+        .unwrap();
+    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::CandidateCap));
+    assert_eq!(capped.summary.candidates, 1);
+    assert!(capped.summary.integrated_nodes > 1);
+    let left = hits(&finder, &capped, HitKind::Unscanned);
+    assert!(!left.is_empty() && left.iter().all(|item| item.reason == "candidate_cap"));
+    let rest = finder
+        .find(
+            &index,
+            &with("繰越し", |r| {
+                r.only_unscanned_from = Some(capped.trace_id.clone())
+            }),
+        )
+        .unwrap();
+    assert_eq!(rest.summary.scanned_nodes, left.len());
+    assert!(!places(&hits(&finder, &rest, HitKind::Candidates)).contains(&"leave.md:7".into()));
+}
+
+#[test]
+fn unknown_traces_are_not_found_without_fallback() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let error = finder
+        .find(
+            &index,
+            &with("繰越し", |r| {
+                r.only_unscanned_from = Some("t-000000nope".into())
+            }),
+        )
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotFound);
+    assert_eq!(
+        error.details.unwrap()["field"],
+        "only_unscanned_from_trace_id"
+    );
+    let error = finder
+        .hits("t-000000nope", HitKind::Candidates)
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn max_stage_is_three_or_four_within_the_hard_limit() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    for stage in [2, 5] {
+        let error = finder
+            .find(&index, &with("x", |r| r.max_stage = Some(stage)))
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidParameter, "{stage}");
+    }
+    let capped = Finder::new(FindSettings {
+        hard_max_stage: 3,
+        default_max_stage: 3,
+        ..settings()
+    });
+    let error = capped
+        .find(&index, &with("x", |r| r.max_stage = Some(4)))
+        .unwrap_err();
+    assert_eq!(error.details.unwrap()["accepted"], serde_json::json!([3]));
+}
+
+#[test]
+fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let narrowed = |max_stage| FindRequest {
+        manual_id: Some("rules".into()),
+        max_stage: Some(max_stage),
+        ..request("rollback")
+    };
+    let capped = finder.find(&index, &narrowed(3)).unwrap();
+    assert_eq!(capped.summary.candidates, 0);
+    assert_eq!(capped.summary.max_stage_applied, 3);
+    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::StageCap));
+    assert_eq!(capped.summary.integration_status, Status::Blocked);
+    let unscanned = hits(&finder, &capped, HitKind::Unscanned);
+    assert_eq!(unscanned.len(), 6, "the sections of the other manual");
+    assert!(unscanned.iter().all(|item| item.reason == "stage_cap"));
+    assert_eq!(
+        capped.next_actions[0].params.as_ref().unwrap()["max_stage"],
+        4
+    );
+    let widened = finder.find(&index, &narrowed(4)).unwrap();
+    assert!(widened.summary.scope_expanded);
+    assert_eq!(widened.summary.max_stage_applied, 4);
+    let candidates = hits(&finder, &widened, HitKind::Candidates);
+    assert!(signals_of(&candidates, "deploy.md:3").contains(&"expanded"));
+}
+
+#[test]
+fn an_exceptions_question_ranks_stated_exceptions_first() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder
+        .find(&index, &request("rollback exceptions"))
+        .unwrap();
+    assert_eq!(outcome.summary.intent, Intent::Exceptions);
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(places(&candidates)[0], "incident.md:3");
+    assert!(candidates[0].signals.contains(&"exceptions"));
+}
+
+#[test]
+fn strict_terms_are_marked_and_other_matches_stay() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("「繰越し」 休暇")).unwrap();
+    assert_eq!(outcome.summary.strict_terms, 1);
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert!(candidates[0].signals.contains(&"strict"));
+    assert!(signals_of(&candidates, "leave.md:11")
+        .iter()
+        .all(|s| *s != "strict"));
+}
+
+#[test]
+fn user_synonyms_find_other_wordings() {
+    let (dir, index) = index(&[(
+        "m/a.md",
+        "# Policy\n\n## Carry\n\nキャリーオーバーは翌年まで。\n",
+    )]);
+    let synonyms = dir.path().join("synonyms.txt");
+    std::fs::write(&synonyms, "繰越し, キャリーオーバー\n").unwrap();
+    let finder = Finder::new(FindSettings {
+        synonyms_path: Some(synonyms),
+        ..settings()
+    });
+    let outcome = finder.find(&index, &request("繰越し")).unwrap();
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(places(&candidates), ["a.md:3"]);
+    assert!(candidates[0].signals.contains(&"synonym"));
+    assert_eq!(outcome.summary.signal_coverage.synonym, 1);
+}
+
+#[test]
+fn refs_read_after_a_search_are_recorded_on_its_trace() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("繰越し")).unwrap();
+    let place = hits(&finder, &outcome, HitKind::Candidates)[0]
+        .place
+        .clone()
+        .unwrap();
+    finder.record_used(&outcome.trace_id, place.clone());
+    assert_eq!(finder.used(&outcome.trace_id), [place]);
+}
+
+#[test]
+fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let outcome = finder.find(&index, &request("特別休暇")).unwrap();
+    assert_eq!(outcome.summary.integration_status, Status::Ready);
+    assert_eq!(outcome.summary.sufficiency_score, 1.0);
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    assert_eq!(tools, ["manual_hits", "manual_read", "stop"]);
+    let top = hits(&finder, &outcome, HitKind::IntegratedTop);
+    assert_eq!(places(&top)[0], "leave.md:11");
+}
+
+#[test]
+fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let with_low = |candidate_low| {
+        with("10 minutes", |r| {
+            r.thresholds = Some(Thresholds {
+                candidate_low,
+                file_bias: 0.8,
+            })
+        })
+    };
+    let few = finder.find(&index, &with_low(10)).unwrap();
+    assert!(few.summary.scope_expanded, "fewer than 10 candidates");
+    assert_eq!(few.max_stage_allowed, 4);
+    assert!(few.stage4_added >= 1 && few.stage4_added_chars > 0);
+    let enough = finder.find(&index, &with_low(1)).unwrap();
+    assert!(!enough.summary.scope_expanded);
+    assert_eq!((enough.stage4_added, enough.stage4_added_chars), (0, 0));
+}
+
+#[test]
+fn edits_added_and_deleted_files_show_in_the_next_search() {
+    let (dir, mut index) = index(FILES);
+    let finder = Finder::new(settings());
+    let before = finder.find(&index, &request("ゼッペリン")).unwrap();
+    assert_eq!(before.summary.candidates, 0);
+    std::fs::write(
+        dir.path().join("rules/faq.md"),
+        "# FAQ\n\n## 飛行船\n\nゼッペリンの利用は禁止。\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("rules/new.md"), "# 新規\n\nゼッペリン。\n").unwrap();
+    index.refresh().unwrap();
+    let after = finder.find(&index, &request("ゼッペリン")).unwrap();
+    let found = places(&hits(&finder, &after, HitKind::Candidates));
+    assert_eq!(found, ["faq.md:3", "new.md:1"]);
+    std::fs::remove_file(dir.path().join("rules/new.md")).unwrap();
+    index.refresh().unwrap();
+    let gone = finder.find(&index, &request("ゼッペリン")).unwrap();
+    assert_eq!(
+        places(&hits(&finder, &gone, HitKind::Candidates)),
+        ["faq.md:3"]
+    );
+}
