@@ -1,9 +1,11 @@
 //! Drives the built server with the official Python MCP SDK (`mcp` from PyPI), so the
-//! contract is checked by a client we did not write. The virtualenv is created on first
-//! use under `target/py-venv` (CI starts from nothing; `cargo test` is the whole recipe).
+//! contract is checked by a client we did not write: every tool once, then the end-to-end
+//! workflow of issue 5. The virtualenv is created on first use under `target/py-venv`
+//! (CI starts from nothing; `cargo test` is the whole recipe).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 const MCP_SDK: &str = "mcp==2.3.0";
 
@@ -14,8 +16,13 @@ fn run(command: &mut Command) {
     assert!(status.success(), "{command:?} failed: {status}");
 }
 
-/// The venv's python, creating the venv and installing the SDK when missing.
+/// The venv's python, creating the venv and installing the SDK when missing (once: the
+/// tests of this file run in parallel and share it).
 fn python() -> PathBuf {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = INSTALL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let venv = repo.join("target/py-venv");
     let python = venv.join("bin/python");
@@ -35,8 +42,8 @@ fn python() -> PathBuf {
     python
 }
 
-#[test]
-fn python_sdk_lists_and_calls_every_tool() {
+/// A fresh copy of the example workspace.
+fn example_workspace() -> tempfile::TempDir {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = tempfile::tempdir().unwrap();
     let status = Command::new("cp")
@@ -46,9 +53,26 @@ fn python_sdk_lists_and_calls_every_tool() {
         .status()
         .unwrap();
     assert!(status.success());
+    workspace
+}
+
+#[test]
+fn python_sdk_lists_and_calls_every_tool() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = example_workspace();
     run(Command::new(python())
         .arg(repo.join("conformance/python_sdk_check.py"))
         .arg(env!("CARGO_BIN_EXE_manvault"))
         .arg(workspace.path())
         .arg(repo.join("conformance/cases")));
+}
+
+#[test]
+fn python_sdk_runs_the_find_copy_audit_coverage_workflow() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = example_workspace();
+    run(Command::new(python())
+        .arg(repo.join("conformance/workflow_check.py"))
+        .arg(env!("CARGO_BIN_EXE_manvault"))
+        .arg(workspace.path()));
 }
