@@ -75,3 +75,49 @@ fn a_bad_setting_stops_the_server_with_one_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn manual_find_logs_its_metrics_but_no_query_or_candidates() {
+    let output = manvault(
+        &[
+            "call",
+            "manual_find",
+            r#"{"manual_id":"handbook","query":"有給休暇の繰越し"}"#,
+        ],
+        &[("LOG_LEVEL", "info")],
+    );
+    assert!(output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let info = lines
+        .iter()
+        .find(|l| l["message"] == "manual_find")
+        .expect("the manual_find info line");
+    for key in [
+        "trace_id",
+        "scanned_files",
+        "candidates",
+        "integration_status",
+        "sufficiency_score",
+        "next_actions",
+    ] {
+        assert!(!info[key].is_null(), "info line lacks {key}: {info}");
+    }
+    for needle in ["有給", "繰越", "01-leave.md", "年次"] {
+        assert!(!stderr.contains(needle), "{needle:?} in the log: {stderr}");
+    }
+}
+
+#[test]
+fn log_level_error_silences_info_lines() {
+    let output = manvault(&["call", "manual_list", "{}"], &[("LOG_LEVEL", "error")]);
+    assert!(output.status.success());
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -36,6 +36,11 @@ impl Adaptive {
     /// searches; creates nothing until the first record.
     pub fn open(config: &Config) -> Adaptive {
         let policy = Policy::from_config(config);
+        // The server creates its vault on first use; the statistics may be the first
+        // thing written there, so the same applies here (the report never gets here).
+        if config.adaptive_stats_path.starts_with(&config.vault_root) {
+            let _ = std::fs::create_dir_all(&config.vault_root);
+        }
         let mut store = StatsFile::locate(config)
             .inspect_err(|message| {
                 tracing::warn!("adaptive statistics: {message}; statistics are kept in memory only")

@@ -33,6 +33,8 @@ struct Options {
     speed_queries: Option<usize>,
     speed: bool,
     runs: Option<PathBuf>,
+    /// Keep the recall run's vault (and so its statistics file) in this folder.
+    stats_vault: Option<PathBuf>,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
@@ -42,6 +44,7 @@ fn options(args: &[String]) -> Result<Options, String> {
         speed_queries: None,
         speed: true,
         runs: None,
+        stats_vault: None,
     };
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -53,6 +56,7 @@ fn options(args: &[String]) -> Result<Options, String> {
             }
             "--no-speed" => options.speed = false,
             "--runs" => options.runs = Some(PathBuf::from(value()?)),
+            "--stats-vault" => options.stats_vault = Some(PathBuf::from(value()?)),
             path if !path.starts_with("--") => options.bench = PathBuf::from(path),
             other => return Err(format!("unknown option {other}")),
         }
@@ -92,11 +96,11 @@ fn load_queries(bench: &Path) -> Vec<BenchQuery> {
         .collect()
 }
 
-fn app_for(manuals: &Path, workspace: &Path) -> App {
+fn app_for(manuals: &Path, workspace: &Path, vault: Option<&Path>) -> App {
     let flags = RootFlags {
         workspace: Some(workspace.to_path_buf()),
         manuals: Some(manuals.to_path_buf()),
-        vault: None,
+        vault: vault.map(Path::to_path_buf),
     };
     let lookup = |name: &str| (name == "LOG_LEVEL").then(|| "error".to_owned());
     App::new(Config::load(&lookup, &flags).expect("bench configuration"))
@@ -135,7 +139,7 @@ pub fn run(args: &[String]) -> ExitCode {
 /// Recall and answer size on the corpus as it is.
 fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
     let workspace = Scratch::new("recall");
-    let app = app_for(manuals, &workspace.0);
+    let app = app_for(manuals, &workspace.0, options.stats_vault.as_deref());
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut sizes = Vec::new();
     let mut runs = options
@@ -167,6 +171,12 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
             })
             .collect();
         let rank = gold_rank(&query.raw["gold"], &refs);
+        read_gold(
+            &app,
+            trace_id,
+            &query.raw["gold"][0],
+            rank.map(|r| &refs[r]),
+        );
         let candidates = found["summary"]["candidates"].as_u64().unwrap_or(0) as usize;
         for group in &query.groups {
             groups
@@ -183,6 +193,7 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
             writeln!(file, "{record}").expect("write runs");
         }
     }
+    app.adaptive.flush(manvault::clock::now());
     println!("\n## Recall ({MANUAL_ID}, candidates = manual_hits kind candidates, at most 200)\n");
     print_groups(&groups);
     sizes.sort_unstable();
@@ -272,6 +283,26 @@ fn baseline_groups(
 }
 
 /// Position (0-based) of the first candidate that finds the (single) gold item.
+/// Reads the gold section under the search's trace, as an agent that found what it
+/// needed would: the candidate that hit it when there is one, else the gold place itself.
+/// That makes the statistics' recall proxy (used refs that were candidates) measure the
+/// same thing as recall@any.
+fn read_gold(app: &App, trace_id: &str, gold: &Value, hit: Option<&(String, u64)>) {
+    let (path, line) = match hit {
+        Some((path, line)) => (path.clone(), *line),
+        None => (
+            gold["path"].as_str().unwrap_or("").to_owned(),
+            gold["line"].as_u64().unwrap_or(1),
+        ),
+    };
+    let reference =
+        json!({ "target": "manual", "manual_id": MANUAL_ID, "path": path, "start_line": line });
+    let _ = app.call(
+        "manual_read",
+        json!({ "ref": reference, "trace_id": trace_id }),
+    );
+}
+
 fn gold_rank(gold: &Value, refs: &[(String, u64)]) -> Option<usize> {
     let items = gold.as_array()?;
     items
@@ -347,7 +378,7 @@ fn speed(options: &Options, queries: &[BenchQuery]) {
         bytes as f64 / 1e6
     );
     reset_peak_memory();
-    let app = app_for(&manuals, &root.0);
+    let app = app_for(&manuals, &root.0, None);
     let started = Instant::now();
     call(&app, "manual_find", json!({ "query": queries[0].query }));
     let first = started.elapsed();
