@@ -193,7 +193,7 @@ fn appends_start_on_a_line_of_their_own_after_the_origin_comment() {
 
 #[test]
 fn audit_rounds_are_recorded_as_counts_without_paths() {
-    let workspace = Workspace::with_vault_folder(Some(manuals_root()));
+    let workspace = workspace();
     ok(
         &workspace,
         "bridge_copy_section",

@@ -15,25 +15,10 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// An empty vault (not created until a tool needs it) and the manuals at `manuals`,
-    /// or an empty manuals folder.
+    /// An empty vault and the manuals at `manuals`, or an empty manuals folder.
     pub fn new(manuals: Option<PathBuf>) -> Workspace {
-        Workspace::create(manuals, false)
-    }
-
-    /// The same with the vault folder made before the `App`: the statistics file is
-    /// located when the `App` starts, so only a vault that exists then receives it.
-    #[allow(dead_code)] // not every test file looks at the statistics
-    pub fn with_vault_folder(manuals: Option<PathBuf>) -> Workspace {
-        Workspace::create(manuals, true)
-    }
-
-    fn create(manuals: Option<PathBuf>, vault_folder: bool) -> Workspace {
         let temp = tempfile::tempdir().unwrap();
         let vault = temp.path().join("vault");
-        if vault_folder {
-            fs::create_dir(&vault).unwrap();
-        }
         let flags = RootFlags {
             workspace: Some(temp.path().to_owned()),
             manuals,
