@@ -7,11 +7,15 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// Runs the binary on the example manuals with a throw-away vault, so calls (and the
+/// statistics they record) never write into the repository.
 fn manvault(args: &[&str], env: &[(&str, &str)]) -> Output {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
+    let vault = tempfile::tempdir().unwrap();
     Command::new(env!("CARGO_BIN_EXE_manvault"))
         .args(args)
         .env("WORKSPACE_ROOT", workspace)
+        .env("VAULT_ROOT", vault.path())
         .envs(env.iter().copied())
         .output()
         .expect("run manvault")
