@@ -15,5 +15,6 @@ pub mod server;
 pub mod text;
 pub mod tooling;
 pub mod tools;
+pub mod trace;
 pub mod validate;
 pub mod vault;

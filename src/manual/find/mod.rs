@@ -48,8 +48,7 @@ use crate::manual::{ManualFile, ManualIndex};
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
-pub const DEFAULT_TIME_MS: u64 = 60_000;
-pub const DEFAULT_MAX_CANDIDATES: usize = 200;
+pub use crate::trace::{DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 
 /// Evidence kinds of a candidate, as bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
