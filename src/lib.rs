@@ -18,3 +18,4 @@ pub mod tools;
 pub mod trace;
 pub mod validate;
 pub mod vault;
+pub mod verdict;

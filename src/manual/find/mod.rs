@@ -49,6 +49,9 @@ use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
 pub use crate::trace::{DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
+/// least `file_bias` of five or more" (spec_manuals §3), shared with `vault_find`.
+pub use crate::verdict::Thresholds;
 
 /// Evidence kinds of a candidate, as bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -131,14 +134,6 @@ impl FindSettings {
             synonyms_path: Some(config.synonyms_path.clone()),
         }
     }
-}
-
-/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
-/// least `file_bias` of five or more" (spec_manuals §3); adaptive tuning moves them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub candidate_low: usize,
-    pub file_bias: f32,
 }
 
 /// One `manual_find` call.
