@@ -12,6 +12,8 @@ pub mod logging;
 pub mod manual;
 pub mod paths;
 pub mod server;
+#[cfg(test)]
+mod test_support;
 pub mod text;
 pub mod tooling;
 pub mod tools;

@@ -378,12 +378,7 @@ pub(crate) mod testing {
 
     /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).
     pub fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
-        let dir = tempfile::tempdir().expect("temporary folder");
-        for (path, content) in files {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().expect("a folder")).expect("folders");
-            std::fs::write(full, content).expect("write");
-        }
+        let dir = crate::test_support::tree(files);
         let index = ManualIndex::build(dir.path()).expect("index");
         (dir, index)
     }
