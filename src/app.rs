@@ -15,6 +15,7 @@ use crate::manual::ManualIndex;
 use crate::paths::Root;
 use crate::validate::InputValidators;
 use crate::vault;
+use crate::vault::find::VaultFinder;
 
 pub struct App {
     pub config: Config,
@@ -27,12 +28,15 @@ pub struct App {
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms.
     pub finder: Finder,
+    /// `vault_find` traces (the vault itself is read afresh by every search).
+    pub vault_finder: VaultFinder,
 }
 
 impl App {
     pub fn new(config: Config) -> App {
         App {
             finder: Finder::new(FindSettings::from_config(&config)),
+            vault_finder: VaultFinder::new(vault::find::FindSettings::from_config(&config)),
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),
