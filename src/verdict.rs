@@ -71,12 +71,17 @@ pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
 /// `files` names each candidate's file.
 pub fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 {
     let mut per_file: HashMap<K, usize> = HashMap::new();
-    let mut total = 0;
     for file in files {
         *per_file.entry(file).or_default() += 1;
-        total += 1;
     }
-    let most = per_file.values().copied().max().unwrap_or(0);
+    bias_of_counts(per_file.into_values())
+}
+
+/// The same share from the number of candidates in each file.
+pub fn bias_of_counts(per_file: impl IntoIterator<Item = usize>) -> f32 {
+    let (most, total) = per_file.into_iter().fold((0, 0), |(most, total), count| {
+        (most.max(count), total + count)
+    });
     if total == 0 {
         0.0
     } else {
@@ -93,6 +98,8 @@ mod tests {
         assert_eq!(file_bias_ratio(Vec::<&str>::new()), 0.0);
         assert_eq!(file_bias_ratio(["a", "b", "a", "a"]), 0.75);
         assert_eq!(file_bias_ratio([1, 2]), 0.5);
+        assert_eq!(bias_of_counts([3, 1]), 0.75);
+        assert_eq!(bias_of_counts([0, 0]), 0.0);
     }
 
     #[test]

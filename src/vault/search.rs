@@ -126,7 +126,7 @@ enum Outcome {
 
 /// Counts the hits of every file over the available cores.
 fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<Outcome> {
-    over_cores(files, |run| {
+    let runs = over_cores(files, |run| {
         run.iter()
             .map(|file| {
                 let mut hits = 0;
@@ -138,18 +138,16 @@ fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<O
                     Err(Skip) => Outcome::Skipped,
                 }
             })
-            .collect()
-    })
+            .collect::<Vec<_>>()
+    });
+    runs.into_iter().flatten().collect()
 }
 
 /// Runs `work` on contiguous runs of `items`, one run per available core (normalising is
-/// the cost of a search, and it is per file), and joins the results in item order.
-/// `work` answers one result per item of its run, so a run can share state across its
-/// files (a budget, a cap).
-pub(super) fn over_cores<E: Sync, T: Send>(
-    items: &[E],
-    work: impl Fn(&[E]) -> Vec<T> + Sync,
-) -> Vec<T> {
+/// the cost of a search, and it is per file), and returns each run's result in item
+/// order. A run's result is whatever its work gathers over its files (one outcome per
+/// file, the best candidates of all of them).
+pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T + Sync) -> Vec<T> {
     let workers = std::thread::available_parallelism().map_or(1, usize::from);
     let run = items.len().div_ceil(workers).max(1);
     let work = &work;
@@ -160,7 +158,7 @@ pub(super) fn over_cores<E: Sync, T: Send>(
             .collect();
         running
             .into_iter()
-            .flat_map(|worker| worker.join().expect("a search worker panicked"))
+            .map(|worker| worker.join().expect("a search worker panicked"))
             .collect()
     })
 }

@@ -8,7 +8,7 @@
 //! | verdict | action |
 //! |---|---|
 //! | candidates found | `vault_read` of up to [`READS`] candidates (path and range) |
-//! | cut by the time budget or the candidate cap | `vault_find` `only_unscanned_from_trace_id` |
+//! | cut by the time budget | `vault_find` `only_unscanned_from_trace_id` |
 //! | fill_gaps (a term found nowhere, or too few), scope narrowed | `vault_find` one step wider |
 //! | fill_gaps, nothing wider to search | `vault_scan` of the best file from line 1 (the words may differ from the query's) |
 //! | reduce_file_bias, scope narrowed | `vault_find` one step wider |
@@ -73,8 +73,10 @@ pub struct Situation<'a> {
     pub trace_id: &'a str,
     pub query: &'a str,
     pub verdict: &'a Verdict,
-    /// Ranked, best first.
+    /// The best candidates, ranked.
     pub candidates: &'a [Candidate],
+    /// The file holding the most candidates of all found.
+    pub dominant: Option<&'a RelPath>,
     pub cutoff: Option<Cutoff>,
     pub scope: AskedScope<'a>,
     /// Whether this server serves `vault_coverage` (verify_coverage is proposed only then).
@@ -105,15 +107,10 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
         })
         .collect();
     let best = situation.candidates.first();
-    if let (Some(cutoff), true) = (situation.cutoff, can_repeat) {
-        let confidence = if cutoff == Cutoff::TimeBudget {
-            0.95
-        } else {
-            0.5
-        };
+    if situation.cutoff == Some(Cutoff::TimeBudget) && can_repeat {
         actions.push(NextAction {
             tool: "vault_find",
-            confidence,
+            confidence: 0.95,
             params: Some(json!({
                 "query": situation.query,
                 "only_unscanned_from_trace_id": situation.trace_id,
@@ -137,12 +134,12 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
         }
     }
     if verdict.lopsided && wider.is_none() && situation.scope.exclude_glob.is_none() && can_repeat {
-        if let Some(best) = best {
+        if let Some(dominant) = situation.dominant {
             let mut scope = Map::new();
             if !situation.scope.dir.is_root() {
                 scope.insert("relative_dir".into(), json!(situation.scope.dir.as_str()));
             }
-            scope.insert("exclude_glob".into(), json!(best.path.as_str()));
+            scope.insert("exclude_glob".into(), json!(dominant.as_str()));
             actions.push(find(Some(scope), 0.5));
         }
     }
@@ -245,7 +242,7 @@ mod tests {
     use super::*;
     use crate::paths::parse_relative;
     use crate::vault::find::integrate::{integrate, rank};
-    use crate::vault::find::matcher::{LineRange, Patterns, Way};
+    use crate::vault::find::matcher::{LineRange, Patterns, Tally, Way};
     use crate::verdict::Thresholds;
 
     const THRESHOLDS: Thresholds = Thresholds {
@@ -295,14 +292,31 @@ mod tests {
             }
         }
 
+        /// The actions for `found` as every candidate there is.
         fn actions(&self) -> Vec<NextAction> {
             let patterns = Patterns::new("rollback rules");
-            let verdict = integrate(&self.found, &patterns, THRESHOLDS, self.cutoff);
+            let mut tally = Tally::default();
+            let mut per_file: Vec<(&RelPath, usize)> = Vec::new();
+            for candidate in &self.found {
+                tally.count(&candidate.range);
+                match per_file
+                    .iter_mut()
+                    .find(|(path, _)| *path == &candidate.path)
+                {
+                    Some((_, count)) => *count += 1,
+                    None => per_file.push((&candidate.path, 1)),
+                }
+            }
+            let counts: Vec<usize> = per_file.iter().map(|(_, count)| *count).collect();
+            let verdict = integrate(&tally, &counts, &patterns, THRESHOLDS, self.cutoff);
+            let most = counts.iter().copied().max().unwrap_or(0);
+            let dominant = per_file.iter().find(|(_, count)| *count == most);
             next_actions(&Situation {
                 trace_id: "v-1",
                 query: "rollback rules",
                 verdict: &verdict,
                 candidates: &self.found,
+                dominant: dominant.map(|(path, _)| *path),
                 cutoff: self.cutoff,
                 scope: AskedScope {
                     dir: &self.dir,
@@ -488,15 +502,15 @@ mod tests {
             Some(json!({"query": "rollback rules", "only_unscanned_from_trace_id": "v-1"}))
         );
         assert!(!tools(&actions).contains(&"stop"));
+        // Past the candidate cap everything was searched: nothing to continue, and no
+        // stop either (the best were ranked, not all).
         let capped = Case {
             cutoff: Some(Cutoff::CandidateCap),
             ..Case::new(found)
         };
-        let continuation = capped
-            .actions()
-            .into_iter()
-            .find(|a| a.tool == "vault_find")
-            .unwrap();
-        assert_eq!(continuation.confidence, 0.5);
+        assert_eq!(
+            tools(&capped.actions()),
+            ["vault_read", "vault_read", "vault_read"]
+        );
     }
 }

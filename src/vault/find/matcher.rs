@@ -19,7 +19,6 @@ use crate::paths::{RelPath, Root};
 use crate::text::lines::LineIndex;
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
-use crate::trace::Cutoff;
 use crate::vault::search::{each_block, Block, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
@@ -155,22 +154,71 @@ pub struct LineRange {
     pub matches: u32,
 }
 
-/// The ranges of one file as they build up, hit by hit.
-#[derive(Debug)]
-struct Ranges {
-    ranges: Vec<LineRange>,
+/// What ranges add up to, counted as each range is finished, so the verdict is judged
+/// on every candidate even where only the best are kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    pub ranges: usize,
+    /// Ranges with a pattern found as written (Stage 0).
+    pub normalized: usize,
+    /// Ranges with a pattern found only loosely (Stage 1).
+    pub loose: usize,
+    /// Per pattern, the best way it was found anywhere.
+    pub held: Vec<Way>,
+}
+
+impl Tally {
+    pub fn count(&mut self, range: &LineRange) {
+        self.ranges += 1;
+        self.normalized += usize::from(range.ways.contains(&Way::Normalized));
+        self.loose += usize::from(range.ways.contains(&Way::Loose));
+        if self.held.len() < range.ways.len() {
+            self.held.resize(range.ways.len(), Way::None);
+        }
+        for (held, way) in self.held.iter_mut().zip(&range.ways) {
+            *held = (*held).max(*way);
+        }
+    }
+
+    pub fn add(&mut self, other: &Tally) {
+        self.ranges += other.ranges;
+        self.normalized += other.normalized;
+        self.loose += other.loose;
+        self.held
+            .resize(self.held.len().max(other.held.len()), Way::None);
+        for (held, way) in self.held.iter_mut().zip(&other.held) {
+            *held = (*held).max(*way);
+        }
+    }
+}
+
+/// How candidates are ordered: best score first, then line (and path, across files).
+pub type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
+
+/// The ranges of one file as they build up, hit by hit: the finished ones (at most the
+/// best `keep` once there are many), the one still open, and the tally of all.
+struct Ranges<'s> {
+    done: Vec<LineRange>,
+    open: Option<LineRange>,
+    tally: Tally,
     hit_lines: u64,
     last_hit_line: u64,
     patterns: usize,
+    keep: usize,
+    score: Score<'s>,
 }
 
-impl Ranges {
-    fn new(patterns: usize) -> Ranges {
+impl<'s> Ranges<'s> {
+    fn new(patterns: usize, keep: usize, score: Score<'s>) -> Ranges<'s> {
         Ranges {
-            ranges: Vec::new(),
+            done: Vec::new(),
+            open: None,
+            tally: Tally::default(),
             hit_lines: 0,
             last_hit_line: 0,
             patterns,
+            keep,
+            score,
         }
     }
 
@@ -182,79 +230,91 @@ impl Ranges {
             self.hit_lines += 1;
             self.last_hit_line = hit.line;
         }
-        let joins = self.ranges.last().is_some_and(|last| {
-            let start = last.start_line.min(hit.line);
-            let end = last.end_line.max(hit.line);
-            hit.line <= last.end_line + MERGE_GAP_LINES && end - start < MAX_RANGE_LINES
+        let joins = self.open.as_ref().is_some_and(|open| {
+            let start = open.start_line.min(hit.line);
+            let end = open.end_line.max(hit.line);
+            hit.line <= open.end_line + MERGE_GAP_LINES && end - start < MAX_RANGE_LINES
         });
         if !joins {
-            self.ranges.push(LineRange {
+            self.finish_open();
+            self.open = Some(LineRange {
                 start_line: hit.line,
                 end_line: hit.line,
                 ways: vec![Way::None; self.patterns],
                 matches: 0,
             });
         }
-        let range = self.ranges.last_mut().expect("pushed above");
+        let range = self.open.as_mut().expect("opened above");
         range.start_line = range.start_line.min(hit.line);
         range.end_line = range.end_line.max(hit.line);
         range.ways[hit.pattern] = range.ways[hit.pattern].max(hit.way);
         range.matches = range.matches.saturating_add(1);
+    }
+
+    fn finish_open(&mut self) {
+        if let Some(range) = self.open.take() {
+            self.tally.count(&range);
+            self.done.push(range);
+            if self.done.len() > 2 * self.keep {
+                self.prune();
+            }
+        }
+    }
+
+    /// Keeps the best `keep` finished ranges: a file matching on a million lines holds a
+    /// few hundred ranges, not a million.
+    fn prune(&mut self) {
+        let score = self.score;
+        self.done.sort_by(|a, b| {
+            score(b)
+                .total_cmp(&score(a))
+                .then(a.start_line.cmp(&b.start_line))
+        });
+        self.done.truncate(self.keep);
+    }
+
+    fn finish(mut self) -> FileOutcome {
+        self.finish_open();
+        self.prune();
+        self.done.sort_by_key(|range| range.start_line);
+        FileOutcome::Searched {
+            ranges: self.done,
+            tally: self.tally,
+            hit_lines: self.hit_lines,
+        }
     }
 }
 
 /// What searching one file gave.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileOutcome {
-    /// Read to its end, or until it held more ranges than the room left (the caller then
-    /// sees more ranges than it can keep and sets the file aside as cut by the cap).
+    /// Read to its end: the best `keep` ranges in line order, and the tally of all.
     Searched {
         ranges: Vec<LineRange>,
+        tally: Tally,
         hit_lines: u64,
     },
     /// Binary, or gone or unreadable since the listing (as `vault_search` counts them).
     Skipped,
-    /// Not searched, or not to its end: what a continuation searches again, whole.
-    Unscanned(Cutoff),
+    /// Not searched to its end within the time budget: a continuation searches it again,
+    /// whole.
+    Unscanned,
 }
 
-/// Searches the files of one run in order, within the time budget, keeping track of the
-/// ranges found so far: once the run alone holds more than `cap`, every later file of the
-/// run would be past the cap in path order too, so it is not read.
-pub fn search_run(
-    root: &Root,
-    run: &[RelPath],
-    patterns: &Patterns,
-    deadline: Instant,
-    cap: usize,
-) -> Vec<FileOutcome> {
-    let mut kept = 0;
-    run.iter()
-        .map(|rel| {
-            if kept > cap {
-                return FileOutcome::Unscanned(Cutoff::CandidateCap);
-            }
-            let outcome = search_file(root, rel, patterns, deadline, cap - kept);
-            if let FileOutcome::Searched { ranges, .. } = &outcome {
-                kept += ranges.len();
-            }
-            outcome
-        })
-        .collect()
-}
-
-/// Searches one file until its end, the deadline, or more than `room` ranges.
-fn search_file(
+/// Searches one file until its end or the deadline, keeping its best `keep` ranges by
+/// `score`.
+pub fn search_file(
     root: &Root,
     rel: &RelPath,
     patterns: &Patterns,
     deadline: Instant,
-    room: usize,
+    keep: usize,
+    score: Score<'_>,
 ) -> FileOutcome {
     if Instant::now() >= deadline {
-        return FileOutcome::Unscanned(Cutoff::TimeBudget);
+        return FileOutcome::Unscanned;
     }
-    let mut found = Ranges::new(patterns.len());
+    let mut found = Ranges::new(patterns.len(), keep, score);
     let mut out_of_time = false;
     let read = each_block(root, rel, |block| {
         if Instant::now() >= deadline {
@@ -264,15 +324,12 @@ fn search_file(
         for hit in patterns.block_hits(block) {
             found.add(hit);
         }
-        found.ranges.len() <= room
+        true
     });
     match read {
         Err(Skip) => FileOutcome::Skipped,
-        Ok(()) if out_of_time => FileOutcome::Unscanned(Cutoff::TimeBudget),
-        Ok(()) => FileOutcome::Searched {
-            ranges: found.ranges,
-            hit_lines: found.hit_lines,
-        },
+        Ok(()) if out_of_time => FileOutcome::Unscanned,
+        Ok(()) => found.finish(),
     }
 }
 
@@ -282,12 +339,20 @@ mod tests {
     use crate::text::normalize::normalize_str;
     use crate::vault::find::testing::vault;
 
-    fn ranges_of(content: &str, query: &str) -> Vec<LineRange> {
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
+
+    /// The outcome of searching `content` for `query`, keeping `keep` ranges by `score`.
+    fn outcome(content: &str, query: &str, keep: usize, score: Score<'_>) -> FileOutcome {
         let (_dir, root) = vault(&[("a.md", content)]);
         let patterns = Patterns::new(&normalize_str(query));
         let rel = crate::paths::parse_relative("a.md").unwrap();
-        let later = Instant::now() + std::time::Duration::from_secs(60);
-        match search_file(&root, &rel, &patterns, later, usize::MAX) {
+        search_file(&root, &rel, &patterns, later(), keep, score)
+    }
+
+    fn ranges_of(content: &str, query: &str) -> Vec<LineRange> {
+        match outcome(content, query, 1000, &|_| 0.0) {
             FileOutcome::Searched { ranges, .. } => ranges,
             other => panic!("not searched: {other:?}"),
         }
@@ -366,21 +431,33 @@ mod tests {
     }
 
     #[test]
-    fn a_spent_budget_leaves_the_file_unscanned_and_a_full_run_stops_reading() {
-        let (_dir, root) = vault(&[("a.md", "term\n"), ("b.md", "term\n"), ("c.md", "x\n")]);
+    fn a_spent_budget_leaves_the_file_unscanned() {
+        let (_dir, root) = vault(&[("a.md", "term\n")]);
+        let rel = crate::paths::parse_relative("a.md").unwrap();
         let patterns = Patterns::new("term");
-        let run: Vec<RelPath> = ["a.md", "b.md", "c.md"]
-            .iter()
-            .map(|p| crate::paths::parse_relative(p).unwrap())
+        let spent = search_file(&root, &rel, &patterns, Instant::now(), 10, &|_| 0.0);
+        assert_eq!(spent, FileOutcome::Unscanned);
+    }
+
+    #[test]
+    fn many_ranges_keep_the_best_in_line_order_and_tally_all() {
+        // 50 ranges, one every 10 lines; the score prefers later lines.
+        let text: String = (0..500)
+            .map(|n| if n % 10 == 0 { "term\n" } else { "x\n" })
             .collect();
-        let spent = search_run(&root, &run, &patterns, Instant::now(), 10);
-        assert!(spent
-            .iter()
-            .all(|o| *o == FileOutcome::Unscanned(Cutoff::TimeBudget)));
-        let later = Instant::now() + std::time::Duration::from_secs(60);
-        let capped = search_run(&root, &run, &patterns, later, 0);
-        assert!(matches!(&capped[0], FileOutcome::Searched { ranges, .. } if ranges.len() == 1));
-        assert_eq!(capped[1], FileOutcome::Unscanned(Cutoff::CandidateCap));
-        assert_eq!(capped[2], FileOutcome::Unscanned(Cutoff::CandidateCap));
+        let later_first = |range: &LineRange| range.start_line as f32;
+        let FileOutcome::Searched {
+            ranges,
+            tally,
+            hit_lines,
+        } = outcome(&text, "term", 3, &later_first)
+        else {
+            panic!("not searched");
+        };
+        let starts: Vec<u64> = ranges.iter().map(|r| r.start_line).collect();
+        assert_eq!(starts, [471, 481, 491]);
+        assert_eq!((tally.ranges, tally.normalized, tally.loose), (50, 50, 0));
+        assert_eq!(tally.held, [Way::Normalized]);
+        assert_eq!(hit_lines, 50);
     }
 }

@@ -4,13 +4,16 @@
 //! One call lists the files in scope (`vault::scope`, as `vault_search` does: hidden
 //! entries and `.system/` never), searches them over the cores within the time budget
 //! (`matcher`: Stage 0 normalised and Stage 1 loose, merged into line ranges), keeps the
-//! first `max_candidates` ranges in path order, ranks them and judges them (`integrate`:
-//! Stage 1.5), and turns the verdict into next actions (`actions`). The vault changes
-//! under the agent's hands, so nothing is indexed: every call reads the files again.
+//! best `max_candidates` ranges of all files and a tally of every one, judges the tally
+//! (`integrate`: Stage 1.5), and turns the verdict into next actions (`actions`). The
+//! vault changes under the agent's hands, so nothing is indexed: every call reads the
+//! files again.
 //!
-//! The trace keeps the files the budget or the cap left out, in the store both find
-//! tools share ([`crate::trace::TraceStore`]): `only_unscanned_from_trace_id` searches
-//! exactly those, so a cut search can be finished without starting over.
+//! The cap bounds memory and the ranking, not the search: the best candidates are the
+//! best of every file searched, and the verdict counts them all. The time budget does
+//! leave files out; the trace keeps them, in the store both find tools share
+//! ([`crate::trace::TraceStore`]), and `only_unscanned_from_trace_id` searches exactly
+//! those, so a cut search can be finished without starting over.
 
 pub mod actions;
 pub mod integrate;
@@ -21,8 +24,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use self::actions::{next_actions, AskedScope, Situation};
-use self::integrate::{integrate, rank, Candidate};
-use self::matcher::{search_run, FileOutcome, Patterns};
+use self::integrate::{integrate, score, Best, Candidate};
+use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally};
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
 use crate::trace::{Cutoff, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
@@ -90,7 +93,7 @@ pub struct FindOutcome {
     pub next_actions: Vec<NextAction>,
 }
 
-/// What a vault trace keeps: the files the search left out, for a continuation.
+/// What a vault trace keeps: the files the time budget left out, for a continuation.
 struct VaultTrace {
     unscanned: Vec<RelPath>,
 }
@@ -151,14 +154,20 @@ impl VaultFinder {
             .max_candidates
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
             .max(1);
-        let outcomes = over_cores(&files, |run| {
-            search_run(root, run, &patterns, deadline, cap)
+        let score = |range: &LineRange| score(range, &patterns);
+        let runs = over_cores(&files, |run| {
+            search_run(root, run, &patterns, deadline, cap, &score)
         });
-        let mut found = Gathered::of(&files, outcomes, &patterns, cap);
-        rank(&mut found.candidates);
-        let cutoff = found.unscanned.iter().map(|(_, reason)| *reason).min();
+        let found = Gathered::of(&files, runs, cap);
+        let cutoff = if !found.unscanned.is_empty() {
+            Some(Cutoff::TimeBudget)
+        } else {
+            (found.tally.ranges > cap).then_some(Cutoff::CandidateCap)
+        };
+        let per_file: Vec<usize> = found.per_file.iter().map(|(_, count)| *count).collect();
         let verdict = integrate(
-            &found.candidates,
+            &found.tally,
+            &per_file,
             &patterns,
             self.settings.thresholds,
             cutoff,
@@ -166,9 +175,8 @@ impl VaultFinder {
         let trace_id = {
             let mut traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
             let id = traces.next_id();
-            let unscanned = found.unscanned.iter().map(|(path, _)| path.clone());
             let trace = VaultTrace {
-                unscanned: unscanned.collect(),
+                unscanned: found.unscanned.clone(),
             };
             traces.insert(id.clone(), trace, Instant::now());
             id
@@ -177,7 +185,8 @@ impl VaultFinder {
             trace_id: &trace_id,
             query: request.query,
             verdict: &verdict,
-            candidates: &found.candidates,
+            candidates: &found.best,
+            dominant: found.dominant(),
             cutoff,
             scope: AskedScope {
                 dir: scope.dir(),
@@ -186,18 +195,16 @@ impl VaultFinder {
             },
             coverage_served: request.coverage_served,
         });
-        let candidates = &found.candidates;
-        let files_with: HashSet<&RelPath> = candidates.iter().map(|c| &c.path).collect();
         let summary = Summary {
             terms: patterns.terms.len(),
             scanned_files: found.scanned,
             skipped_files: found.skipped,
             unscanned_files: found.unscanned.len(),
             hit_lines: found.hit_lines,
-            candidates: candidates.len(),
-            candidate_files: files_with.len(),
-            normalized: candidates.iter().filter(|c| c.normalized()).count(),
-            loose: candidates.iter().filter(|c| c.loose()).count(),
+            candidates: found.tally.ranges,
+            candidate_files: found.per_file.len(),
+            normalized: found.tally.normalized,
+            loose: found.tally.loose,
             file_bias_ratio: verdict.file_bias,
             gap_count: verdict.gaps,
             integration_status: verdict.status,
@@ -213,50 +220,93 @@ impl VaultFinder {
     }
 }
 
-/// The files' outcomes put together in path order, up to the candidate cap.
+/// What one run of files (one core's share) gave: each file's outcome, with its ranges
+/// moved into the run's best candidates.
+struct Run {
+    outcomes: Vec<FileOutcome>,
+    best: Best,
+}
+
+fn search_run(
+    root: &Root,
+    run: &[RelPath],
+    patterns: &Patterns,
+    deadline: Instant,
+    cap: usize,
+    score: Score<'_>,
+) -> Run {
+    let mut best = Best::new(cap);
+    let outcomes = run
+        .iter()
+        .map(|path| {
+            let mut outcome = search_file(root, path, patterns, deadline, cap, score);
+            if let FileOutcome::Searched { ranges, .. } = &mut outcome {
+                let found = std::mem::take(ranges).into_iter();
+                best.offer(found.map(|range| Candidate::new(path.clone(), range, patterns)));
+            }
+            outcome
+        })
+        .collect();
+    Run { outcomes, best }
+}
+
+/// The runs put together in path order.
 #[derive(Debug, Default)]
 struct Gathered {
-    candidates: Vec<Candidate>,
-    /// Files whose every candidate was kept.
+    /// The best `cap` candidates of all files, ranked.
+    best: Vec<Candidate>,
+    /// Every candidate found, added up.
+    tally: Tally,
+    /// Candidates per file that has any, in path order.
+    per_file: Vec<(RelPath, usize)>,
     scanned: usize,
     skipped: usize,
     hit_lines: u64,
-    /// Files not searched to the end, or whose candidates the cap set aside.
-    unscanned: Vec<(RelPath, Cutoff)>,
+    /// Files the time budget left out.
+    unscanned: Vec<RelPath>,
 }
 
 impl Gathered {
-    /// Keeps candidates file by file until `cap`: the file that crosses it keeps what
-    /// fits, and it and every later file are left for a continuation (which searches the
-    /// crossing file again whole). Whatever the later files gave is set aside, so the
-    /// answer does not depend on how the files were split over the cores.
-    fn of(files: &[RelPath], outcomes: Vec<FileOutcome>, patterns: &Patterns, cap: usize) -> Self {
+    /// The runs' best candidates pooled into the best `cap` of all (the same whatever
+    /// the split over the cores: each run kept its best by the one total order), and
+    /// the files' outcomes added up.
+    fn of(files: &[RelPath], runs: Vec<Run>, cap: usize) -> Self {
+        let mut best = Best::new(cap);
+        let mut outcomes = Vec::with_capacity(files.len());
+        for run in runs {
+            best.offer(run.best.ranked());
+            outcomes.extend(run.outcomes);
+        }
         let mut found = Gathered::default();
-        let mut capped = false;
         for (path, outcome) in files.iter().zip(outcomes) {
             match outcome {
-                FileOutcome::Unscanned(reason) => found.unscanned.push((path.clone(), reason)),
-                _ if capped => found.unscanned.push((path.clone(), Cutoff::CandidateCap)),
-                FileOutcome::Skipped => found.skipped += 1,
-                FileOutcome::Searched { ranges, hit_lines } => {
-                    let room = cap - found.candidates.len();
-                    capped = ranges.len() > room;
-                    if capped {
-                        found.unscanned.push((path.clone(), Cutoff::CandidateCap));
-                    } else {
-                        found.scanned += 1;
-                        found.hit_lines += hit_lines;
+                FileOutcome::Searched {
+                    tally, hit_lines, ..
+                } => {
+                    found.scanned += 1;
+                    found.hit_lines += hit_lines;
+                    if tally.ranges > 0 {
+                        found.per_file.push((path.clone(), tally.ranges));
                     }
-                    found.candidates.extend(
-                        ranges
-                            .into_iter()
-                            .take(room)
-                            .map(|range| Candidate::new(path.clone(), range, patterns)),
-                    );
+                    found.tally.add(&tally);
                 }
+                FileOutcome::Skipped => found.skipped += 1,
+                FileOutcome::Unscanned => found.unscanned.push(path.clone()),
             }
         }
+        found.best = best.ranked();
         found
+    }
+
+    /// The file holding the most candidates (the first in path order on a tie).
+    fn dominant(&self) -> Option<&RelPath> {
+        let mut most: Option<&(RelPath, usize)> = None;
+        for entry in &self.per_file {
+            if most.is_none_or(|(_, count)| entry.1 > *count) {
+                most = Some(entry);
+            }
+        }
+        most.map(|(path, _)| path)
     }
 }
 

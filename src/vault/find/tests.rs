@@ -151,28 +151,31 @@ fn a_spent_budget_is_reported_and_the_continuation_searches_what_was_left() {
 }
 
 #[test]
-fn the_candidate_cap_keeps_files_in_path_order_and_leaves_the_rest() {
+fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
     let (_dir, root) = vault(NOTES);
-    let finder = finder();
-    let capped = finder
+    let capped = finder()
         .find(
             &root,
             &FindRequest {
-                max_candidates: Some(2),
-                ..request("有給休暇")
+                max_candidates: Some(1),
+                ..request("有給休暇の繰越し")
             },
         )
         .unwrap();
     let summary = &capped.summary;
     assert_eq!(summary.cutoff_reason, Some(Cutoff::CandidateCap));
-    assert_eq!(summary.candidates, 2);
-    assert_eq!((summary.scanned_files, summary.unscanned_files), (2, 2));
+    assert_eq!((summary.candidates, summary.candidate_files), (4, 4));
+    assert_eq!((summary.scanned_files, summary.unscanned_files), (4, 0));
+    assert_eq!(summary.gap_count, 0, "繰越し is held by the best candidate");
     assert_eq!(
         reads(&capped),
-        ["artifacts/daily/2026-01-05.md", "artifacts/flow.md"]
+        ["notes/leave.md"],
+        "the last file in path order"
     );
-    let rest = continue_from(&finder, &root, &capped.trace_id, "有給休暇");
-    assert_eq!(reads(&rest), ["notes/leave.md", "drafts/plan.md"]);
+    assert!(
+        !capped.next_actions.iter().any(|a| a.tool == "vault_find"),
+        "nothing was left unsearched"
+    );
 }
 
 #[test]
@@ -225,54 +228,37 @@ fn bad_requests_are_refused_before_any_search() {
 }
 
 #[test]
-fn past_the_cap_every_file_is_left_whatever_it_gave() {
-    let patterns = Patterns::new("term");
-    let range = |line: u64| matcher::LineRange {
-        start_line: line,
-        end_line: line,
-        ways: vec![matcher::Way::Normalized],
-        matches: 1,
+fn the_best_and_the_tally_do_not_depend_on_the_split_over_cores() {
+    let files: Vec<(String, String)> = (0..6)
+        .map(|n| {
+            let body = "有給休暇\n\n\n\n\n\n\n".repeat(n + 1);
+            (format!("notes/{n}.md"), body)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, body)| (path.as_str(), body.as_str()))
+        .collect();
+    let (_dir, root) = vault(&borrowed);
+    let paths: Vec<RelPath> = files
+        .iter()
+        .map(|(path, _)| crate::paths::parse_relative(path).unwrap())
+        .collect();
+    let patterns = Patterns::new("有給休暇");
+    let score = |range: &LineRange| score(range, &patterns);
+    let later = Instant::now() + Duration::from_secs(60);
+    let gathered = |split: usize| {
+        let runs = paths
+            .chunks(split)
+            .map(|run| search_run(&root, run, &patterns, later, 4, &score))
+            .collect();
+        Gathered::of(&paths, runs, 4)
     };
-    let files: Vec<RelPath> = ["a.md", "b.md", "c.md", "d.bin", "e.md"]
-        .iter()
-        .map(|p| crate::paths::parse_relative(p).unwrap())
-        .collect();
-    let outcomes = vec![
-        FileOutcome::Searched {
-            ranges: vec![range(1)],
-            hit_lines: 1,
-        },
-        FileOutcome::Searched {
-            ranges: vec![range(1), range(20)],
-            hit_lines: 2,
-        },
-        FileOutcome::Searched {
-            ranges: Vec::new(),
-            hit_lines: 0,
-        },
-        FileOutcome::Skipped,
-        FileOutcome::Unscanned(Cutoff::TimeBudget),
-    ];
-    let found = Gathered::of(&files, outcomes, &patterns, 2);
-    let kept: Vec<(&str, u64)> = found
-        .candidates
-        .iter()
-        .map(|c| (c.path.as_str(), c.range.start_line))
-        .collect();
-    assert_eq!(kept, [("a.md", 1), ("b.md", 1)]);
-    assert_eq!((found.scanned, found.skipped, found.hit_lines), (1, 0, 1));
-    let left: Vec<(&str, Cutoff)> = found
-        .unscanned
-        .iter()
-        .map(|(path, reason)| (path.as_str(), *reason))
-        .collect();
-    assert_eq!(
-        left,
-        [
-            ("b.md", Cutoff::CandidateCap),
-            ("c.md", Cutoff::CandidateCap),
-            ("d.bin", Cutoff::CandidateCap),
-            ("e.md", Cutoff::TimeBudget),
-        ]
-    );
+    let (one, three) = (gathered(6), gathered(2));
+    assert_eq!(one.best, three.best);
+    assert_eq!(one.best.len(), 4);
+    assert_eq!(one.tally, three.tally);
+    assert_eq!(one.tally.ranges, 21, "1 + 2 + ... + 6 ranges");
+    assert_eq!(one.per_file, three.per_file);
+    assert_eq!(one.dominant().map(RelPath::as_str), Some("notes/5.md"));
 }
