@@ -17,6 +17,7 @@ use crate::manual::ManualIndex;
 use crate::paths::Root;
 use crate::validate::InputValidators;
 use crate::vault;
+use crate::vault::find::VaultFinder;
 
 pub struct App {
     pub config: Config,
@@ -34,6 +35,8 @@ pub struct App {
     /// What the agent read from each vault file and what the previous audit rounds saw:
     /// the marginal gain of `vault_coverage`'s stop rule (see `artifact::rounds`).
     rounds: Mutex<Rounds>,
+    /// `vault_find` traces (the vault itself is read afresh by every search).
+    pub vault_finder: VaultFinder,
 }
 
 impl App {
@@ -41,6 +44,7 @@ impl App {
         App {
             finder: Finder::new(FindSettings::from_config(&config)),
             adaptive: Adaptive::open(&config),
+            vault_finder: VaultFinder::new(vault::find::FindSettings::from_config(&config)),
             config,
             validators: InputValidators::compile(),
             manuals: RwLock::new(None),

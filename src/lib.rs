@@ -13,8 +13,12 @@ pub mod logging;
 pub mod manual;
 pub mod paths;
 pub mod server;
+#[cfg(test)]
+mod test_support;
 pub mod text;
 pub mod tooling;
 pub mod tools;
+pub mod trace;
 pub mod validate;
 pub mod vault;
+pub mod verdict;

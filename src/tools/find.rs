@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{page, wire_enum};
+use super::{next_actions, page, rounded, trim_actions, wire_enum};
 use crate::adaptive::{
     CutoffReason, FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey,
 };
@@ -72,7 +72,10 @@ pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<Manua
         added_est_tokens: est_tokens(outcome.stage4_added_chars as u64),
     };
     let candidates = candidate_keys(app, &outcome.trace_id)?;
-    let output = within_budget(find_output(outcome));
+    let mut output = find_output(outcome);
+    trim_actions(&mut output, MAX_FIND_RESPONSE_CHARS, |output| {
+        &mut output.next_actions
+    });
     app.adaptive.record_find(
         FindFacts {
             chars_out: json_chars(&output),
@@ -142,38 +145,8 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
                 .cutoff_reason
                 .map(|cutoff| wire_enum(cutoff.as_str())),
         },
-        next_actions: outcome
-            .next_actions
-            .into_iter()
-            .map(|action| NextAction {
-                type_: action.tool.to_owned(),
-                confidence: Some(rounded(action.confidence, 100.0)),
-                params: action.params.map(|params| match params {
-                    serde_json::Value::Object(map) => map,
-                    other => panic!("action params are objects, not {other}"),
-                }),
-            })
-            .collect(),
+        next_actions: next_actions(outcome.next_actions),
     }
-}
-
-/// `value` rounded to `1 / scale`, computed in f64 so the answer shows `0.9`, not the
-/// f32 value's long decimal expansion.
-fn rounded(value: f32, scale: f64) -> f64 {
-    (f64::from(value) * scale).round() / scale
-}
-
-/// Drops the least confident actions until the answer fits [`MAX_FIND_RESPONSE_CHARS`]
-/// (actions are ordered best first; the summary alone always fits).
-fn within_budget(mut output: ManualFindOutput) -> ManualFindOutput {
-    let chars = |output: &ManualFindOutput| {
-        serde_json::to_string(output)
-            .expect("the answer serialises")
-            .chars()
-            .count()
-    };
-    while chars(&output) > MAX_FIND_RESPONSE_CHARS && output.next_actions.pop().is_some() {}
-    output
 }
 
 pub(crate) fn manual_hits(app: &App, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {

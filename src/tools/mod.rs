@@ -3,6 +3,8 @@
 
 mod audit;
 mod bridge;
+use crate::contract::types::NextAction;
+
 mod find;
 mod manual;
 mod tooling;
@@ -37,6 +39,45 @@ pub(crate) fn page<T>(
         total,
         next_offset: (end < total).then_some(end),
     }
+}
+
+/// `value` rounded to `1 / scale`, computed in f64 so the answer shows `0.9`, not the
+/// f32 value's long decimal expansion.
+pub(crate) fn rounded(value: f32, scale: f64) -> f64 {
+    (f64::from(value) * scale).round() / scale
+}
+
+/// A verdict's proposed calls as the contract's `next_actions` (confidence to two
+/// decimals).
+pub(crate) fn next_actions(actions: Vec<crate::verdict::NextAction>) -> Vec<NextAction> {
+    actions
+        .into_iter()
+        .map(|action| NextAction {
+            type_: action.tool.to_owned(),
+            confidence: Some(rounded(action.confidence, 100.0)),
+            params: action.params.map(|params| match params {
+                serde_json::Value::Object(map) => map,
+                other => panic!("action params are objects, not {other}"),
+            }),
+        })
+        .collect()
+}
+
+/// Drops the least confident actions of `output` until it serialises within `max_chars`
+/// (actions are ordered best first; a search's summary alone always fits), so a search
+/// answer stays a few hundred tokens whatever it found.
+pub(crate) fn trim_actions<T: serde::Serialize>(
+    output: &mut T,
+    max_chars: usize,
+    actions: impl Fn(&mut T) -> &mut Vec<NextAction>,
+) {
+    let chars = |output: &T| {
+        serde_json::to_string(output)
+            .expect("the answer serialises")
+            .chars()
+            .count()
+    };
+    while chars(output) > max_chars && actions(output).pop().is_some() {}
 }
 
 /// Converts a domain value's wire name into the generated enum of the same vocabulary.

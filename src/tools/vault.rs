@@ -6,11 +6,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{page, wire_enum};
+use super::find::MAX_FIND_RESPONSE_CHARS;
+use super::{next_actions, page, rounded, trim_actions, wire_enum};
 use crate::app::App;
 use crate::contract::types::*;
-use crate::contract::VaultTools;
+use crate::contract::{self, VaultTools};
 use crate::error::ToolResult;
+use crate::vault::find::FindRequest;
 use crate::vault::listing::{self, ListedFile};
 use crate::vault::read::{self, CharLimit, ChunkBounds, Edit, Lines, Reason, Span};
 use crate::vault::scope::ScopeRequest;
@@ -157,12 +159,7 @@ impl VaultTools for App {
         let offset = input.offset.unwrap_or(0);
         let request = SearchRequest {
             query: &input.query,
-            scope: ScopeRequest {
-                relative_dir: scope.relative_dir.as_deref(),
-                glob: scope.glob.as_deref(),
-                exclude_glob: scope.exclude_glob.as_deref(),
-                field: "scope.",
-            },
+            scope: search_scope(&scope),
             offset,
             limit: input.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
         };
@@ -183,6 +180,48 @@ impl VaultTools for App {
             scanned_files: found.scanned_files,
             skipped_files: found.skipped_files,
         })
+    }
+
+    fn vault_find(&self, input: VaultFindInput) -> ToolResult<VaultFindOutput> {
+        let scope = input.scope.unwrap_or_default();
+        let budget = input.budget.unwrap_or_default();
+        let request = FindRequest {
+            query: &input.query,
+            scope: search_scope(&scope),
+            only_unscanned_from: input.only_unscanned_from_trace_id.as_deref(),
+            max_candidates: budget.max_candidates.map(|n| n as usize),
+            time_ms: budget.time_ms,
+            coverage_served: contract::tool("vault_coverage").is_some(),
+        };
+        let outcome = self.vault_finder.find(self.vault()?, &request)?;
+        let summary = outcome.summary;
+        let mut output = VaultFindOutput {
+            trace_id: outcome.trace_id,
+            summary: VaultFindSummary {
+                terms: summary.terms as u64,
+                scanned_files: summary.scanned_files as u64,
+                skipped_files: summary.skipped_files as u64,
+                unscanned_files: summary.unscanned_files as u64,
+                hit_lines: summary.hit_lines,
+                candidates: summary.candidates as u64,
+                candidate_files: summary.candidate_files as u64,
+                signal_coverage: VaultFindSignalCoverage {
+                    normalized: summary.normalized as u64,
+                    loose: summary.loose as u64,
+                },
+                file_bias_ratio: rounded(summary.file_bias_ratio, 100.0),
+                gap_count: summary.gap_count as u64,
+                integration_status: wire_enum(summary.integration_status.as_str()),
+                cutoff_reason: summary
+                    .cutoff_reason
+                    .map(|cutoff| wire_enum(cutoff.as_str())),
+            },
+            next_actions: next_actions(outcome.next_actions),
+        };
+        trim_actions(&mut output, MAX_FIND_RESPONSE_CHARS, |output| {
+            &mut output.next_actions
+        });
+        Ok(output)
     }
 
     fn vault_create(&self, input: VaultCreateInput) -> ToolResult<VaultCreateOutput> {
@@ -246,6 +285,16 @@ pub(super) fn action(
         type_: tool.to_string(),
         confidence: Some(confidence),
         params,
+    }
+}
+
+/// A search scope as the client spelled it; errors name its fields `scope.*`.
+fn search_scope(scope: &VaultScope) -> ScopeRequest<'_> {
+    ScopeRequest {
+        relative_dir: scope.relative_dir.as_deref(),
+        glob: scope.glob.as_deref(),
+        exclude_glob: scope.exclude_glob.as_deref(),
+        field: "scope.",
     }
 }
 

@@ -8,9 +8,11 @@
 //! Code map: `policy` says what may be done where; `glob` and `scope` narrow listings and
 //! searches; `listing` is `vault_ls`; `lines` streams a window of lines out of a file and
 //! is shared by `read` (`vault_read`, `vault_scan`); `profile` counts lines and finds the
-//! blank ones without holding a file; `search` is `vault_search`; `write` is
-//! `vault_create`, `vault_write` and `vault_replace`.
+//! blank ones without holding a file; `search` is `vault_search`, whose block reading
+//! `find` (`vault_find`) shares; `write` is `vault_create`, `vault_write` and
+//! `vault_replace`.
 
+pub mod find;
 pub mod glob;
 mod lines;
 pub mod listing;

@@ -53,7 +53,8 @@ pub fn is_system(components: &[&str]) -> bool {
     components.iter().any(|c| c.to_lowercase() == SYSTEM_DIR)
 }
 
-fn is_artifact(components: &[&str]) -> bool {
+/// True when the path lies under `artifacts/`, whatever its letter case.
+pub fn is_artifact(components: &[&str]) -> bool {
     components
         .first()
         .is_some_and(|c| c.to_lowercase() == ARTIFACTS_DIR)

@@ -48,6 +48,11 @@ impl Scope {
         })
     }
 
+    /// The folder searched (the root when none was given).
+    pub fn dir(&self) -> &RelPath {
+        &self.dir
+    }
+
     /// The regular files in scope, sorted by path. A folder the client named is listed
     /// even when hidden; hidden entries found below it are not.
     pub fn files(&self, root: &Root) -> ToolResult<Vec<Entry>> {

@@ -9,6 +9,9 @@
 //! line, in path then line order. Files are counted in parallel over the available cores;
 //! then only the files holding the requested page are read again for snippets, so a
 //! query that matches a million lines costs a count, not a million strings.
+//!
+//! `vault_find` reads files the same way: [`each_block`], [`Block`] and [`over_cores`]
+//! are shared with it.
 
 use std::io::{BufRead, BufReader, Read};
 use std::ops::Range;
@@ -67,8 +70,10 @@ pub struct SearchPage {
     pub skipped_files: u64,
 }
 
-pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage> {
-    let normalised = normalize_str(request.query);
+/// The normalised query without its outer spaces; `invalid_parameter` when nothing is
+/// left to look for.
+pub(super) fn searchable(query: &str) -> ToolResult<String> {
+    let normalised = normalize_str(query);
     let needle = normalised.trim_matches(' ');
     if needle.is_empty() {
         return Err(ToolError::invalid_parameter(
@@ -76,6 +81,11 @@ pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage
         )
         .with_details(json!({ "field": "query", "rule": "contains a non-space character" })));
     }
+    Ok(needle.to_owned())
+}
+
+pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage> {
+    let needle = searchable(request.query)?;
     let files = Scope::new(request.scope)?.files(root)?;
     let finder = Finder::new(needle.as_bytes());
     let outcomes = count_in_parallel(root, &files, &finder);
@@ -114,35 +124,41 @@ enum Outcome {
     Skipped,
 }
 
-/// Counts the hits of every file, the files split into contiguous runs over the
-/// available cores (normalising is the cost, and it is per file).
+/// Counts the hits of every file over the available cores.
 fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<Outcome> {
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    let run = files.len().div_ceil(workers).max(1);
-    std::thread::scope(|scope| {
-        let counting: Vec<_> = files
-            .chunks(run)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|file| {
-                            let mut hits = 0;
-                            match each_hit(root, &file.path, finder, |_| {
-                                hits += 1;
-                                true
-                            }) {
-                                Ok(()) => Outcome::Searched { hits },
-                                Err(Skip) => Outcome::Skipped,
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                })
+    let runs = over_cores(files, |run| {
+        run.iter()
+            .map(|file| {
+                let mut hits = 0;
+                match each_hit(root, &file.path, finder, |_| {
+                    hits += 1;
+                    true
+                }) {
+                    Ok(()) => Outcome::Searched { hits },
+                    Err(Skip) => Outcome::Skipped,
+                }
             })
+            .collect::<Vec<_>>()
+    });
+    runs.into_iter().flatten().collect()
+}
+
+/// Runs `work` on contiguous runs of `items`, one run per available core (normalising is
+/// the cost of a search, and it is per file), and returns each run's result in item
+/// order. A run's result is whatever its work gathers over its files (one outcome per
+/// file, the best candidates of all of them).
+pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T + Sync) -> Vec<T> {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let run = items.len().div_ceil(workers).max(1);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let running: Vec<_> = items
+            .chunks(run)
+            .map(|chunk| scope.spawn(move || work(chunk)))
             .collect();
-        counting
+        running
             .into_iter()
-            .flat_map(|worker| worker.join().expect("a search worker panicked"))
+            .map(|worker| worker.join().expect("a search worker panicked"))
             .collect()
     })
 }
@@ -167,7 +183,7 @@ fn snippets(root: &Root, rel: &RelPath, finder: &Finder<'_>, wanted: Range<u64>)
 }
 
 /// A file that is not searched: binary, or not readable.
-struct Skip;
+pub(super) struct Skip;
 
 /// One hit: the line it starts on, and where in which block text.
 struct Found<'b> {
@@ -184,6 +200,20 @@ fn each_hit(
     finder: &Finder<'_>,
     mut on_hit: impl FnMut(Found<'_>) -> bool,
 ) -> Result<(), Skip> {
+    let mut last_hit_line = 0;
+    each_block(root, rel, |block| {
+        search_block(block, finder, &mut last_hit_line, &mut on_hit)
+    })
+}
+
+/// Calls `on_block` with each block of `rel`, in order, until it returns false. A file
+/// that cannot be opened or whose first block is not text is skipped; a read failure
+/// later ends the file where it failed.
+pub(super) fn each_block(
+    root: &Root,
+    rel: &RelPath,
+    mut on_block: impl FnMut(Block<'_>) -> bool,
+) -> Result<(), Skip> {
     let Ok(file) = root.open_file(rel) else {
         tracing::warn!(
             path = rel.as_str(),
@@ -197,9 +227,8 @@ fn each_hit(
         Advance::End => return Ok(()),
         Advance::Block | Advance::Failed => return Err(Skip),
     }
-    let mut last_hit_line = 0;
     loop {
-        if !search_block(blocks.current(), finder, &mut last_hit_line, &mut on_hit) {
+        if !on_block(blocks.current()) {
             return Ok(());
         }
         match blocks.advance() {
@@ -234,12 +263,11 @@ fn search_block(
     let needle_len = finder.needle().len();
     for start in finder.find_iter(normalised.text.as_bytes()) {
         let span = normalised.original_range(start..start + needle_len);
-        // Wholly inside the overlap: the previous block judged it, with more context.
-        if span.end <= block.new_from {
+        if block.judged_before(&span) {
             continue;
         }
         let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
-        let line = block.first_line + lines.line_of(span.start) as u64 - 1;
+        let line = block.line_of(lines, span.start);
         if line <= *last_hit_line {
             continue;
         }
@@ -270,12 +298,25 @@ fn is_text(start: &[u8]) -> bool {
 
 /// A block of text: the overlap carried from the previous block, then new lines.
 #[derive(Debug, Clone, Copy)]
-struct Block<'t> {
-    text: &'t str,
+pub(super) struct Block<'t> {
+    pub text: &'t str,
     /// The line on which `text` starts.
     first_line: u64,
     /// Where the new bytes start in `text`.
     new_from: usize,
+}
+
+impl Block<'_> {
+    /// Whether a match over `span` of `text` lies wholly inside the overlap: the previous
+    /// block judged it, with more context, so it must not count twice.
+    pub fn judged_before(&self, span: &Range<usize>) -> bool {
+        span.end <= self.new_from
+    }
+
+    /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
+    pub fn line_of(&self, lines: &LineIndex, at: usize) -> u64 {
+        self.first_line + lines.line_of(at) as u64 - 1
+    }
 }
 
 /// Reads a file as consecutive blocks of whole lines (a line longer than

@@ -19,16 +19,7 @@ use serde_json::{json, Value};
 
 use super::integrate::{Status, Verdict};
 use super::trace::{Cutoff, Place};
-
-pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct NextAction {
-    /// The tool to call, or `stop`.
-    pub tool: &'static str,
-    pub confidence: f32,
-    pub params: Option<Value>,
-}
+pub use crate::verdict::{NextAction, MAX_REPEATED_QUERY_CHARS};
 
 /// What the actions are derived from.
 pub struct Situation<'a> {

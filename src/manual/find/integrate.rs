@@ -32,6 +32,7 @@ use super::trace::Cutoff;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
+pub use crate::verdict::Status;
 
 /// Most candidates in the integrated top.
 pub const TOP_MAX: usize = 10;
@@ -40,23 +41,6 @@ const TOP_MIN: usize = 3;
 /// ... and beyond them every candidate scoring at least this share of the best one.
 const TOP_SHARE: f32 = 0.35;
 pub const READY_SUFFICIENCY: f32 = 0.7;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ready,
-    NeedsFollowup,
-    Blocked,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ready => "ready",
-            Status::NeedsFollowup => "needs_followup",
-            Status::Blocked => "blocked",
-        }
-    }
-}
 
 /// Two candidates (indices into the ranked list) that disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]

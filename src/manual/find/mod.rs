@@ -48,8 +48,10 @@ use crate::manual::{ManualFile, ManualIndex};
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
-pub const DEFAULT_TIME_MS: u64 = 60_000;
-pub const DEFAULT_MAX_CANDIDATES: usize = 200;
+pub use crate::trace::{DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
+/// least `file_bias` of five or more" (spec_manuals §3), shared with `vault_find`.
+pub use crate::verdict::Thresholds;
 
 /// Evidence kinds of a candidate, as bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,14 +134,6 @@ impl FindSettings {
             synonyms_path: Some(config.synonyms_path.clone()),
         }
     }
-}
-
-/// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
-/// least `file_bias` of five or more" (spec_manuals §3); adaptive tuning moves them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub candidate_low: usize,
-    pub file_bias: f32,
 }
 
 /// One `manual_find` call.
@@ -384,12 +378,7 @@ pub(crate) mod testing {
 
     /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).
     pub fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
-        let dir = tempfile::tempdir().expect("temporary folder");
-        for (path, content) in files {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().expect("a folder")).expect("folders");
-            std::fs::write(full, content).expect("write");
-        }
+        let dir = crate::test_support::tree(files);
         let index = ManualIndex::build(dir.path()).expect("index");
         (dir, index)
     }

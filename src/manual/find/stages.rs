@@ -23,6 +23,7 @@ use super::score::{Scored, Way};
 use super::Signals;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
+use crate::verdict::{file_bias_ratio, Thresholds};
 
 /// Candidates whose references Stage 3 follows.
 pub const REFERENCE_SEEDS: usize = 20;
@@ -256,15 +257,7 @@ impl Escalation {
 
 /// Share of candidates in the file holding the most of them (0 without candidates).
 pub fn file_bias(candidates: &[Candidate]) -> f32 {
-    if candidates.is_empty() {
-        return 0.0;
-    }
-    let mut per_file: HashMap<u32, usize> = HashMap::new();
-    for candidate in candidates {
-        *per_file.entry(candidate.key.file).or_default() += 1;
-    }
-    let most = per_file.values().copied().max().unwrap_or(0);
-    most as f32 / candidates.len() as f32
+    file_bias_ratio(candidates.iter().map(|candidate| candidate.key.file))
 }
 
 /// The Stage 4 conditions that hold, with the thresholds in force.
@@ -274,13 +267,17 @@ pub fn escalations(
     low: usize,
     bias_threshold: f32,
 ) -> Vec<Escalation> {
+    let thresholds = Thresholds {
+        candidate_low: low,
+        file_bias: bias_threshold,
+    };
     let mut found = Vec::new();
     if candidates.is_empty() {
         found.push(Escalation::NoCandidates);
-    } else if candidates.len() < low {
+    } else if thresholds.too_few(candidates.len()) {
         found.push(Escalation::FewCandidates);
     }
-    if candidates.len() >= 5 && file_bias(candidates) >= bias_threshold {
+    if thresholds.lopsided(candidates.len(), file_bias(candidates)) {
         found.push(Escalation::FileBias);
     }
     let exception_hit = candidates

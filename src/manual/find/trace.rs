@@ -1,22 +1,20 @@
 //! Search traces: what one `manual_find` found, kept in memory so the answer itself can
 //! stay a few hundred characters and the agent pages through the rest with `manual_hits`.
 //!
-//! Bounded in both count (`TRACE_MAX_KEEP`, oldest evicted first) and age
-//! (`TRACE_TTL_SEC`); an evicted or expired trace is gone, and asking for it is
-//! `not_found` rather than a silent re-search. Ids carry a per-process salt, so a trace id
-//! kept by a client across a server restart never names another search.
+//! The keeping (ids, `TRACE_MAX_KEEP`, `TRACE_TTL_SEC`, `not_found` for a trace that is
+//! gone) is the shared [`crate::trace::TraceStore`], which `vault_find` uses too; this
+//! module holds what a manual trace is.
 //!
 //! A trace also collects the refs read later with that `trace_id` (`manual_read`, bridge
 //! copies): the recall statistics of issue #6 compare them with the candidates.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use serde_json::json;
+use std::time::{Duration, Instant};
 
 use super::Signals;
-use crate::error::{ToolError, ToolResult};
+use crate::error::ToolResult;
+pub use crate::trace::Cutoff;
+use crate::trace::TraceKind;
 
 /// A place in a manual, as a trace keeps it: independent of later index changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,24 +32,6 @@ pub struct Hit {
     pub place: Place,
     pub signals: Signals,
     pub score: f32,
-}
-
-/// Why sections were left out of a search (schema `cutoff_reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Cutoff {
-    TimeBudget,
-    CandidateCap,
-    StageCap,
-}
-
-impl Cutoff {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cutoff::TimeBudget => "time_budget",
-            Cutoff::CandidateCap => "candidate_cap",
-            Cutoff::StageCap => "stage_cap",
-        }
-    }
 }
 
 /// Sections of one file left out of a search, by their first line (1 for JSON files).
@@ -108,116 +88,70 @@ impl Trace {
     }
 }
 
-struct Entry {
-    created: Instant,
+/// A kept trace and the places used after its search.
+struct Kept {
     trace: Arc<Trace>,
     used: Vec<Place>,
 }
 
-/// The in-memory trace store.
+/// The `manual_find` traces: the shared store ([`crate::trace::TraceStore`]) holding each
+/// trace with the refs read under its id since.
 pub struct TraceStore {
-    max_keep: usize,
-    ttl: Duration,
-    entries: HashMap<String, Entry>,
-    order: VecDeque<String>,
-    salt: u32,
-    next: u64,
+    traces: crate::trace::TraceStore<Kept>,
 }
+
+const KIND: TraceKind = TraceKind {
+    prefix: "t",
+    tool: "manual_find",
+};
 
 impl TraceStore {
     pub fn new(max_keep: usize, ttl: Duration) -> TraceStore {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.subsec_nanos());
         TraceStore {
-            max_keep: max_keep.max(1),
-            ttl,
-            entries: HashMap::new(),
-            order: VecDeque::new(),
-            salt: (nanos ^ std::process::id().rotate_left(16)) & 0x00ff_ffff,
-            next: 1,
+            traces: crate::trace::TraceStore::new(KIND, max_keep, ttl),
         }
     }
 
     /// A fresh id, unique in this process and unlikely to recur in another.
     pub fn next_id(&mut self) -> String {
-        let id = format!("t-{:06x}{:04x}", self.salt, self.next);
-        self.next += 1;
-        id
+        self.traces.next_id()
     }
 
     /// Keeps `trace`, evicting expired traces and then the oldest beyond the limit.
     pub fn insert(&mut self, trace: Trace, now: Instant) -> Arc<Trace> {
-        self.expire(now);
-        while self.order.len() >= self.max_keep {
-            if let Some(oldest) = self.order.pop_front() {
-                self.entries.remove(&oldest);
-            }
-        }
         let trace = Arc::new(trace);
-        self.order.push_back(trace.id.clone());
-        self.entries.insert(
-            trace.id.clone(),
-            Entry {
-                created: now,
-                trace: Arc::clone(&trace),
-                used: Vec::new(),
-            },
-        );
+        let kept = Kept {
+            trace: Arc::clone(&trace),
+            used: Vec::new(),
+        };
+        self.traces.insert(trace.id.clone(), kept, now);
         trace
     }
 
     /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
     /// the parameter that carried it.
     pub fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<Arc<Trace>> {
-        self.expire(now);
-        self.entries
-            .get(id)
-            .map(|entry| Arc::clone(&entry.trace))
-            .ok_or_else(|| {
-                ToolError::not_found(format!(
-                    "trace {id:?} is unknown or expired; run manual_find again"
-                ))
-                .with_details(json!({
-                    "field": field,
-                    "trace_id": id,
-                    "ttl_sec": self.ttl.as_secs(),
-                    "max_keep": self.max_keep,
-                }))
-            })
+        self.traces
+            .get(id, now, field)
+            .map(|kept| Arc::clone(&kept.trace))
     }
 
     /// Notes that `place` was used after the search `id`; false when the trace is gone.
     pub fn record_used(&mut self, id: &str, place: Place, now: Instant) -> bool {
-        self.expire(now);
-        match self.entries.get_mut(id) {
-            Some(entry) => {
-                if !entry.used.contains(&place) {
-                    entry.used.push(place);
+        match self.traces.get(id, now, "trace_id") {
+            Ok(kept) => {
+                if !kept.used.contains(&place) {
+                    kept.used.push(place);
                 }
                 true
             }
-            None => false,
+            Err(_) => false,
         }
     }
 
     /// Places used after the search `id` (empty when none or when the trace is gone).
     pub fn used(&self, id: &str) -> &[Place] {
-        self.entries.get(id).map_or(&[], |entry| &entry.used)
-    }
-
-    fn expire(&mut self, now: Instant) {
-        while let Some(oldest) = self.order.front() {
-            let expired = self
-                .entries
-                .get(oldest)
-                .is_none_or(|entry| now.saturating_duration_since(entry.created) >= self.ttl);
-            if !expired {
-                break;
-            }
-            let oldest = self.order.pop_front().expect("checked above");
-            self.entries.remove(&oldest);
-        }
+        self.traces.peek(id).map_or(&[], |kept| &kept.used)
     }
 }
 

@@ -1,0 +1,201 @@
+//! Search traces shared by `manual_find` and `vault_find`: what a search found or left
+//! out, kept in memory under an id, so the answer itself can stay a few hundred
+//! characters and a later call can refer back to it.
+//!
+//! Bounded in both count (`TRACE_MAX_KEEP`, oldest evicted first) and age
+//! (`TRACE_TTL_SEC`); an evicted or expired trace is gone, and asking for it is
+//! `not_found` rather than a silent re-search. Ids carry a per-store prefix (so an id of
+//! one tool's traces is never found in another's) and a per-process salt (so an id kept by
+//! a client across a server restart never names another search).
+//!
+//! The store knows nothing of what a trace holds: each search keeps its own payload `T`.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
+
+use crate::error::{ToolError, ToolResult};
+
+/// Time budget of a search when the request brings none (requirements §6.1, §6.1.1).
+pub const DEFAULT_TIME_MS: u64 = 60_000;
+/// Most candidates a search keeps when the request brings no cap.
+pub const DEFAULT_MAX_CANDIDATES: usize = 200;
+
+/// Why a search left part of its scope out (schema `cutoff_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cutoff {
+    TimeBudget,
+    CandidateCap,
+    StageCap,
+}
+
+impl Cutoff {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cutoff::TimeBudget => "time_budget",
+            Cutoff::CandidateCap => "candidate_cap",
+            Cutoff::StageCap => "stage_cap",
+        }
+    }
+}
+
+/// Whose traces a store keeps: the id prefix, and the tool named in the `not_found`
+/// message, since running it again is the way to a fresh trace.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceKind {
+    pub prefix: &'static str,
+    pub tool: &'static str,
+}
+
+struct Entry<T> {
+    created: Instant,
+    value: T,
+}
+
+/// The in-memory trace store of one search tool.
+pub struct TraceStore<T> {
+    kind: TraceKind,
+    max_keep: usize,
+    ttl: Duration,
+    entries: HashMap<String, Entry<T>>,
+    order: VecDeque<String>,
+    salt: u32,
+    next: u64,
+}
+
+impl<T> TraceStore<T> {
+    pub fn new(kind: TraceKind, max_keep: usize, ttl: Duration) -> TraceStore<T> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        TraceStore {
+            kind,
+            max_keep: max_keep.max(1),
+            ttl,
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+            salt: (nanos ^ std::process::id().rotate_left(16)) & 0x00ff_ffff,
+            next: 1,
+        }
+    }
+
+    /// A fresh id, unique in this process and unlikely to recur in another.
+    pub fn next_id(&mut self) -> String {
+        let id = format!("{}-{:06x}{:04x}", self.kind.prefix, self.salt, self.next);
+        self.next += 1;
+        id
+    }
+
+    /// Keeps `value` under `id` (from [`TraceStore::next_id`]), evicting expired traces
+    /// and then the oldest beyond the limit.
+    pub fn insert(&mut self, id: String, value: T, now: Instant) -> &mut T {
+        self.expire(now);
+        while self.order.len() >= self.max_keep {
+            if let Some(oldest) = self.order.pop_front() {
+                self.entries.remove(&oldest);
+            }
+        }
+        self.order.push_back(id.clone());
+        let entry = self.entries.entry(id).or_insert(Entry {
+            created: now,
+            value,
+        });
+        &mut entry.value
+    }
+
+    /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
+    /// the parameter that carried it.
+    pub fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<&mut T> {
+        self.expire(now);
+        let (ttl, max_keep, tool) = (self.ttl, self.max_keep, self.kind.tool);
+        self.entries
+            .get_mut(id)
+            .map(|entry| &mut entry.value)
+            .ok_or_else(|| {
+                ToolError::not_found(format!(
+                    "trace {id:?} is unknown or expired; run {tool} again"
+                ))
+                .with_details(json!({
+                    "field": field,
+                    "trace_id": id,
+                    "ttl_sec": ttl.as_secs(),
+                    "max_keep": max_keep,
+                }))
+            })
+    }
+
+    /// The trace `id` as kept, without expiring anything first (for reads that must not
+    /// change the store, such as statistics looking back).
+    pub fn peek(&self, id: &str) -> Option<&T> {
+        self.entries.get(id).map(|entry| &entry.value)
+    }
+
+    fn expire(&mut self, now: Instant) {
+        while let Some(oldest) = self.order.front() {
+            let expired = self
+                .entries
+                .get(oldest)
+                .is_none_or(|entry| now.saturating_duration_since(entry.created) >= self.ttl);
+            if !expired {
+                break;
+            }
+            let oldest = self.order.pop_front().expect("checked above");
+            self.entries.remove(&oldest);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    const KIND: TraceKind = TraceKind {
+        prefix: "x",
+        tool: "some_find",
+    };
+
+    fn keep(store: &mut TraceStore<u32>, value: u32, now: Instant) -> String {
+        let id = store.next_id();
+        store.insert(id.clone(), value, now);
+        id
+    }
+
+    // Id shape, expiry and eviction are tested through the manual store
+    // (manual::find::trace).
+
+    #[test]
+    fn an_expired_trace_is_not_found_and_the_error_names_the_tool() {
+        let start = Instant::now();
+        let mut store = TraceStore::new(KIND, 10, Duration::from_secs(30));
+        let id = keep(&mut store, 7, start);
+        assert_eq!(
+            store
+                .get(&id, start + Duration::from_secs(29), "trace_id")
+                .copied(),
+            Ok(7)
+        );
+        let error = store
+            .get(&id, start + Duration::from_secs(30), "trace_id")
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::NotFound);
+        assert!(
+            error.message.contains("run some_find again"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.details.unwrap()["field"], "trace_id");
+    }
+
+    #[test]
+    fn a_kept_trace_can_be_updated_in_place() {
+        let now = Instant::now();
+        let mut store = TraceStore::new(KIND, 2, Duration::from_secs(60));
+        let id = keep(&mut store, 1, now);
+        assert!(id.starts_with("x-"), "{id}");
+        *store.get(&id, now, "trace_id").unwrap() += 1;
+        assert_eq!(store.peek(&id), Some(&2));
+        assert_eq!(store.peek("x-nope"), None);
+    }
+}

@@ -1,0 +1,516 @@
+//! `next_actions` of `vault_find`: the Stage 1.5 verdict turned into the calls an agent
+//! should make next (requirements §6.1.1, spec_v2 §7), each with the fewest parameters
+//! that make a valid call.
+//!
+//! There is no paging tool for vault traces (the catalog has twenty tools), so the top
+//! candidates themselves are the first actions: a `vault_read` of the lines around each.
+//!
+//! | verdict | action |
+//! |---|---|
+//! | candidates found | `vault_read` of up to [`READS`] candidates (path and range) |
+//! | cut by the time budget | `vault_find` `only_unscanned_from_trace_id` |
+//! | fill_gaps (a term found nowhere, or too few), scope narrowed | `vault_find` one step wider |
+//! | fill_gaps, nothing wider to search | `vault_scan` of the best file from line 1 (the words may differ from the query's) |
+//! | reduce_file_bias, scope narrowed | `vault_find` one step wider |
+//! | reduce_file_bias, whole vault | `vault_find` with the dominant file excluded (when no exclusion is set yet) |
+//! | ready: verify_coverage | `vault_coverage` of the best candidate that is not an artifact (when served) |
+//! | ready: vault_completed, or nothing found and nothing wider | `stop` |
+//!
+//! Actions come best first (by confidence).
+
+use serde_json::{json, Map, Value};
+
+use super::integrate::{Candidate, Verdict};
+use crate::paths::RelPath;
+use crate::trace::Cutoff;
+use crate::vault::policy::is_artifact;
+use crate::verdict::{NextAction, Status, MAX_REPEATED_QUERY_CHARS};
+
+/// Reads proposed at most: with the summary, about 1,200 characters.
+pub const READS: usize = 5;
+/// Reads of one file among them while other files have candidates too: the agent should
+/// see the spread, not one file five times.
+pub const READS_PER_FILE: usize = 2;
+/// Lines of context proposed before a candidate's first line and after its last.
+pub const READ_CONTEXT_LINES: u64 = 5;
+
+/// The scope a request searched, as the client spelled it.
+#[derive(Debug, Clone, Copy)]
+pub struct AskedScope<'a> {
+    /// The folder, parsed (the root when none was given).
+    pub dir: &'a RelPath,
+    pub glob: Option<&'a str>,
+    pub exclude_glob: Option<&'a str>,
+}
+
+impl AskedScope<'_> {
+    /// The scope one step wider: without the glob; else the folder's parent (the whole
+    /// vault above a top folder). The exclusion stays: leaving daily logs out is the
+    /// client's choice, not a narrowing to undo. `None` when nothing is wider.
+    pub fn widened(&self) -> Option<Map<String, Value>> {
+        let mut scope = Map::new();
+        let components: Vec<&str> = self.dir.components().collect();
+        if self.glob.is_some() {
+            if !self.dir.is_root() {
+                scope.insert("relative_dir".into(), json!(self.dir.as_str()));
+            }
+        } else if let Some((_, parent)) = components.split_last() {
+            if !parent.is_empty() {
+                scope.insert("relative_dir".into(), json!(parent.join("/")));
+            }
+        } else {
+            return None;
+        }
+        if let Some(exclude) = self.exclude_glob {
+            scope.insert("exclude_glob".into(), json!(exclude));
+        }
+        Some(scope)
+    }
+}
+
+/// What the actions are derived from.
+pub struct Situation<'a> {
+    pub trace_id: &'a str,
+    pub query: &'a str,
+    pub verdict: &'a Verdict,
+    /// The best candidates, ranked.
+    pub candidates: &'a [Candidate],
+    /// The file holding the most candidates of all found.
+    pub dominant: Option<&'a RelPath>,
+    pub cutoff: Option<Cutoff>,
+    pub scope: AskedScope<'a>,
+    /// Whether this server serves `vault_coverage` (verify_coverage is proposed only then).
+    pub coverage_served: bool,
+}
+
+pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
+    let verdict = situation.verdict;
+    let can_repeat = situation.query.chars().count() <= MAX_REPEATED_QUERY_CHARS;
+    let find = |scope: Option<Map<String, Value>>, confidence: f32| NextAction {
+        tool: "vault_find",
+        confidence,
+        params: Some(match scope {
+            Some(scope) if !scope.is_empty() => json!({ "query": situation.query, "scope": scope }),
+            _ => json!({ "query": situation.query }),
+        }),
+    };
+    let mut actions: Vec<NextAction> = reads(situation.candidates)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, window)| NextAction {
+            tool: "vault_read",
+            confidence: 0.8 - 0.05 * rank as f32,
+            params: Some(json!({
+                "path": window.path,
+                "range": { "start_line": window.start_line, "end_line": window.end_line },
+            })),
+        })
+        .collect();
+    let best = situation.candidates.first();
+    if situation.cutoff == Some(Cutoff::TimeBudget) && can_repeat {
+        actions.push(NextAction {
+            tool: "vault_find",
+            confidence: 0.95,
+            params: Some(json!({
+                "query": situation.query,
+                "only_unscanned_from_trace_id": situation.trace_id,
+            })),
+        });
+    }
+    let wider = situation.scope.widened().filter(|_| can_repeat);
+    let nothing = situation.candidates.is_empty();
+    if verdict.fill_gaps() || verdict.lopsided {
+        match (&wider, best) {
+            (Some(scope), _) => {
+                let confidence = if nothing { 0.9 } else { 0.7 };
+                actions.push(find(Some(scope.clone()), confidence));
+            }
+            (None, Some(best)) if verdict.fill_gaps() => actions.push(NextAction {
+                tool: "vault_scan",
+                confidence: 0.55,
+                params: Some(json!({ "path": best.path.as_str() })),
+            }),
+            _ => {}
+        }
+    }
+    if verdict.lopsided && wider.is_none() && situation.scope.exclude_glob.is_none() && can_repeat {
+        if let Some(dominant) = situation.dominant {
+            let mut scope = Map::new();
+            if !situation.scope.dir.is_root() {
+                scope.insert("relative_dir".into(), json!(situation.scope.dir.as_str()));
+            }
+            scope.insert("exclude_glob".into(), json!(dominant.as_str()));
+            actions.push(find(Some(scope), 0.5));
+        }
+    }
+    if verdict.status == Status::Ready {
+        let source = situation
+            .candidates
+            .iter()
+            .find(|c| !is_artifact(&c.path.components().collect::<Vec<_>>()));
+        if let (Some(source), true) = (source, situation.coverage_served) {
+            actions.push(NextAction {
+                tool: "vault_coverage",
+                confidence: 0.6,
+                params: Some(json!({ "path": source.path.as_str() })),
+            });
+        }
+        actions.push(stop(0.5));
+    } else if nothing && wider.is_none() && situation.cutoff.is_none() {
+        // The whole scope was searched and holds nothing: there is nothing left to try.
+        actions.push(stop(0.3));
+    }
+    actions.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    actions
+}
+
+fn stop(confidence: f32) -> NextAction {
+    NextAction {
+        tool: "stop",
+        confidence,
+        params: None,
+    }
+}
+
+/// Lines of one file proposed for reading.
+#[derive(Debug, Clone, PartialEq)]
+struct Window<'a> {
+    path: &'a str,
+    start_line: u64,
+    end_line: u64,
+    /// The best score of the candidates it covers.
+    score: f32,
+}
+
+impl<'a> Window<'a> {
+    /// A candidate's lines with [`READ_CONTEXT_LINES`] on each side.
+    fn around(candidate: &'a Candidate) -> Window<'a> {
+        let range = &candidate.range;
+        Window {
+            path: candidate.path.as_str(),
+            start_line: range.start_line.saturating_sub(READ_CONTEXT_LINES).max(1),
+            end_line: range.end_line + READ_CONTEXT_LINES,
+            score: candidate.score,
+        }
+    }
+
+    /// Joins `other` when both are of one file and overlap or touch; false otherwise.
+    fn absorb(&mut self, other: &Window<'a>) -> bool {
+        let joins = self.path == other.path
+            && other.start_line <= self.end_line + 1
+            && self.start_line <= other.end_line + 1;
+        if joins {
+            self.start_line = self.start_line.min(other.start_line);
+            self.end_line = self.end_line.max(other.end_line);
+            self.score = self.score.max(other.score);
+        }
+        joins
+    }
+}
+
+/// Up to [`READS`] windows around the ranked candidates, best first: a window that
+/// overlaps one already picked joins it (no line is proposed twice); at most
+/// [`READS_PER_FILE`] of one file until the other files' windows are in, then the ones
+/// passed over fill what room is left.
+fn reads(candidates: &[Candidate]) -> Vec<Window<'_>> {
+    let mut picked: Vec<Window> = Vec::with_capacity(READS);
+    let mut passed_over = Vec::new();
+    for window in candidates.iter().map(Window::around) {
+        if picked.iter_mut().any(|p| p.absorb(&window)) {
+            continue;
+        }
+        if picked.len() == READS {
+            break;
+        }
+        if picked.iter().filter(|p| p.path == window.path).count() < READS_PER_FILE {
+            picked.push(window);
+        } else {
+            passed_over.push(window);
+        }
+    }
+    for window in passed_over {
+        if !picked.iter_mut().any(|p| p.absorb(&window)) && picked.len() < READS {
+            picked.push(window);
+        }
+    }
+    picked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    picked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::parse_relative;
+    use crate::vault::find::integrate::{integrate, rank};
+    use crate::vault::find::matcher::{LineRange, Patterns, Tally, Way};
+    use crate::verdict::Thresholds;
+
+    const THRESHOLDS: Thresholds = Thresholds {
+        candidate_low: 3,
+        file_bias: 0.8,
+    };
+
+    fn candidates(paths: &[(&str, u64)], ways: &[Way]) -> Vec<Candidate> {
+        let patterns = Patterns::new("rollback rules");
+        let mut found: Vec<Candidate> = paths
+            .iter()
+            .map(|(path, line)| {
+                let range = LineRange {
+                    start_line: *line,
+                    end_line: *line,
+                    ways: ways.to_vec(),
+                    matches: 1,
+                };
+                Candidate::new(parse_relative(path).unwrap(), range, &patterns)
+            })
+            .collect();
+        rank(&mut found);
+        found
+    }
+
+    const ALL: [Way; 3] = [Way::Normalized; 3];
+    const ONE_TERM: [Way; 3] = [Way::None, Way::Normalized, Way::None];
+
+    struct Case<'a> {
+        found: Vec<Candidate>,
+        cutoff: Option<Cutoff>,
+        dir: RelPath,
+        glob: Option<&'a str>,
+        exclude_glob: Option<&'a str>,
+        coverage_served: bool,
+    }
+
+    impl<'a> Case<'a> {
+        fn new(found: Vec<Candidate>) -> Case<'a> {
+            Case {
+                found,
+                cutoff: None,
+                dir: RelPath::root(),
+                glob: None,
+                exclude_glob: None,
+                coverage_served: false,
+            }
+        }
+
+        /// The actions for `found` as every candidate there is.
+        fn actions(&self) -> Vec<NextAction> {
+            let patterns = Patterns::new("rollback rules");
+            let mut tally = Tally::default();
+            let mut per_file: Vec<(&RelPath, usize)> = Vec::new();
+            for candidate in &self.found {
+                tally.count(&candidate.range);
+                match per_file
+                    .iter_mut()
+                    .find(|(path, _)| *path == &candidate.path)
+                {
+                    Some((_, count)) => *count += 1,
+                    None => per_file.push((&candidate.path, 1)),
+                }
+            }
+            let counts: Vec<usize> = per_file.iter().map(|(_, count)| *count).collect();
+            let verdict = integrate(&tally, &counts, &patterns, THRESHOLDS, self.cutoff);
+            let most = counts.iter().copied().max().unwrap_or(0);
+            let dominant = per_file.iter().find(|(_, count)| *count == most);
+            next_actions(&Situation {
+                trace_id: "v-1",
+                query: "rollback rules",
+                verdict: &verdict,
+                candidates: &self.found,
+                dominant: dominant.map(|(path, _)| *path),
+                cutoff: self.cutoff,
+                scope: AskedScope {
+                    dir: &self.dir,
+                    glob: self.glob,
+                    exclude_glob: self.exclude_glob,
+                },
+                coverage_served: self.coverage_served,
+            })
+        }
+    }
+
+    fn tools(actions: &[NextAction]) -> Vec<&'static str> {
+        actions.iter().map(|a| a.tool).collect()
+    }
+
+    #[test]
+    fn a_ready_result_reads_the_top_then_verifies_coverage_or_stops() {
+        let found = candidates(
+            &[("notes/a.md", 12), ("notes/b.md", 3), ("drafts/c.md", 1)],
+            &ALL,
+        );
+        let case = Case::new(found);
+        let actions = case.actions();
+        assert_eq!(
+            tools(&actions),
+            ["vault_read", "vault_read", "vault_read", "stop"]
+        );
+        assert_eq!(
+            actions[0].params,
+            Some(json!({"path": "drafts/c.md", "range": {"start_line": 1, "end_line": 6}}))
+        );
+        assert_eq!(
+            actions[1].params.as_ref().unwrap()["range"],
+            json!({"start_line": 7, "end_line": 17})
+        );
+        let served = Case {
+            coverage_served: true,
+            ..case
+        };
+        let actions = served.actions();
+        assert_eq!(actions[3].tool, "vault_coverage");
+        assert_eq!(actions[3].params, Some(json!({"path": "drafts/c.md"})));
+        assert_eq!(actions[4].tool, "stop");
+    }
+
+    #[test]
+    fn overlapping_reads_of_one_file_are_one_read() {
+        let found = candidates(
+            &[("a.md", 3), ("a.md", 12), ("a.md", 40), ("b.md", 3)],
+            &ALL,
+        );
+        let reads: Vec<Value> = Case::new(found)
+            .actions()
+            .into_iter()
+            .filter(|a| a.tool == "vault_read")
+            .map(|a| a.params.unwrap())
+            .collect();
+        assert_eq!(
+            reads,
+            [
+                json!({"path": "a.md", "range": {"start_line": 1, "end_line": 17}}),
+                json!({"path": "a.md", "range": {"start_line": 35, "end_line": 45}}),
+                json!({"path": "b.md", "range": {"start_line": 1, "end_line": 8}}),
+            ]
+        );
+    }
+
+    #[test]
+    fn coverage_is_for_sources_not_artifacts() {
+        let found = candidates(
+            &[
+                ("artifacts/a.md", 1),
+                ("artifacts/b.json", 1),
+                ("artifacts/c.md", 1),
+            ],
+            &ALL,
+        );
+        let case = Case {
+            coverage_served: true,
+            ..Case::new(found)
+        };
+        assert!(!tools(&case.actions()).contains(&"vault_coverage"));
+    }
+
+    #[test]
+    fn gaps_in_a_narrowed_scope_widen_it_one_step_keeping_the_exclusion() {
+        let found = candidates(
+            &[
+                ("notes/x/a.md", 1),
+                ("notes/x/b.md", 1),
+                ("notes/x/c.md", 1),
+            ],
+            &ONE_TERM,
+        );
+        let case = Case {
+            dir: parse_relative("notes/x").unwrap(),
+            exclude_glob: Some("artifacts/daily/**"),
+            ..Case::new(found)
+        };
+        let actions = case.actions();
+        let widen = actions.iter().find(|a| a.tool == "vault_find").unwrap();
+        assert_eq!(
+            widen.params,
+            Some(
+                json!({"query": "rollback rules", "scope": {"relative_dir": "notes", "exclude_glob": "artifacts/daily/**"}})
+            )
+        );
+        assert!(
+            !tools(&actions).contains(&"stop"),
+            "a gap is not completion"
+        );
+        let globbed = Case {
+            glob: Some("*.md"),
+            dir: parse_relative("notes").unwrap(),
+            ..Case::new(Vec::new())
+        };
+        let actions = globbed.actions();
+        assert_eq!(actions[0].tool, "vault_find");
+        assert_eq!(actions[0].confidence, 0.9, "nothing found: widening first");
+        assert_eq!(
+            actions[0].params.as_ref().unwrap()["scope"],
+            json!({"relative_dir": "notes"})
+        );
+        let top = Case {
+            dir: parse_relative("notes").unwrap(),
+            ..Case::new(Vec::new())
+        };
+        assert_eq!(
+            top.actions()[0].params,
+            Some(json!({"query": "rollback rules"}))
+        );
+    }
+
+    #[test]
+    fn gaps_over_the_whole_vault_scan_the_best_file_and_nothing_found_stops() {
+        let found = candidates(&[("a.md", 40), ("b.md", 1)], &ALL);
+        let actions = Case::new(found).actions();
+        assert_eq!(tools(&actions), ["vault_read", "vault_read", "vault_scan"]);
+        assert_eq!(actions[2].params, Some(json!({"path": "a.md"})));
+        assert_eq!(tools(&Case::new(Vec::new()).actions()), ["stop"]);
+    }
+
+    #[test]
+    fn a_dominant_file_is_excluded_to_see_the_others() {
+        let places: Vec<(&str, u64)> = (1..=5)
+            .map(|n| ("big.md", n * 100))
+            .chain([("small.md", 1)])
+            .collect();
+        let found = candidates(&places, &ALL);
+        let actions = Case::new(found.clone()).actions();
+        let reads: Vec<&str> = actions
+            .iter()
+            .filter(|a| a.tool == "vault_read")
+            .map(|a| a.params.as_ref().unwrap()["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(reads, ["big.md", "big.md", "small.md", "big.md", "big.md"]);
+        let exclude = actions.iter().find(|a| a.tool == "vault_find").unwrap();
+        assert_eq!(
+            exclude.params,
+            Some(json!({"query": "rollback rules", "scope": {"exclude_glob": "big.md"}}))
+        );
+        let excluded = Case {
+            exclude_glob: Some("artifacts/daily/**"),
+            ..Case::new(found)
+        };
+        assert!(
+            !tools(&excluded.actions()).contains(&"vault_find"),
+            "one exclusion only"
+        );
+    }
+
+    #[test]
+    fn a_cutoff_continues_with_what_was_left() {
+        let found = candidates(&[("a.md", 1), ("b.md", 1), ("c.md", 1)], &ALL);
+        let timed = Case {
+            cutoff: Some(Cutoff::TimeBudget),
+            ..Case::new(found.clone())
+        };
+        let actions = timed.actions();
+        assert_eq!(actions[0].tool, "vault_find");
+        assert_eq!(
+            actions[0].params,
+            Some(json!({"query": "rollback rules", "only_unscanned_from_trace_id": "v-1"}))
+        );
+        assert!(!tools(&actions).contains(&"stop"));
+        // Past the candidate cap everything was searched: nothing to continue, and no
+        // stop either (the best were ranked, not all).
+        let capped = Case {
+            cutoff: Some(Cutoff::CandidateCap),
+            ..Case::new(found)
+        };
+        assert_eq!(
+            tools(&capped.actions()),
+            ["vault_read", "vault_read", "vault_read"]
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! Stage 1.5 of `vault_find`: the verdict on the merged candidates (requirements §6.1.1),
+//! run on whatever Stages 0-1 produced, also when the time budget cut them short.
+//!
+//! * **Rank**: the share of query terms a candidate holds (as written 1, only loosely
+//!   0.8), plus half that for the whole query of several terms found together, plus a
+//!   little for more occurrences; ties go by path and line, so answers are stable. Only
+//!   the best `max_candidates` are kept for ranking; the verdict counts every candidate.
+//! * **Gap**: a query term that no candidate holds in any way.
+//! * **Too few** and **file bias** with the thresholds `manual_find` uses
+//!   ([`crate::verdict`]).
+//! * **Status**: `blocked` without candidates; `ready` with no gap, not too few, not
+//!   lopsided and no cutoff; else `needs_followup`.
+
+use super::matcher::{LineRange, Patterns, Tally, Way};
+use crate::paths::RelPath;
+use crate::trace::Cutoff;
+use crate::verdict::{bias_of_counts, Status, Thresholds};
+
+/// Weight of a loose-only find against one as written.
+const LOOSE_WEIGHT: f32 = 0.8;
+/// Weight of the whole query found together, beside its terms.
+const PHRASE_WEIGHT: f32 = 0.5;
+/// Weight of the number of occurrences (logarithmic): a tie-breaker, not a reason.
+const MATCHES_WEIGHT: f32 = 0.05;
+
+/// How strongly a range answers the query (see the module documentation).
+pub fn score(range: &LineRange, patterns: &Patterns) -> f32 {
+    let weight = |way: Way| match way {
+        Way::Normalized => 1.0,
+        Way::Loose => LOOSE_WEIGHT,
+        Way::None => 0.0,
+    };
+    let terms = &patterns.terms;
+    let coverage = terms.iter().map(|&t| weight(range.ways[t])).sum::<f32>() / terms.len() as f32;
+    let phrase = if patterns.phrase_apart() {
+        PHRASE_WEIGHT * weight(range.ways[0])
+    } else {
+        0.0
+    };
+    coverage + phrase + MATCHES_WEIGHT * (1.0 + range.matches as f32).ln()
+}
+
+/// One candidate: a range of nearby lines of one file where the query's patterns occur.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub path: RelPath,
+    pub range: LineRange,
+    pub score: f32,
+}
+
+impl Candidate {
+    pub fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
+        Candidate {
+            path,
+            score: score(&range, patterns),
+            range,
+        }
+    }
+}
+
+/// Best first; ties by path, then line.
+pub fn rank(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+            .then(a.range.start_line.cmp(&b.range.start_line))
+    });
+}
+
+/// The best `cap` candidates offered so far, by [`rank`]: memory stays at about twice the
+/// cap however many candidates a common query finds.
+#[derive(Debug)]
+pub struct Best {
+    cap: usize,
+    kept: Vec<Candidate>,
+}
+
+impl Best {
+    pub fn new(cap: usize) -> Best {
+        Best {
+            cap,
+            kept: Vec::new(),
+        }
+    }
+
+    pub fn offer(&mut self, candidates: impl IntoIterator<Item = Candidate>) {
+        self.kept.extend(candidates);
+        if self.kept.len() > 2 * self.cap {
+            self.cut();
+        }
+    }
+
+    fn cut(&mut self) {
+        rank(&mut self.kept);
+        self.kept.truncate(self.cap);
+    }
+
+    /// The kept candidates, ranked.
+    pub fn ranked(mut self) -> Vec<Candidate> {
+        self.cut();
+        self.kept
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub status: Status,
+    pub file_bias: f32,
+    pub too_few: bool,
+    pub lopsided: bool,
+    /// Query terms no candidate holds.
+    pub gaps: usize,
+}
+
+impl Verdict {
+    /// The conditions of `fill_gaps`: something the query asks for is missing, or too
+    /// little was found.
+    pub fn fill_gaps(&self) -> bool {
+        self.gaps > 0 || self.too_few
+    }
+}
+
+/// Judges every candidate found: `tally` adds them up, `per_file` counts them in each
+/// file that has any.
+pub fn integrate(
+    tally: &Tally,
+    per_file: &[usize],
+    patterns: &Patterns,
+    thresholds: Thresholds,
+    cutoff: Option<Cutoff>,
+) -> Verdict {
+    let gaps = patterns
+        .terms
+        .iter()
+        .filter(|&&term| tally.held.get(term).is_none_or(|way| *way == Way::None))
+        .count();
+    let file_bias = bias_of_counts(per_file.iter().copied());
+    let too_few = thresholds.too_few(tally.ranges);
+    let lopsided = thresholds.lopsided(tally.ranges, file_bias);
+    let status = if tally.ranges == 0 {
+        Status::Blocked
+    } else if gaps == 0 && !too_few && !lopsided && cutoff.is_none() {
+        Status::Ready
+    } else {
+        Status::NeedsFollowup
+    };
+    Verdict {
+        status,
+        file_bias,
+        too_few,
+        lopsided,
+        gaps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::parse_relative;
+
+    const THRESHOLDS: Thresholds = Thresholds {
+        candidate_low: 3,
+        file_bias: 0.8,
+    };
+
+    /// Patterns of "rollback rules": the whole query, "rollback", "rules".
+    fn patterns() -> Patterns {
+        Patterns::new("rollback rules")
+    }
+
+    fn range(line: u64, ways: [Way; 3]) -> LineRange {
+        LineRange {
+            start_line: line,
+            end_line: line,
+            ways: ways.to_vec(),
+            matches: 1,
+        }
+    }
+
+    fn candidate(path: &str, line: u64, ways: [Way; 3]) -> Candidate {
+        Candidate::new(
+            parse_relative(path).unwrap(),
+            range(line, ways),
+            &patterns(),
+        )
+    }
+
+    fn tally(ranges: &[[Way; 3]]) -> Tally {
+        let mut tally = Tally::default();
+        for ways in ranges {
+            tally.count(&range(1, *ways));
+        }
+        tally
+    }
+
+    use Way::{Loose, None as No, Normalized as Yes};
+
+    #[test]
+    fn scores_count_terms_then_the_whole_query_and_prefer_as_written() {
+        let together = candidate("a.md", 1, [Yes, Yes, Yes]);
+        let apart = candidate("a.md", 9, [No, Yes, Yes]);
+        let loosely = candidate("a.md", 20, [No, Loose, Yes]);
+        let half = candidate("a.md", 30, [No, Yes, No]);
+        assert!(together.score > apart.score);
+        assert!(apart.score > loosely.score);
+        assert!(loosely.score > half.score);
+    }
+
+    #[test]
+    fn the_best_are_kept_in_rank_order_ties_by_path_then_line() {
+        let mut best = Best::new(3);
+        best.offer([
+            candidate("b.md", 1, [No, Yes, No]),
+            candidate("a.md", 7, [No, Yes, No]),
+            candidate("c.md", 1, [Yes, Yes, Yes]),
+        ]);
+        best.offer([
+            candidate("a.md", 3, [No, Yes, No]),
+            candidate("d.md", 1, [No, Loose, No]),
+        ]);
+        let ranked = best.ranked();
+        let order: Vec<(&str, u64)> = ranked
+            .iter()
+            .map(|c| (c.path.as_str(), c.range.start_line))
+            .collect();
+        assert_eq!(order, [("c.md", 1), ("a.md", 3), ("a.md", 7)]);
+    }
+
+    #[test]
+    fn verdicts() {
+        let patterns = patterns();
+        let all = tally(&[[Yes, Yes, Yes]; 3]);
+        let ready = integrate(&all, &[1, 1, 1], &patterns, THRESHOLDS, None);
+        assert_eq!((ready.status, ready.gaps), (Status::Ready, 0));
+        let cut = integrate(
+            &all,
+            &[1, 1, 1],
+            &patterns,
+            THRESHOLDS,
+            Some(Cutoff::TimeBudget),
+        );
+        assert_eq!(cut.status, Status::NeedsFollowup, "a cutoff is never ready");
+
+        let one_term = tally(&[[No, Loose, No]; 3]);
+        let gapped = integrate(&one_term, &[1, 1, 1], &patterns, THRESHOLDS, None);
+        assert_eq!((gapped.status, gapped.gaps), (Status::NeedsFollowup, 1));
+        assert!(gapped.fill_gaps());
+
+        let two = tally(&[[Yes, Yes, Yes]; 2]);
+        let few = integrate(&two, &[1, 1], &patterns, THRESHOLDS, None);
+        assert!(few.too_few && few.fill_gaps() && few.status == Status::NeedsFollowup);
+
+        let six = tally(&[[No, Yes, Yes]; 6]);
+        let biased = integrate(&six, &[5, 1], &patterns, THRESHOLDS, None);
+        assert!(biased.lopsided && !biased.fill_gaps());
+        assert!((biased.file_bias - 5.0 / 6.0).abs() < 1e-6);
+
+        let nothing = integrate(&Tally::default(), &[], &patterns, THRESHOLDS, None);
+        assert_eq!((nothing.status, nothing.gaps), (Status::Blocked, 2));
+    }
+}

@@ -1,0 +1,463 @@
+//! Stages 0 and 1 of `vault_find` over one file: the query and its terms found in the
+//! normalised text (Stage 0) and in the loose text (Stage 1: separators and whitespace
+//! removed, so a term broken by a line wrap, `・` or Markdown emphasis is still found),
+//! merged as they come into ranges of nearby lines.
+//!
+//! The file is read in the blocks of `vault_search` (`search::each_block`): whole lines,
+//! each block overlapping the previous one so a match across a block boundary is seen
+//! once. Both texts come from the one normaliser of every search (`text::normalize`,
+//! `text::loose`), and both keep a map back to the original, so a hit is always an
+//! original line. The patterns are matched in one pass per text with Aho-Corasick.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use aho_corasick::AhoCorasick;
+
+use crate::manual::find::query::split_terms;
+use crate::paths::{RelPath, Root};
+use crate::text::lines::LineIndex;
+use crate::text::loose::{loose_from, loose_normalized};
+use crate::text::normalize::normalize;
+use crate::vault::search::{each_block, Block, Skip};
+
+/// Hits at most this many lines apart belong to one candidate: a heading and the term a
+/// few lines into its section, or two terms of one paragraph, are one passage.
+pub const MERGE_GAP_LINES: u64 = 5;
+/// A candidate spans at most this many lines, so a file that matches on every line still
+/// gives places to read rather than one range the size of the file.
+pub const MAX_RANGE_LINES: u64 = 40;
+
+/// How a pattern was found, weakest first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Way {
+    #[default]
+    None,
+    /// Only in the loose text (Stage 1).
+    Loose,
+    /// In the normalised text (Stage 0).
+    Normalized,
+}
+
+/// What one search looks for: the whole query and its terms, each normalised and loose.
+#[derive(Debug)]
+pub struct Patterns {
+    /// Normalised texts: the whole query first, then each term that differs from it.
+    texts: Vec<String>,
+    /// The patterns that are query terms: what coverage and gaps are counted on. The
+    /// whole query is the only term when splitting leaves none.
+    pub terms: Vec<usize>,
+    normalized: AhoCorasick,
+    /// The loose automaton and the pattern each of its literals stands for; a pattern of
+    /// separators only has no loose form and is left out of it.
+    loose: Option<(AhoCorasick, Vec<usize>)>,
+}
+
+impl Patterns {
+    /// The patterns of `phrase`, a query already normalised and trimmed (not empty).
+    pub fn new(phrase: &str) -> Patterns {
+        let mut texts = vec![phrase.to_owned()];
+        let mut terms = Vec::new();
+        for term in split_terms(phrase) {
+            let index = match texts.iter().position(|text| *text == term) {
+                Some(index) => index,
+                None => {
+                    texts.push(term);
+                    texts.len() - 1
+                }
+            };
+            terms.push(index);
+        }
+        if terms.is_empty() {
+            terms.push(0);
+        }
+        let normalized = AhoCorasick::new(&texts).expect("a few query literals");
+        let (loose_texts, loose_ids): (Vec<String>, Vec<usize>) = texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| (loose_normalized(text), index))
+            .filter(|(loose, _)| !loose.is_empty())
+            .unzip();
+        let loose = (!loose_texts.is_empty()).then(|| {
+            (
+                AhoCorasick::new(&loose_texts).expect("a few query literals"),
+                loose_ids,
+            )
+        });
+        Patterns {
+            texts,
+            terms,
+            normalized,
+            loose,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Whether the whole query counts on its own, beside its terms (a query of several
+    /// terms: finding them together, as written, is the strongest evidence).
+    pub fn phrase_apart(&self) -> bool {
+        !self.terms.contains(&0)
+    }
+
+    /// The hits of one block in line order: each occurrence of a pattern in the
+    /// normalised text, then in the loose text, as the original line it starts on.
+    fn block_hits(&self, block: Block<'_>) -> Vec<Hit> {
+        let normalised = normalize(block.text);
+        let mut lines: Option<LineIndex> = None;
+        let mut hits = Vec::new();
+        let mut record = |span: Range<usize>, pattern: usize, way: Way| {
+            if block.judged_before(&span) {
+                return;
+            }
+            let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+            hits.push(Hit {
+                line: block.line_of(lines, span.start),
+                pattern,
+                way,
+            });
+        };
+        for found in self.normalized.find_overlapping_iter(&normalised.text) {
+            let span = normalised.original_range(found.range());
+            record(span, found.pattern().as_usize(), Way::Normalized);
+        }
+        if let Some((automaton, ids)) = &self.loose {
+            let loose = loose_from(&normalised);
+            for found in automaton.find_overlapping_iter(&loose.text) {
+                let span = loose.original_range(found.range());
+                record(span, ids[found.pattern().as_usize()], Way::Loose);
+            }
+        }
+        hits.sort_by_key(|hit| hit.line);
+        hits
+    }
+}
+
+/// One occurrence of a pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hit {
+    line: u64,
+    pattern: usize,
+    way: Way,
+}
+
+/// Nearby hits of one file, merged: the unit a candidate is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineRange {
+    pub start_line: u64,
+    pub end_line: u64,
+    /// Per pattern, the best way it was found in the range.
+    pub ways: Vec<Way>,
+    /// Occurrences of any pattern in the range.
+    pub matches: u32,
+}
+
+/// What ranges add up to, counted as each range is finished, so the verdict is judged
+/// on every candidate even where only the best are kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    pub ranges: usize,
+    /// Ranges with a pattern found as written (Stage 0).
+    pub normalized: usize,
+    /// Ranges with a pattern found only loosely (Stage 1).
+    pub loose: usize,
+    /// Per pattern, the best way it was found anywhere.
+    pub held: Vec<Way>,
+}
+
+impl Tally {
+    pub fn count(&mut self, range: &LineRange) {
+        self.ranges += 1;
+        self.normalized += usize::from(range.ways.contains(&Way::Normalized));
+        self.loose += usize::from(range.ways.contains(&Way::Loose));
+        if self.held.len() < range.ways.len() {
+            self.held.resize(range.ways.len(), Way::None);
+        }
+        for (held, way) in self.held.iter_mut().zip(&range.ways) {
+            *held = (*held).max(*way);
+        }
+    }
+
+    pub fn add(&mut self, other: &Tally) {
+        self.ranges += other.ranges;
+        self.normalized += other.normalized;
+        self.loose += other.loose;
+        self.held
+            .resize(self.held.len().max(other.held.len()), Way::None);
+        for (held, way) in self.held.iter_mut().zip(&other.held) {
+            *held = (*held).max(*way);
+        }
+    }
+}
+
+/// How candidates are ordered: best score first, then line (and path, across files).
+pub type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
+
+/// The ranges of one file as they build up, hit by hit: the finished ones (at most the
+/// best `keep` once there are many), the one still open, and the tally of all.
+struct Ranges<'s> {
+    done: Vec<LineRange>,
+    open: Option<LineRange>,
+    tally: Tally,
+    hit_lines: u64,
+    last_hit_line: u64,
+    patterns: usize,
+    keep: usize,
+    score: Score<'s>,
+}
+
+impl<'s> Ranges<'s> {
+    fn new(patterns: usize, keep: usize, score: Score<'s>) -> Ranges<'s> {
+        Ranges {
+            done: Vec::new(),
+            open: None,
+            tally: Tally::default(),
+            hit_lines: 0,
+            last_hit_line: 0,
+            patterns,
+            keep,
+            score,
+        }
+    }
+
+    /// Adds a hit, nearly in line order: a match that starts in a block's overlap and
+    /// ends in its new text may lie a line or two before the previous block's last hit,
+    /// and still joins the range it belongs to.
+    fn add(&mut self, hit: Hit) {
+        if hit.line > self.last_hit_line {
+            self.hit_lines += 1;
+            self.last_hit_line = hit.line;
+        }
+        let joins = self.open.as_ref().is_some_and(|open| {
+            let start = open.start_line.min(hit.line);
+            let end = open.end_line.max(hit.line);
+            hit.line <= open.end_line + MERGE_GAP_LINES && end - start < MAX_RANGE_LINES
+        });
+        if !joins {
+            self.finish_open();
+            self.open = Some(LineRange {
+                start_line: hit.line,
+                end_line: hit.line,
+                ways: vec![Way::None; self.patterns],
+                matches: 0,
+            });
+        }
+        let range = self.open.as_mut().expect("opened above");
+        range.start_line = range.start_line.min(hit.line);
+        range.end_line = range.end_line.max(hit.line);
+        range.ways[hit.pattern] = range.ways[hit.pattern].max(hit.way);
+        range.matches = range.matches.saturating_add(1);
+    }
+
+    fn finish_open(&mut self) {
+        if let Some(range) = self.open.take() {
+            self.tally.count(&range);
+            self.done.push(range);
+            if self.done.len() > 2 * self.keep {
+                self.prune();
+            }
+        }
+    }
+
+    /// Keeps the best `keep` finished ranges: a file matching on a million lines holds a
+    /// few hundred ranges, not a million.
+    fn prune(&mut self) {
+        let score = self.score;
+        self.done.sort_by(|a, b| {
+            score(b)
+                .total_cmp(&score(a))
+                .then(a.start_line.cmp(&b.start_line))
+        });
+        self.done.truncate(self.keep);
+    }
+
+    fn finish(mut self) -> FileOutcome {
+        self.finish_open();
+        self.prune();
+        self.done.sort_by_key(|range| range.start_line);
+        FileOutcome::Searched {
+            ranges: self.done,
+            tally: self.tally,
+            hit_lines: self.hit_lines,
+        }
+    }
+}
+
+/// What searching one file gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileOutcome {
+    /// Read to its end: the best `keep` ranges in line order, and the tally of all.
+    Searched {
+        ranges: Vec<LineRange>,
+        tally: Tally,
+        hit_lines: u64,
+    },
+    /// Binary, or gone or unreadable since the listing (as `vault_search` counts them).
+    Skipped,
+    /// Not searched to its end within the time budget: a continuation searches it again,
+    /// whole.
+    Unscanned,
+}
+
+/// Searches one file until its end or the deadline, keeping its best `keep` ranges by
+/// `score`.
+pub fn search_file(
+    root: &Root,
+    rel: &RelPath,
+    patterns: &Patterns,
+    deadline: Instant,
+    keep: usize,
+    score: Score<'_>,
+) -> FileOutcome {
+    if Instant::now() >= deadline {
+        return FileOutcome::Unscanned;
+    }
+    let mut found = Ranges::new(patterns.len(), keep, score);
+    let mut out_of_time = false;
+    let read = each_block(root, rel, |block| {
+        if Instant::now() >= deadline {
+            out_of_time = true;
+            return false;
+        }
+        for hit in patterns.block_hits(block) {
+            found.add(hit);
+        }
+        true
+    });
+    match read {
+        Err(Skip) => FileOutcome::Skipped,
+        Ok(()) if out_of_time => FileOutcome::Unscanned,
+        Ok(()) => found.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::normalize::normalize_str;
+    use crate::vault::find::testing::vault;
+
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
+
+    /// The outcome of searching `content` for `query`, keeping `keep` ranges by `score`.
+    fn outcome(content: &str, query: &str, keep: usize, score: Score<'_>) -> FileOutcome {
+        let (_dir, root) = vault(&[("a.md", content)]);
+        let patterns = Patterns::new(&normalize_str(query));
+        let rel = crate::paths::parse_relative("a.md").unwrap();
+        search_file(&root, &rel, &patterns, later(), keep, score)
+    }
+
+    fn ranges_of(content: &str, query: &str) -> Vec<LineRange> {
+        match outcome(content, query, 1000, &|_| 0.0) {
+            FileOutcome::Searched { ranges, .. } => ranges,
+            other => panic!("not searched: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_whole_query_comes_first_then_its_distinct_terms() {
+        let patterns = Patterns::new(&normalize_str("有給休暇の繰越し"));
+        assert_eq!(patterns.texts, ["有給休暇の繰越し", "有給休暇", "繰越し"]);
+        assert_eq!(patterns.terms, [1, 2]);
+        assert!(patterns.phrase_apart());
+        let single = Patterns::new("rollback");
+        assert_eq!((single.len(), single.terms.clone()), (1, vec![0]));
+        assert!(!single.phrase_apart());
+        let particles_only = Patterns::new("の");
+        assert_eq!(
+            particles_only.terms,
+            [0],
+            "the query itself when no term is left"
+        );
+    }
+
+    #[test]
+    fn a_word_broken_by_a_line_break_is_found_loosely_on_its_first_line() {
+        let ranges = ranges_of("# Notes\n\n障害\n対応の手順\n", "障害対応");
+        assert_eq!(ranges.len(), 1);
+        assert_eq!((ranges[0].start_line, ranges[0].end_line), (3, 3));
+        assert_eq!(ranges[0].ways, [Way::Loose]);
+    }
+
+    #[test]
+    fn normalised_matches_outrank_loose_ones_of_the_same_pattern() {
+        let ranges = ranges_of("ＤＲＡＦＴＳ here\n", "drafts");
+        assert_eq!(ranges[0].ways, [Way::Normalized]);
+    }
+
+    #[test]
+    fn nearby_hits_merge_and_distant_ones_do_not() {
+        let mut text = String::from("rollback\nfirst\n\nrules\n");
+        text.push_str(&"filler\n".repeat(10));
+        text.push_str("rollback again\n");
+        let ranges = ranges_of(&text, "rollback rules");
+        let spans: Vec<(u64, u64)> = ranges.iter().map(|r| (r.start_line, r.end_line)).collect();
+        assert_eq!(spans, [(1, 4), (15, 15)]);
+        // Patterns: the whole query, then "rollback", then "rules".
+        assert_eq!(
+            ranges[0].ways,
+            [Way::None, Way::Normalized, Way::Normalized]
+        );
+        assert_eq!(ranges[1].ways, [Way::None, Way::Normalized, Way::None]);
+    }
+
+    #[test]
+    fn a_range_stops_growing_at_its_line_limit() {
+        let text = "term\n".repeat(MAX_RANGE_LINES as usize + 5);
+        let ranges = ranges_of(&text, "term");
+        assert_eq!(ranges.len(), 2);
+        assert_eq!(
+            ranges[0].end_line - ranges[0].start_line + 1,
+            MAX_RANGE_LINES
+        );
+        assert_eq!(ranges[1].start_line, MAX_RANGE_LINES + 1);
+    }
+
+    #[test]
+    fn a_match_across_a_block_boundary_is_counted_once() {
+        // A block is a MiB and then the rest of its last line: the first block ends with
+        // "障害\n" and the next one brings "対応".
+        let filler_lines = (1024 * 1024 - 2) / 2;
+        let mut text = "x\n".repeat(filler_lines);
+        text.push_str("障害\n対応\n");
+        let ranges = ranges_of(&text, "障害対応");
+        assert_eq!(ranges.len(), 1);
+        assert_eq!(ranges[0].matches, 1);
+        assert_eq!(ranges[0].start_line, filler_lines as u64 + 1);
+    }
+
+    #[test]
+    fn a_spent_budget_leaves_the_file_unscanned() {
+        let (_dir, root) = vault(&[("a.md", "term\n")]);
+        let rel = crate::paths::parse_relative("a.md").unwrap();
+        let patterns = Patterns::new("term");
+        let spent = search_file(&root, &rel, &patterns, Instant::now(), 10, &|_| 0.0);
+        assert_eq!(spent, FileOutcome::Unscanned);
+    }
+
+    #[test]
+    fn many_ranges_keep_the_best_in_line_order_and_tally_all() {
+        // 50 ranges, one every 10 lines; the score prefers later lines.
+        let text: String = (0..500)
+            .map(|n| if n % 10 == 0 { "term\n" } else { "x\n" })
+            .collect();
+        let later_first = |range: &LineRange| range.start_line as f32;
+        let FileOutcome::Searched {
+            ranges,
+            tally,
+            hit_lines,
+        } = outcome(&text, "term", 3, &later_first)
+        else {
+            panic!("not searched");
+        };
+        let starts: Vec<u64> = ranges.iter().map(|r| r.start_line).collect();
+        assert_eq!(starts, [471, 481, 491]);
+        assert_eq!((tally.ranges, tally.normalized, tally.loose), (50, 50, 0));
+        assert_eq!(tally.held, [Way::Normalized]);
+        assert_eq!(hit_lines, 50);
+    }
+}

@@ -1,0 +1,347 @@
+//! `vault_find`: find what the vault already holds about a topic (requirements §6.1.1),
+//! recall first, and answer with a trace id, counts and next actions only.
+//!
+//! One call lists the files in scope (`vault::scope`, as `vault_search` does: hidden
+//! entries and `.system/` never), searches them over the cores within the time budget
+//! (`matcher`: Stage 0 normalised and Stage 1 loose, merged into line ranges), keeps the
+//! best `max_candidates` ranges of all files and a tally of every one, judges the tally
+//! (`integrate`: Stage 1.5), and turns the verdict into next actions (`actions`). The
+//! vault changes under the agent's hands, so nothing is indexed: every call reads the
+//! files again.
+//!
+//! The cap bounds memory and the ranking, not the search: the best candidates are the
+//! best of every file searched, and the verdict counts them all. The time budget does
+//! leave files out; the trace keeps them, in the store both find tools share
+//! ([`crate::trace::TraceStore`]), and `only_unscanned_from_trace_id` searches exactly
+//! those, so a cut search can be finished without starting over.
+
+pub mod actions;
+pub mod integrate;
+pub mod matcher;
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use self::actions::{next_actions, AskedScope, Situation};
+use self::integrate::{integrate, score, Best, Candidate};
+use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally};
+use crate::error::ToolResult;
+use crate::paths::{RelPath, Root};
+use crate::trace::{Cutoff, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+use crate::vault::scope::{Scope, ScopeRequest};
+use crate::vault::search::{over_cores, searchable};
+use crate::verdict::{NextAction, Status, Thresholds};
+
+/// Server settings the search depends on (from `Config`).
+#[derive(Debug, Clone)]
+pub struct FindSettings {
+    /// "Too few" and "one file dominates": the base values `manual_find` starts from
+    /// (adaptive tuning moves `manual_find`'s only).
+    pub thresholds: Thresholds,
+    pub trace_max_keep: usize,
+    pub trace_ttl: Duration,
+}
+
+impl FindSettings {
+    pub fn from_config(config: &crate::config::Config) -> FindSettings {
+        FindSettings {
+            thresholds: Thresholds {
+                candidate_low: config.adaptive_candidate_low_base as usize,
+                file_bias: config.adaptive_file_bias_base as f32,
+            },
+            trace_max_keep: config.trace_max_keep,
+            trace_ttl: Duration::from_secs(config.trace_ttl_sec),
+        }
+    }
+}
+
+/// One `vault_find` call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FindRequest<'a> {
+    pub query: &'a str,
+    pub scope: ScopeRequest<'a>,
+    pub only_unscanned_from: Option<&'a str>,
+    pub max_candidates: Option<usize>,
+    pub time_ms: Option<u64>,
+    /// Whether the server serves `vault_coverage`, which verify_coverage proposes.
+    pub coverage_served: bool,
+}
+
+/// The summary of a search (schema `VaultFindSummary`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub terms: usize,
+    pub scanned_files: usize,
+    pub skipped_files: usize,
+    pub unscanned_files: usize,
+    pub hit_lines: u64,
+    pub candidates: usize,
+    pub candidate_files: usize,
+    pub normalized: usize,
+    pub loose: usize,
+    pub file_bias_ratio: f32,
+    pub gap_count: usize,
+    pub integration_status: Status,
+    pub cutoff_reason: Option<Cutoff>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FindOutcome {
+    pub trace_id: String,
+    pub summary: Summary,
+    pub next_actions: Vec<NextAction>,
+}
+
+/// What a vault trace keeps: the files the time budget left out, for a continuation.
+struct VaultTrace {
+    unscanned: Vec<RelPath>,
+}
+
+const KIND: TraceKind = TraceKind {
+    prefix: "v",
+    tool: "vault_find",
+};
+
+/// The search state of a server: the settings and the traces.
+pub struct VaultFinder {
+    settings: FindSettings,
+    traces: Mutex<TraceStore<VaultTrace>>,
+}
+
+impl VaultFinder {
+    pub fn new(settings: FindSettings) -> VaultFinder {
+        VaultFinder {
+            traces: Mutex::new(TraceStore::new(
+                KIND,
+                settings.trace_max_keep,
+                settings.trace_ttl,
+            )),
+            settings,
+        }
+    }
+
+    /// Runs `vault_find` over the vault `root`.
+    pub fn find(&self, root: &Root, request: &FindRequest<'_>) -> ToolResult<FindOutcome> {
+        let started = Instant::now();
+        let phrase = searchable(request.query)?;
+        let left_by: Option<HashSet<String>> = match request.only_unscanned_from {
+            Some(id) => {
+                let mut traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
+                let trace = traces.get(id, started, "only_unscanned_from_trace_id")?;
+                Some(
+                    trace
+                        .unscanned
+                        .iter()
+                        .map(|p| p.as_str().to_owned())
+                        .collect(),
+                )
+            }
+            None => None,
+        };
+        let scope = Scope::new(request.scope)?;
+        let mut files: Vec<RelPath> = scope
+            .files(root)?
+            .into_iter()
+            .map(|entry| entry.path)
+            .collect();
+        if let Some(left) = &left_by {
+            files.retain(|path| left.contains(path.as_str()));
+        }
+        let patterns = Patterns::new(&phrase);
+        let deadline = started + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
+        let cap = request
+            .max_candidates
+            .unwrap_or(DEFAULT_MAX_CANDIDATES)
+            .max(1);
+        let score = |range: &LineRange| score(range, &patterns);
+        let runs = over_cores(&files, |run| {
+            search_run(root, run, &patterns, deadline, cap, &score)
+        });
+        let found = Gathered::of(&files, runs, cap);
+        let cutoff = if !found.unscanned.is_empty() {
+            Some(Cutoff::TimeBudget)
+        } else {
+            (found.tally.ranges > cap).then_some(Cutoff::CandidateCap)
+        };
+        let per_file: Vec<usize> = found.per_file.iter().map(|(_, count)| *count).collect();
+        let verdict = integrate(
+            &found.tally,
+            &per_file,
+            &patterns,
+            self.settings.thresholds,
+            cutoff,
+        );
+        let trace_id = {
+            let mut traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
+            let id = traces.next_id();
+            let trace = VaultTrace {
+                unscanned: found.unscanned.clone(),
+            };
+            traces.insert(id.clone(), trace, Instant::now());
+            id
+        };
+        let next_actions = next_actions(&Situation {
+            trace_id: &trace_id,
+            query: request.query,
+            verdict: &verdict,
+            candidates: &found.best,
+            dominant: found.dominant(),
+            cutoff,
+            scope: AskedScope {
+                dir: scope.dir(),
+                glob: request.scope.glob,
+                exclude_glob: request.scope.exclude_glob,
+            },
+            coverage_served: request.coverage_served,
+        });
+        let summary = Summary {
+            terms: patterns.terms.len(),
+            scanned_files: found.scanned,
+            skipped_files: found.skipped,
+            unscanned_files: found.unscanned.len(),
+            hit_lines: found.hit_lines,
+            candidates: found.tally.ranges,
+            candidate_files: found.per_file.len(),
+            normalized: found.tally.normalized,
+            loose: found.tally.loose,
+            file_bias_ratio: verdict.file_bias,
+            gap_count: verdict.gaps,
+            integration_status: verdict.status,
+            cutoff_reason: cutoff,
+        };
+        let outcome = FindOutcome {
+            trace_id,
+            summary,
+            next_actions,
+        };
+        log_outcome(&outcome, left_by.is_some());
+        Ok(outcome)
+    }
+}
+
+/// What one run of files (one core's share) gave: each file's outcome, with its ranges
+/// moved into the run's best candidates.
+struct Run {
+    outcomes: Vec<FileOutcome>,
+    best: Best,
+}
+
+fn search_run(
+    root: &Root,
+    run: &[RelPath],
+    patterns: &Patterns,
+    deadline: Instant,
+    cap: usize,
+    score: Score<'_>,
+) -> Run {
+    let mut best = Best::new(cap);
+    let outcomes = run
+        .iter()
+        .map(|path| {
+            let mut outcome = search_file(root, path, patterns, deadline, cap, score);
+            if let FileOutcome::Searched { ranges, .. } = &mut outcome {
+                let found = std::mem::take(ranges).into_iter();
+                best.offer(found.map(|range| Candidate::new(path.clone(), range, patterns)));
+            }
+            outcome
+        })
+        .collect();
+    Run { outcomes, best }
+}
+
+/// The runs put together in path order.
+#[derive(Debug, Default)]
+struct Gathered {
+    /// The best `cap` candidates of all files, ranked.
+    best: Vec<Candidate>,
+    /// Every candidate found, added up.
+    tally: Tally,
+    /// Candidates per file that has any, in path order.
+    per_file: Vec<(RelPath, usize)>,
+    scanned: usize,
+    skipped: usize,
+    hit_lines: u64,
+    /// Files the time budget left out.
+    unscanned: Vec<RelPath>,
+}
+
+impl Gathered {
+    /// The runs' best candidates pooled into the best `cap` of all (the same whatever
+    /// the split over the cores: each run kept its best by the one total order), and
+    /// the files' outcomes added up.
+    fn of(files: &[RelPath], runs: Vec<Run>, cap: usize) -> Self {
+        let mut best = Best::new(cap);
+        let mut outcomes = Vec::with_capacity(files.len());
+        for run in runs {
+            best.offer(run.best.ranked());
+            outcomes.extend(run.outcomes);
+        }
+        let mut found = Gathered::default();
+        for (path, outcome) in files.iter().zip(outcomes) {
+            match outcome {
+                FileOutcome::Searched {
+                    tally, hit_lines, ..
+                } => {
+                    found.scanned += 1;
+                    found.hit_lines += hit_lines;
+                    if tally.ranges > 0 {
+                        found.per_file.push((path.clone(), tally.ranges));
+                    }
+                    found.tally.add(&tally);
+                }
+                FileOutcome::Skipped => found.skipped += 1,
+                FileOutcome::Unscanned => found.unscanned.push(path.clone()),
+            }
+        }
+        found.best = best.ranked();
+        found
+    }
+
+    /// The file holding the most candidates (the first in path order on a tie).
+    fn dominant(&self) -> Option<&RelPath> {
+        let mut most: Option<&(RelPath, usize)> = None;
+        for entry in &self.per_file {
+            if most.is_none_or(|(_, count)| entry.1 > *count) {
+                most = Some(entry);
+            }
+        }
+        most.map(|(path, _)| path)
+    }
+}
+
+/// The `vault_find` log line: counts only, never the query or a path.
+fn log_outcome(outcome: &FindOutcome, continued: bool) {
+    let summary = &outcome.summary;
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    tracing::info!(
+        trace_id = %outcome.trace_id,
+        continued,
+        scanned_files = summary.scanned_files,
+        skipped_files = summary.skipped_files,
+        unscanned_files = summary.unscanned_files,
+        candidates = summary.candidates,
+        file_bias_ratio = summary.file_bias_ratio,
+        gap_count = summary.gap_count,
+        integration_status = summary.integration_status.as_str(),
+        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        next_actions = ?actions,
+        "vault_find"
+    );
+}
+
+/// Vaults for the unit tests of this module.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::paths::Root;
+
+    /// A vault in a temporary folder holding `files` (`"path"`, content).
+    pub fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+        let dir = crate::test_support::tree(files);
+        let root = Root::open(dir.path()).expect("root");
+        (dir, root)
+    }
+}
+
+#[cfg(test)]
+mod tests;
