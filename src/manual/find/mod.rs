@@ -334,19 +334,6 @@ impl Finder {
         Ok(hits::items(&trace, kind))
     }
 
-    /// Notes that a ref was used after the search `trace_id` (for the recall statistics);
-    /// an unknown or expired trace is ignored, since the read itself is valid.
-    pub fn record_used(&self, trace_id: &str, place: Place) {
-        if !lock(&self.traces).record_used(trace_id, place, Instant::now()) {
-            tracing::debug!(trace_id, "used ref for an unknown or expired trace");
-        }
-    }
-
-    /// Refs used after the search `trace_id`.
-    pub fn used(&self, trace_id: &str) -> Vec<Place> {
-        lock(&self.traces).used(trace_id).to_vec()
-    }
-
     fn max_stage(&self, requested: Option<u8>) -> ToolResult<u8> {
         let stage = requested.unwrap_or(self.settings.default_max_stage);
         let hard = self.settings.hard_max_stage;

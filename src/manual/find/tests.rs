@@ -376,19 +376,6 @@ fn user_synonyms_find_other_wordings() {
 }
 
 #[test]
-fn refs_read_after_a_search_are_recorded_on_its_trace() {
-    let (_dir, index) = index(FILES);
-    let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("繰越し")).unwrap();
-    let place = hits(&finder, &outcome, HitKind::Candidates)[0]
-        .place
-        .clone()
-        .unwrap();
-    finder.record_used(&outcome.trace_id, place.clone());
-    assert_eq!(finder.used(&outcome.trace_id), [place]);
-}
-
-#[test]
 fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());

@@ -88,16 +88,10 @@ impl Trace {
     }
 }
 
-/// A kept trace and the places used after its search.
-struct Kept {
-    trace: Arc<Trace>,
-    used: Vec<Place>,
-}
-
-/// The `manual_find` traces: the shared store ([`crate::trace::TraceStore`]) holding each
-/// trace with the refs read under its id since.
+/// The `manual_find` traces, on the shared store ([`crate::trace::TraceStore`]). Refs used
+/// after a search are counted by the statistics (`adaptive`), not here.
 pub struct TraceStore {
-    traces: crate::trace::TraceStore<Kept>,
+    traces: crate::trace::TraceStore<Arc<Trace>>,
 }
 
 const KIND: TraceKind = TraceKind {
@@ -120,38 +114,15 @@ impl TraceStore {
     /// Keeps `trace`, evicting expired traces and then the oldest beyond the limit.
     pub fn insert(&mut self, trace: Trace, now: Instant) -> Arc<Trace> {
         let trace = Arc::new(trace);
-        let kept = Kept {
-            trace: Arc::clone(&trace),
-            used: Vec::new(),
-        };
-        self.traces.insert(trace.id.clone(), kept, now);
+        self.traces
+            .insert(trace.id.clone(), Arc::clone(&trace), now);
         trace
     }
 
     /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
     /// the parameter that carried it.
     pub fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<Arc<Trace>> {
-        self.traces
-            .get(id, now, field)
-            .map(|kept| Arc::clone(&kept.trace))
-    }
-
-    /// Notes that `place` was used after the search `id`; false when the trace is gone.
-    pub fn record_used(&mut self, id: &str, place: Place, now: Instant) -> bool {
-        match self.traces.get(id, now, "trace_id") {
-            Ok(kept) => {
-                if !kept.used.contains(&place) {
-                    kept.used.push(place);
-                }
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// Places used after the search `id` (empty when none or when the trace is gone).
-    pub fn used(&self, id: &str) -> &[Place] {
-        self.traces.peek(id).map_or(&[], |kept| &kept.used)
+        self.traces.get(id, now, field).map(|kept| Arc::clone(kept))
     }
 }
 
@@ -168,15 +139,6 @@ mod tests {
             conflicts: Vec::new(),
             gaps: Vec::new(),
             unscanned: Vec::new(),
-        }
-    }
-
-    fn place(line: u32) -> Place {
-        Place {
-            manual_id: "m".into(),
-            path: "a.md".into(),
-            start_line: Some(line),
-            title: "A".into(),
         }
     }
 
@@ -218,18 +180,5 @@ mod tests {
         assert!(store.get(&ids[0], now, "trace_id").is_err());
         assert!(store.get(&ids[1], now, "trace_id").is_ok());
         assert!(store.get(&ids[2], now, "trace_id").is_ok());
-    }
-
-    #[test]
-    fn used_refs_are_recorded_once_per_live_trace() {
-        let now = Instant::now();
-        let mut store = TraceStore::new(2, Duration::from_secs(60));
-        let new = trace(&mut store);
-        let id = store.insert(new, now).id.clone();
-        assert!(store.record_used(&id, place(3), now));
-        assert!(store.record_used(&id, place(3), now));
-        assert!(store.record_used(&id, place(9), now));
-        assert_eq!(store.used(&id), [place(3), place(9)]);
-        assert!(!store.record_used("t-nope", place(1), now));
     }
 }
