@@ -49,6 +49,8 @@ pub struct ManualTree {
     pub files: BTreeMap<String, FoundFile>,
     /// Relative paths of skipped symlinks inside the manual.
     pub symlinks: BTreeSet<String>,
+    /// Relative paths of the folders below the manual folder that the scan walked.
+    pub folders: Vec<String>,
 }
 
 /// The whole root as a scan saw it.
@@ -57,6 +59,19 @@ pub struct RootScan {
     pub manuals: BTreeMap<String, ManualTree>,
     /// Names of symlinks directly under the root (would-be manuals).
     pub symlinked_manuals: BTreeSet<String>,
+}
+
+impl RootScan {
+    /// Every folder the scan walked, relative to the root: each manual's and those below.
+    pub fn folders(&self) -> impl Iterator<Item = String> + '_ {
+        self.manuals.iter().flat_map(|(manual_id, tree)| {
+            std::iter::once(manual_id.clone()).chain(
+                tree.folders
+                    .iter()
+                    .map(move |folder| format!("{manual_id}/{folder}")),
+            )
+        })
+    }
 }
 
 /// Lists manuals and their files under `root`. Only an unreadable root is an error;
@@ -96,6 +111,10 @@ fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
         if entry.path_is_symlink() {
             tracing::warn!(manual_id, path = %path, "skipped symlink");
             tree.symlinks.insert(path);
+            continue;
+        }
+        if entry.file_type().is_dir() {
+            tree.folders.push(path);
             continue;
         }
         let Some(file_type) = FileType::from_path(&path).filter(|_| entry.file_type().is_file())

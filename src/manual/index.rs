@@ -16,6 +16,7 @@ use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootSca
 use super::file::ManualFile;
 use super::node::Node;
 use super::validate::{normalize_relative_path, validate_manual_id};
+use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::Root;
 
@@ -28,6 +29,10 @@ pub struct ManualIndex {
     manuals: BTreeMap<String, Manual>,
     symlinked_manuals: BTreeSet<String>,
     generation: u64,
+    /// Skips the walk while nothing under the root changed (see `watch`).
+    watch: ChangeWatch,
+    /// The folders of the last scan, watched before the next one.
+    folders: Vec<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -52,11 +57,14 @@ pub struct ListedFile<'a> {
 impl ManualIndex {
     /// Scans and loads every manual under `root` (`MANUALS_ROOT`).
     pub fn build(root: impl Into<PathBuf>) -> io::Result<Self> {
+        let root: PathBuf = root.into();
         let mut index = ManualIndex {
-            root: root.into(),
+            folders: vec![root.clone()],
+            root,
             manuals: BTreeMap::new(),
             symlinked_manuals: BTreeSet::new(),
             generation: 0,
+            watch: ChangeWatch::default(),
         };
         index.refresh()?;
         Ok(index)
@@ -65,7 +73,13 @@ impl ManualIndex {
     /// Brings the index in line with the tree: loads added and changed files, drops
     /// deleted ones. Returns whether anything changed (and the generation moved).
     pub fn refresh(&mut self) -> io::Result<bool> {
+        if !self.watch.maybe_changed() {
+            return Ok(false);
+        }
+        self.watch.arm(&self.folders);
         let scan = scan_root(&self.root)?;
+        self.folders = folders_of(&self.root, scan.folders());
+        self.watch.scanned(&self.folders);
         let root = Root::open(&self.root)?;
         let next_generation = self.generation + 1;
         let mut changed = scan.symlinked_manuals != self.symlinked_manuals

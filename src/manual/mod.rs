@@ -26,6 +26,7 @@ pub mod read;
 pub mod reference;
 mod sections;
 mod validate;
+mod watch;
 
 pub use exceptions::{ExceptionCategory, ExceptionTerm, Language, EXCEPTION_TERMS};
 pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};

@@ -106,3 +106,34 @@ fn a_deletion_alone_moves_the_generation() {
     assert!(index.generation() > before);
     assert_eq!(titles(&index, "m"), ["A"]);
 }
+
+/// The change watch may skip the walk only while nothing changed: edits in a nested
+/// folder, a new folder, and a file edited inside that new folder are all seen by the
+/// very next refresh, however quickly they follow each other.
+#[test]
+fn changes_anywhere_in_the_tree_show_on_the_next_refresh() {
+    let fixture = Fixture::new();
+    fixture.write("m/a/deep.md", "# Old\n");
+    let mut index = fixture.index();
+    while index.refresh().unwrap() {} // settle: the first refreshes arm the watch
+    assert!(!index.refresh().unwrap(), "nothing changed");
+
+    fixture.write("m/a/deep.md", "# Newer title\n");
+    assert!(index.refresh().unwrap(), "an edit in a nested folder");
+    assert_eq!(titles(&index, "m"), ["Newer title"]);
+
+    fixture.write("m/b/c/new.md", "# Fresh\n");
+    assert!(index.refresh().unwrap(), "a new folder with a file");
+    fixture.write("m/b/c/new.md", "# Fresh, edited at once\n");
+    assert!(
+        index.refresh().unwrap(),
+        "an edit inside the folder just created"
+    );
+    assert!(titles(&index, "m").contains(&"Fresh, edited at once".to_string()));
+
+    fs::remove_file(fixture.path("m/a/deep.md")).unwrap();
+    assert!(index.refresh().unwrap(), "a deletion");
+    assert!(!titles(&index, "m").contains(&"Newer title".to_string()));
+    while index.refresh().unwrap() {}
+    assert!(!index.refresh().unwrap(), "quiet again");
+}
