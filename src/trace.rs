@@ -22,8 +22,12 @@ pub const DEFAULT_TIME_MS: u64 = 60_000;
 /// Most candidates a search keeps when the request brings no cap.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
-/// Why a search left part of its scope out (schema `cutoff_reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Why a search left part of its scope out (schema `cutoff_reason`; also the word the
+/// statistics file records).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Cutoff {
     TimeBudget,
     CandidateCap,

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::trace::Cutoff;
+
 use super::fingerprint::Fingerprint;
 use super::thresholds::Thresholds;
 use super::tuning::TuningState;
@@ -26,16 +28,6 @@ pub enum Record {
     ArtifactAudit(AuditRecord),
     /// A change of the tuned thresholds, with the state needed to resume after a restart.
     Tuning(TuningRecord),
-}
-
-/// Why a search stopped early (spec_manuals §4, `cutoff_reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CutoffReason {
-    TimeBudget,
-    CandidateCap,
-    StageCap,
-    HardLimit,
 }
 
 /// The summary of one `manual_find`, as the search engine reports it.
@@ -59,7 +51,7 @@ pub struct FindSummary {
     pub file_bias_ratio: f64,
     pub warnings: u64,
     /// `null` when the search was not cut off.
-    pub cutoff_reason: Option<CutoffReason>,
+    pub cutoff_reason: Option<Cutoff>,
     pub unscanned_sections_count: u64,
 }
 
@@ -279,7 +271,7 @@ mod tests {
     #[test]
     fn every_kind_round_trips() {
         let mut find = facts("t2");
-        find.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
+        find.summary.cutoff_reason = Some(Cutoff::TimeBudget);
         let records = vec![
             Record::Find(FindRecord::new(find, 5)),
             Record::Usage(UsageRecord {

@@ -134,9 +134,10 @@ fn write_changes(out: &mut String, records: &[Record]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adaptive::record::{CutoffReason, TuningReason, TuningRecord};
+    use crate::adaptive::record::{TuningReason, TuningRecord};
     use crate::adaptive::test_support::{facts, find, usage, DEFAULTS};
     use crate::adaptive::tuning::TuningState;
+    use crate::trace::Cutoff;
 
     const DAY: u64 = 86_400;
     /// 2026-11-20T00:00:00Z
@@ -150,7 +151,7 @@ mod tests {
             let mut search = facts(&trace_id);
             search.summary.scope_expanded = n == 0;
             search.added_est_tokens = if n == 0 { 40 } else { 0 };
-            search.summary.cutoff_reason = (n == 1).then_some(CutoffReason::CandidateCap);
+            search.summary.cutoff_reason = (n == 1).then_some(Cutoff::CandidateCap);
             records.push(find(START + n, search));
             records.push(usage(START + n, &trace_id, 4, n.min(3) + 1));
         }

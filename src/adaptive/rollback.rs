@@ -50,8 +50,9 @@ pub fn rollback_reason(searches: &[&Observation]) -> Option<TuningReason> {
 mod tests {
     use super::*;
     use crate::adaptive::history::History;
-    use crate::adaptive::record::{CutoffReason, Record};
+    use crate::adaptive::record::Record;
     use crate::adaptive::test_support::{facts, find, usage};
+    use crate::trace::Cutoff;
 
     /// `count` searches, `missed` of every 100 with recall 0 (others 1), `cut` of every
     /// 100 cut off.
@@ -60,7 +61,7 @@ mod tests {
             let trace_id = format!("t{}", records.len());
             let mut search = facts(&trace_id);
             if n % 100 < cut {
-                search.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
+                search.summary.cutoff_reason = Some(Cutoff::TimeBudget);
             }
             records.push(find(0, search));
             let found = u64::from(n % 100 >= missed);

@@ -5,16 +5,14 @@
 use std::collections::HashSet;
 
 use super::{next_actions, page, rounded, trim_actions, wire_enum};
-use crate::adaptive::{
-    CutoffReason, FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey,
-};
+use crate::adaptive::{FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey};
 use crate::app::App;
 use crate::artifact::est_tokens;
 use crate::clock;
 use crate::contract::types::*;
 use crate::error::ToolResult;
 use crate::manual::find::query::Intent as QueryIntent;
-use crate::manual::find::trace::{Cutoff, Place};
+use crate::manual::find::trace::Place;
 use crate::manual::find::{
     FindOutcome, FindRequest, HitItem as FoundItem, HitKind as FoundKind, Thresholds,
 };
@@ -59,11 +57,7 @@ pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<Manua
             candidates: outcome.summary.candidates as u64,
             file_bias_ratio: f64::from(outcome.summary.file_bias_ratio),
             warnings: outcome.summary.warnings as u64,
-            cutoff_reason: outcome.summary.cutoff_reason.map(|cutoff| match cutoff {
-                Cutoff::TimeBudget => CutoffReason::TimeBudget,
-                Cutoff::CandidateCap => CutoffReason::CandidateCap,
-                Cutoff::StageCap => CutoffReason::StageCap,
-            }),
+            cutoff_reason: outcome.summary.cutoff_reason,
             unscanned_sections_count: outcome.summary.unscanned_sections_count as u64,
         },
         chars_in,
