@@ -6,11 +6,11 @@
 //! code blocks are skipped: an `except` in a code sample is not a caveat of the manual.
 
 use super::exceptions::{first_exception, ExceptionCategory, ExceptionMatch};
-use super::excerpt::window_around;
 use super::file::ManualFile;
 use super::index::ManualIndex;
 use super::lines::LineSpan;
 use crate::error::ToolResult;
+use crate::text::snippet::window_around;
 
 /// Characters of context a snippet may hold, term included.
 pub const EXCEPT_SNIPPET_CHARS: usize = 160;

@@ -4,27 +4,7 @@
 //! byte; these helpers turn one into the other without ever splitting a UTF-8 sequence,
 //! which matters for Japanese text where every character is three bytes.
 
-use std::ops::Range;
-
-/// Byte offset `count` characters after `from`, or the end of `text`.
-pub(crate) fn advance_chars(text: &str, from: usize, count: usize) -> usize {
-    text[from..]
-        .char_indices()
-        .nth(count)
-        .map_or(text.len(), |(offset, _)| from + offset)
-}
-
-/// Byte offset `count` characters before `to`, or 0.
-pub(crate) fn retreat_chars(text: &str, to: usize, count: usize) -> usize {
-    match count {
-        0 => to,
-        _ => text[..to]
-            .char_indices()
-            .rev()
-            .nth(count - 1)
-            .map_or(0, |(offset, _)| offset),
-    }
-}
+use crate::text::snippet::advance_chars;
 
 /// The longest prefix of `text` of at most `max_chars` characters. When a cut is needed it
 /// falls after the last complete line that fits, so a client continuing at the next line
@@ -43,21 +23,10 @@ pub(crate) fn clip_to_chars(text: &str, max_chars: usize) -> &str {
     }
 }
 
-/// Byte range of a window of at most `max_chars` characters around `focus`, centred when
-/// the text allows and shifted to use the room one side lacks. `focus` itself is kept
-/// whole when it fits.
-pub(crate) fn window_around(text: &str, focus: Range<usize>, max_chars: usize) -> Range<usize> {
-    let spare = max_chars.saturating_sub(text[focus.clone()].chars().count());
-    let from = retreat_chars(text, focus.start, spare / 2);
-    let used_before = text[from..focus.start].chars().count();
-    let to = advance_chars(text, focus.end, spare - used_before);
-    let used_after = text[focus.end..to].chars().count();
-    retreat_chars(text, focus.start, spare - used_after)..to
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::snippet::{retreat_chars, window_around};
 
     #[test]
     fn counts_characters_not_bytes() {

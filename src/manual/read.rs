@@ -27,12 +27,13 @@
 
 use serde_json::json;
 
-use super::excerpt::{advance_chars, clip_to_chars, retreat_chars};
+use super::excerpt::clip_to_chars;
 use super::file::{FileType, ManualFile};
 use super::index::ManualIndex;
 use super::lines::LineSpan;
 use super::reference::ManualRef;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::text::snippet::{advance_chars, retreat_chars};
 
 /// Size of a snippet before `expand`: about one paragraph, enough to judge a hit without
 /// paying for a section.

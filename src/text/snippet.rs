@@ -4,6 +4,8 @@
 //! Limits are in characters, not bytes: a byte limit would cut Japanese three times
 //! shorter than English and could split a character.
 
+use std::ops::Range;
+
 const CUT_MARK: char = '…';
 
 /// At most `max_chars` characters of `original` around `byte`, marks included: `…` at
@@ -13,7 +15,7 @@ pub fn snippet(original: &str, byte: usize, max_chars: usize) -> String {
     let center = floor_char_boundary(original, byte.min(original.len()));
     let mut marks = 0;
     loop {
-        let window = window_around(original, center, max_chars.saturating_sub(marks));
+        let window = window_around(original, center..center, max_chars.saturating_sub(marks));
         let cut_before = window.start > 0;
         let cut_after = window.end < original.len();
         let needed = usize::from(cut_before) + usize::from(cut_after);
@@ -33,27 +35,36 @@ pub fn truncate_chars(s: &str, max_chars: usize) -> (&str, bool) {
     }
 }
 
-/// Up to `budget` characters around `center`: half before, the rest after, and
-/// whatever one side cannot use goes to the other.
-fn window_around(s: &str, center: usize, budget: usize) -> std::ops::Range<usize> {
-    let mut before = s[..center].char_indices().rev().map(|(i, _)| i);
-    let after = s[center..]
+/// Byte offset `count` characters after `from`, or the end of `text`.
+pub fn advance_chars(text: &str, from: usize, count: usize) -> usize {
+    text[from..]
         .char_indices()
-        .map(|(i, c)| center + i + c.len_utf8());
-    let (mut start, mut end) = (center, center);
-    let mut taken = 0;
-    for b in before.by_ref().take(budget / 2) {
-        start = b;
-        taken += 1;
+        .nth(count)
+        .map_or(text.len(), |(offset, _)| from + offset)
+}
+
+/// Byte offset `count` characters before `to`, or 0.
+pub fn retreat_chars(text: &str, to: usize, count: usize) -> usize {
+    match count {
+        0 => to,
+        _ => text[..to]
+            .char_indices()
+            .rev()
+            .nth(count - 1)
+            .map_or(0, |(offset, _)| offset),
     }
-    for a in after.take(budget - taken) {
-        end = a;
-        taken += 1;
-    }
-    for b in before.take(budget - taken) {
-        start = b;
-    }
-    start..end
+}
+
+/// Byte range of a window of at most `max_chars` characters around `focus`, centred when
+/// the text allows and shifted to use the room one side lacks. `focus` itself is kept
+/// whole when it fits.
+pub fn window_around(text: &str, focus: Range<usize>, max_chars: usize) -> Range<usize> {
+    let spare = max_chars.saturating_sub(text[focus.clone()].chars().count());
+    let from = retreat_chars(text, focus.start, spare / 2);
+    let used_before = text[from..focus.start].chars().count();
+    let to = advance_chars(text, focus.end, spare - used_before);
+    let used_after = text[focus.end..to].chars().count();
+    retreat_chars(text, focus.start, spare - used_after)..to
 }
 
 fn render(window: &str, cut_before: bool, cut_after: bool, max_chars: usize) -> String {
