@@ -1,13 +1,9 @@
 //! `manvault stats` on statistics files written through the adaptive API.
 
-#[path = "adaptive_support/mod.rs"]
-#[allow(dead_code)]
-mod support;
-
 use std::process::Command;
 
+use crate::support::adaptive::{Traffic, Workspace, DAY, START};
 use manvault::adaptive::Adaptive;
-use support::{Traffic, Workspace, DAY, START};
 
 fn stats(workspace: &Workspace) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_manvault"))

@@ -4,7 +4,7 @@ use std::fs;
 
 use manvault::error::ErrorCode;
 
-use crate::fixture::{error_code, Fixture};
+use super::fixture::{error_code, Fixture};
 
 fn titles(index: &manvault::manual::ManualIndex, manual_id: &str) -> Vec<String> {
     index

@@ -1,17 +1,13 @@
 //! The statistics file as the tool layer will use it: free of corpus text, bounded,
 //! tolerant of damage, and the tuning state surviving a restart.
 
-#[path = "adaptive_support/mod.rs"]
-#[allow(dead_code)]
-mod support;
-
 use std::collections::HashSet;
 use std::path::Path;
 
+use crate::support::adaptive::{Traffic, Workspace, DAY, DEFAULTS, HOUR, START};
 use manvault::adaptive::{
     Adaptive, AuditFacts, AuditKind, FindFacts, FindSummary, Fingerprint, RefKey, Thresholds,
 };
-use support::{Traffic, Workspace, DAY, DEFAULTS, HOUR, START};
 
 const EXAMPLE_MANUALS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/workspace/manuals");
 

@@ -3,13 +3,9 @@
 //! step a day, lower the cost while recall stays above the floor, roll back when recall
 //! or the cutoff rate worsens, and stay at the defaults when tuning is off.
 
-#[path = "adaptive_support/mod.rs"]
-#[allow(dead_code)]
-mod support;
-
+use crate::support::adaptive::{Traffic, Workspace, DAY, DEFAULTS, START};
 use manvault::adaptive::{Adaptive, Thresholds};
 use manvault::config::Config;
-use support::{Traffic, Workspace, DAY, DEFAULTS, START};
 
 /// Searches a day: one every five minutes.
 const PER_DAY: u64 = 288;

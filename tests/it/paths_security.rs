@@ -15,13 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::support::outside_watch::OutsideWatch;
 use manvault::error::{ErrorCode, ToolError};
 use manvault::paths::{parse_relative, FileKind, RelPath, Root};
-use outside_watch::OutsideWatch;
 use tempfile::TempDir;
-
-#[path = "support/outside_watch.rs"]
-mod outside_watch;
 
 struct Fixture {
     _temp: TempDir,

@@ -1,6 +1,6 @@
 //! The section model: which lines are headings, and each node's range, parent and title.
 
-use crate::fixture::{index_with, outline};
+use super::fixture::{index_with, outline};
 
 #[test]
 fn nested_headings_cover_their_descendants() {

@@ -9,9 +9,7 @@ use manvault::paths::{parse_relative, Root};
 use manvault::vault::write::Edit;
 use serde_json::{json, Value};
 
-#[path = "support/workspace.rs"]
-mod workspace;
-use workspace::Workspace;
+use crate::support::workspace::Workspace;
 
 #[test]
 fn the_vault_folder_is_created_on_first_use() {

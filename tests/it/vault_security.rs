@@ -16,9 +16,7 @@ use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use serde_json::{json, Value};
 
-#[path = "support/outside_watch.rs"]
-mod outside_watch;
-use outside_watch::{snapshot, OutsideWatch};
+use crate::support::outside_watch::{snapshot, OutsideWatch};
 
 const DAILY: &str = "artifacts/daily/2026-11-25.md";
 

@@ -7,7 +7,7 @@ use manvault::manual::{
     RequestedLimits,
 };
 
-use crate::fixture::{error_code, Fixture};
+use super::fixture::{error_code, Fixture};
 
 const GUIDE: &str = "\
 ---

@@ -3,7 +3,7 @@
 use manvault::error::ErrorCode;
 use manvault::manual::{manual_excepts, ExceptsPage, ExceptsRequest, ManualIndex};
 
-use crate::fixture::{error_code, Fixture};
+use super::fixture::{error_code, Fixture};
 
 const GUIDE: &str = "\
 # A

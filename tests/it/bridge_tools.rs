@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-#[path = "support/workspace.rs"]
-mod workspace;
-use workspace::Workspace;
+use crate::support::workspace::Workspace;
 
 /// The example manuals (read in place; nothing writes them) and an empty vault.
 fn workspace() -> Workspace {

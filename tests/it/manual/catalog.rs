@@ -5,7 +5,7 @@ use std::os::unix::fs::symlink;
 use manvault::error::ErrorCode;
 use manvault::manual::FileType;
 
-use crate::fixture::{error_code, Fixture};
+use super::fixture::{error_code, Fixture};
 
 fn listing(fixture: &Fixture, manual_id: Option<&str>) -> Vec<String> {
     let index = fixture.index();

@@ -1,0 +1,6 @@
+//! What several suites share.
+
+pub mod adaptive;
+pub mod network;
+pub mod outside_watch;
+pub mod workspace;
