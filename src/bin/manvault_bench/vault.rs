@@ -76,7 +76,7 @@ impl XorShift {
     }
 
     fn sentence(&mut self) -> &'static str {
-        if self.next() % 2 == 0 {
+        if self.next().is_multiple_of(2) {
             JAPANESE[self.next() % JAPANESE.len()]
         } else {
             ENGLISH[self.next() % ENGLISH.len()]
