@@ -98,7 +98,7 @@ impl Traffic {
         let fired = candidates < u64::from(thresholds.candidate_low)
             || (biased && bias >= thresholds.file_bias - 1e-9);
         let needed = candidates < self.needs_candidates_below
-            || (biased && n % 4 == 0 && bias >= self.needs_bias_at_least - 1e-9);
+            || (biased && n.is_multiple_of(4) && bias >= self.needs_bias_at_least - 1e-9);
         let trace_id = format!("trace-{n}");
         let mut refs: HashSet<RefKey> = (0..candidates)
             .map(|line| key(n, line as u32 + 1))
@@ -119,7 +119,7 @@ impl Traffic {
                 candidates,
                 file_bias_ratio: if candidates > 0 { bias } else { 0.0 },
                 warnings: 0,
-                cutoff_reason: (self.cut_off_one_in > 0 && n % self.cut_off_one_in == 0)
+                cutoff_reason: (self.cut_off_one_in > 0 && n.is_multiple_of(self.cut_off_one_in))
                     .then_some(Cutoff::TimeBudget),
                 unscanned_sections_count: 0,
             },
