@@ -19,6 +19,11 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "${WORKSPACE_ROOT}/synonyms.txt",
         "a file (missing is fine)",
     ),
+    (
+        "CACHE_DIR",
+        "${VAULT_ROOT}/.system/cache",
+        "a folder (created on demand)",
+    ),
     ("LOG_LEVEL", "info", "error | warn | info | debug"),
     ("ADAPTIVE_TUNING", "true", "true | false"),
     (
@@ -64,6 +69,9 @@ pub struct Config {
     pub vault_root: PathBuf,
     pub default_manual_id: Option<String>,
     pub synonyms_path: PathBuf,
+    /// Where derived data that can always be rebuilt from the manuals lives (the section
+    /// index, section vectors): deleting it loses nothing but time.
+    pub cache_dir: PathBuf,
     pub log_level: LogLevel,
     pub adaptive_tuning: bool,
     pub adaptive_stats_path: PathBuf,
@@ -214,6 +222,7 @@ impl Config {
             vault_root.join(".system").join("adaptive_stats.jsonl"),
         );
         let synonyms_path = env.path("SYNONYMS_PATH", None, workspace_root.join("synonyms.txt"));
+        let cache_dir = env.path("CACHE_DIR", None, vault_root.join(".system").join("cache"));
         let log_level = match env
             .raw("LOG_LEVEL")
             .map(|v| v.to_ascii_lowercase())
@@ -256,6 +265,7 @@ impl Config {
             vault_root,
             adaptive_stats_path,
             synonyms_path,
+            cache_dir,
         })
     }
 }
@@ -297,6 +307,7 @@ mod tests {
         assert_eq!((config.trace_max_keep, config.trace_ttl_sec), (100, 1800));
         assert!(!config.allow_file_scope && config.adaptive_tuning);
         assert_eq!(config.log_level, LogLevel::Info);
+        assert_eq!(config.cache_dir, PathBuf::from("./vault/.system/cache"));
     }
 
     #[test]
