@@ -34,7 +34,7 @@ impl McpServer {
     pub fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
-            tools: Arc::new(TOOLS.iter().map(mcp_tool).collect()),
+            tools: Arc::new(served_tools()),
         }
     }
 
@@ -44,6 +44,12 @@ impl McpServer {
         running.waiting().await?;
         Ok(())
     }
+}
+
+/// The tools `tools/list` serves, in table order; `manvault tools --json` prints the same
+/// list, so what a person inspects is what a client gets.
+pub fn served_tools() -> Vec<Tool> {
+    TOOLS.iter().map(mcp_tool).collect()
 }
 
 fn schema_object(text: &str) -> Arc<JsonObject> {

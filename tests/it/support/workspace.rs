@@ -2,7 +2,8 @@
 //! layer through `App::call` (validation and dispatch included) rather than a server.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use manvault::app::App;
 use manvault::config::{Config, RootFlags};
@@ -19,6 +20,8 @@ impl Workspace {
     pub fn new(manuals: Option<PathBuf>) -> Workspace {
         let temp = tempfile::tempdir().unwrap();
         let vault = temp.path().join("vault");
+        // What `manvault serve` does at start (`workspace::prepare`); `App` creates nothing.
+        fs::create_dir(&vault).unwrap();
         let flags = RootFlags {
             workspace: Some(temp.path().to_owned()),
             manuals,
@@ -46,4 +49,19 @@ impl Workspace {
             Err(error) => Err(error.to_json()),
         }
     }
+}
+
+/// A fresh copy of `examples/workspace/` to write into.
+#[allow(dead_code)] // not every suite writes into the example
+pub fn example_copy() -> tempfile::TempDir {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace/.");
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(example)
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
 }
