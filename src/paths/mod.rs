@@ -20,7 +20,8 @@
 //!   `\x`), network (`//srv`, `\\srv\share`), or climbing above the root (`../x`,
 //!   `a/../../x`).
 //! - `invalid_path`: a malformed spelling that would stay inside: `a/../b` (any `..`),
-//!   empty path, control characters, percent-encoded dots or separators, drive letters,
+//!   empty path, control characters, bidirectional controls and line separators,
+//!   percent-encoded dots or separators, drive letters,
 //!   `:`, leading `~`, Windows device names, trailing space or dot, over-long names, the
 //!   server's temporary-file names; also a folder where a file is expected or the reverse.
 //! - `forbidden`: a symbolic link at any component, a hard-linked write target, a device,

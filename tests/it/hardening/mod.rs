@@ -3,3 +3,4 @@
 //! time.
 
 mod glob;
+mod inputs;
