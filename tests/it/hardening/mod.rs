@@ -4,3 +4,4 @@
 
 mod glob;
 mod inputs;
+mod logs;
