@@ -5,3 +5,4 @@
 mod glob;
 mod inputs;
 mod logs;
+mod temp_files;
