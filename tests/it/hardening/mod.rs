@@ -5,4 +5,5 @@
 mod glob;
 mod inputs;
 mod logs;
+mod stats_file;
 mod temp_files;
