@@ -106,7 +106,7 @@ impl ServerHandler for McpServer {
         let name = request.name.to_string();
         if crate::contract::tool(&name).is_none() {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                format!("unknown tool: {}", crate::error::clip(&name)),
                 None,
             ));
         }
