@@ -74,7 +74,7 @@ pub const VARIABLES: &[Variable] = &[
         "LOG_LEVEL",
         "info",
         "error | warn | info | debug",
-        "stderr log level (libraries log at warn unless debug)",
+        "stderr level of manvault's own events (libraries: warn at most)",
     ),
     variable(
         "LOG_FORMAT",
@@ -178,6 +178,42 @@ pub const VARIABLES: &[Variable] = &[
         "3 ..= 4",
         "highest manual_find stage allowed",
     ),
+    variable(
+        "MANVAULT_HTTP_TOKEN",
+        "(unset)",
+        "a token of 16 or more characters",
+        "serve --http: the one bearer token (actor `default`)",
+    ),
+    variable(
+        "MANVAULT_HTTP_TOKENS_FILE",
+        "(unset)",
+        "a file of `name:token` lines",
+        "serve --http: one token a line, the name being the actor",
+    ),
+    variable(
+        "MANVAULT_HTTP_RATE_LIMIT",
+        "600",
+        "1 ..= 1000000",
+        "serve --http: requests per token per window",
+    ),
+    variable(
+        "MANVAULT_HTTP_RATE_WINDOW_SEC",
+        "60",
+        "1 ..= 86400",
+        "serve --http: the rate-limit window, in seconds",
+    ),
+    variable(
+        "MANVAULT_HTTP_ALLOWED_HOSTS",
+        "(loopback names and the bound address)",
+        "host or host:port, comma separated",
+        "serve --http: extra names accepted in Host and Origin",
+    ),
+    variable(
+        "MANVAULT_HTTP_SHUTDOWN_GRACE_SEC",
+        "30",
+        "1 ..= 3600",
+        "serve --http: how long calls in flight may finish after SIGINT/SIGTERM",
+    ),
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
@@ -229,6 +265,51 @@ pub struct Config {
     pub hard_max_chars: u32,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
+}
+
+/// The settings of `serve --http` only (the `MANVAULT_HTTP_*` variables); read when that
+/// transport starts, so a stdio server never fails on them.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// `MANVAULT_HTTP_TOKEN`: one token, whose actor name is `default`.
+    pub token: Option<String>,
+    /// `MANVAULT_HTTP_TOKENS_FILE`: `name:token` lines.
+    pub tokens_file: Option<PathBuf>,
+    /// Requests one token may make per window.
+    pub rate_limit: u32,
+    pub rate_window_sec: u64,
+    /// Extra names clients may use in `Host` (and `Origin`) besides the loopback names
+    /// and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// How long in-flight calls may take to finish after SIGINT/SIGTERM.
+    pub shutdown_grace_sec: u64,
+}
+
+impl HttpConfig {
+    pub fn from_env() -> Result<HttpConfig, String> {
+        Self::load(&|name| std::env::var(name).ok())
+    }
+
+    pub fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
+        let env = Env { lookup };
+        Ok(HttpConfig {
+            token: env.raw("MANVAULT_HTTP_TOKEN"),
+            tokens_file: env.raw("MANVAULT_HTTP_TOKENS_FILE").map(PathBuf::from),
+            rate_limit: env.number("MANVAULT_HTTP_RATE_LIMIT", 600, 1, 1_000_000)?,
+            rate_window_sec: env.number("MANVAULT_HTTP_RATE_WINDOW_SEC", 60, 1, 86_400)?,
+            allowed_hosts: env
+                .raw("MANVAULT_HTTP_ALLOWED_HOSTS")
+                .map(|list| {
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|host| !host.is_empty())
+                        .map(str::to_ascii_lowercase)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            shutdown_grace_sec: env.number("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", 30, 1, 3600)?,
+        })
+    }
 }
 
 /// Root folders given on the command line (`--workspace`, `--manuals`, `--vault`); each

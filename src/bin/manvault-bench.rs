@@ -3,12 +3,16 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory.
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
+//!   a huge statistics file), before and after their fixes.
 
 use std::process::ExitCode;
 
 #[path = "manvault_bench/common.rs"]
 mod common;
+#[path = "manvault_bench/faults.rs"]
+mod faults;
 #[path = "manvault_bench/find.rs"]
 mod find;
 #[path = "manvault_bench/vault.rs"]
@@ -16,13 +20,15 @@ mod vault;
 
 const USAGE: &str = "usage:
   manvault-bench vault
-  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]";
+  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench faults [PART...]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("faults") => faults::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -26,11 +26,11 @@ use serde_json::Value;
 
 use crate::adaptive::{report, StatsFile};
 use crate::app::App;
-use crate::config::{Config, RootFlags};
+use crate::config::{Config, HttpConfig, RootFlags};
 use crate::contract::TOOLS;
 use crate::manual::ManualIndex;
 use crate::progress::{IndexProgress, ProgressLog};
-use crate::server::{served_tools, McpServer};
+use crate::server::{http, served_tools, McpServer};
 use crate::workspace;
 
 /// Exit code of a wrong command line, setting or workspace (clap's own is 2 too).
@@ -98,6 +98,10 @@ impl RootArgs {
 
 #[derive(Debug, Clone, Default, Args)]
 struct ServeArgs {
+    /// Serve MCP over streamable HTTP at http://HOST:PORT/mcp instead of stdio (tokens:
+    /// MANVAULT_HTTP_TOKEN or MANVAULT_HTTP_TOKENS_FILE; without one, loopback only)
+    #[arg(long, value_name = "HOST:PORT")]
+    http: Option<String>,
     #[command(flatten)]
     roots: RootArgs,
 }
@@ -131,7 +135,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve(cli.serve)) {
         Command::Tools(args) => tools(&args),
-        Command::Serve(args) => with_config(&args.roots, serve),
+        Command::Serve(args) => with_config(&args.roots, |config| serve(config, &args)),
         Command::Doctor(roots) => doctor::run(Config::from_env(&roots.flags())),
         Command::Call(args) => with_config(&args.roots, |config| call(config, &args)),
         Command::Stats(roots) => with_config(&roots, |config| stats(&config)),
@@ -183,7 +187,17 @@ fn tools(args: &ToolsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn serve(config: Config) -> ExitCode {
+fn serve(config: Config, args: &ServeArgs) -> ExitCode {
+    // HTTP settings first: a bad one is a start error like any other setting.
+    let http = match args
+        .http
+        .as_deref()
+        .map(|bind| HttpConfig::from_env().map(|s| (bind, s)))
+    {
+        None => None,
+        Some(Ok(http)) => Some(http),
+        Some(Err(message)) => return usage_error(&message),
+    };
     if let Err(code) = prepare_workspace(&config) {
         return code;
     }
@@ -193,11 +207,24 @@ fn serve(config: Config) -> ExitCode {
         .expect("tokio runtime");
     let app = Arc::new(App::new(config));
     index_in_background(Arc::clone(&app));
-    match runtime.block_on(McpServer::new(app).serve_stdio()) {
+    let server = McpServer::new(app);
+    let served = match http {
+        None => runtime
+            .block_on(server.serve_stdio())
+            .map_err(|error| (error.to_string(), ExitCode::FAILURE)),
+        Some((bind, settings)) => {
+            let served = runtime.block_on(http::serve(server, bind, settings));
+            // A call cut by the shutdown grace period must not hold the exit: writes are
+            // atomic.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+            served.map_err(|message| (message, ExitCode::from(EXIT_USAGE)))
+        }
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("manvault: {error}");
-            ExitCode::FAILURE
+        Err((message, code)) => {
+            eprintln!("manvault: {message}");
+            code
         }
     }
 }
@@ -323,10 +350,13 @@ mod tests {
         let cli = Cli::try_parse_from(["manvault", "--workspace", "w"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.serve.roots.workspace, Some(PathBuf::from("w")));
-        let cli = Cli::try_parse_from(["manvault", "serve", "--vault=v"]).unwrap();
-        assert!(
-            matches!(cli.command, Some(Command::Serve(ref args)) if args.roots.vault == Some(PathBuf::from("v")))
-        );
+        let cli = Cli::try_parse_from(["manvault", "serve", "--vault=v", "--http", "127.0.0.1:0"])
+            .unwrap();
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(args.roots.vault, Some(PathBuf::from("v")));
+        assert_eq!(args.http.as_deref(), Some("127.0.0.1:0"));
     }
 
     #[test]

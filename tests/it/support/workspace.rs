@@ -2,8 +2,7 @@
 //! layer through `App::call` (validation and dispatch included) rather than a server.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use manvault::app::App;
 use manvault::config::{Config, RootFlags};
@@ -51,17 +50,17 @@ impl Workspace {
     }
 }
 
-/// A fresh copy of `examples/workspace/` to write into.
-#[allow(dead_code)] // not every suite writes into the example
+/// A fresh copy of the example workspace (`examples/workspace`), for tests that start the
+/// server binary on it.
 pub fn example_copy() -> tempfile::TempDir {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace/.");
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
         .arg("-r")
-        .arg(example)
-        .arg(copy.path())
+        .arg(repo.join("examples/workspace/."))
+        .arg(workspace.path())
         .status()
         .unwrap();
     assert!(status.success());
-    copy
+    workspace
 }
