@@ -3,12 +3,16 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory.
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
+//!   them) per category and language, beside the bench's grep and FTS5 baselines.
 
 use std::process::ExitCode;
 
 #[path = "manvault_bench/common.rs"]
 mod common;
+#[path = "manvault_bench/dah.rs"]
+mod dah;
 #[path = "manvault_bench/find.rs"]
 mod find;
 #[path = "manvault_bench/vault.rs"]
@@ -16,13 +20,15 @@ mod vault;
 
 const USAGE: &str = "usage:
   manvault-bench vault
-  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]";
+  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("dah") => dah::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
