@@ -26,8 +26,8 @@ pub struct App {
     /// Built by the first call that needs it (so `initialize` answers at once), then
     /// refreshed before every use so edits to manuals show without a restart.
     manuals: RwLock<Option<ManualIndex>>,
-    /// Opened (and the folder created if missing) by the first vault call, then held for
-    /// the life of the server; see `paths::Root` for why the descriptor is kept.
+    /// Opened by the first vault call, then held for the life of the server (see
+    /// `paths::Root` for why the descriptor is kept); `workspace::prepare` made the folder.
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms.
     pub finder: Finder,

@@ -52,7 +52,7 @@ impl McpServer {
     pub fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
-            tools: Arc::new(TOOLS.iter().map(mcp_tool).collect()),
+            tools: Arc::new(served_tools()),
             log: Arc::new(SessionLog::open()),
         }
     }
@@ -97,6 +97,12 @@ fn call_context(request: &RequestContext<RoleServer>) -> CallContext {
         Some(actor) => CallContext::for_actor(actor),
         None => CallContext::local(),
     }
+}
+
+/// The tools `tools/list` serves, in table order; `manvault tools --json` prints the same
+/// list, so what a person inspects is what a client gets.
+pub fn served_tools() -> Vec<Tool> {
+    TOOLS.iter().map(mcp_tool).collect()
 }
 
 fn schema_object(text: &str) -> Arc<JsonObject> {

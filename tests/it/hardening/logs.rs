@@ -12,6 +12,8 @@ const MARKER: &str = "MARKER-4c1d-body-text";
 #[test]
 fn debug_logs_carry_no_request_or_response_text() {
     let workspace = tempfile::tempdir().unwrap();
+    // A workspace the server accepts: it refuses to start without a manuals folder.
+    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
     let mut server = RawServer::start(workspace.path(), &[("LOG_LEVEL", "debug")]);
     server.initialize(1);
     server.send(

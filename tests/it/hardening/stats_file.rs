@@ -16,6 +16,8 @@ const JUNK_LINES: usize = 100_000;
 #[test]
 fn a_huge_corrupt_statistics_file_costs_one_warning_and_is_compacted() {
     let workspace = tempfile::tempdir().unwrap();
+    // A workspace the server accepts: it refuses to start without a manuals folder.
+    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
     let stats = workspace.path().join("vault/.system/adaptive_stats.jsonl");
     fs::create_dir_all(stats.parent().unwrap()).unwrap();
     let mut file = fs::File::create(&stats).unwrap();

@@ -75,6 +75,8 @@ fn the_sweep_removes_old_temporary_files_and_nothing_else() {
 #[test]
 fn a_server_start_sweeps_the_vault() {
     let workspace = tempfile::tempdir().unwrap();
+    // A workspace the server accepts: it refuses to start without a manuals folder.
+    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
     let stale = workspace.path().join("vault/notes/.manvault-tmp-77-0");
     write_aged(&stale, &"x".repeat(100_000), OLD);
     let server = RawServer::start(workspace.path(), &[]);
