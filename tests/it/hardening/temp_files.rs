@@ -50,7 +50,8 @@ fn the_sweep_removes_old_temporary_files_and_nothing_else() {
         Swept {
             removed: 3,
             removed_bytes: 5 + 9 + 5,
-            kept_recent: 1
+            kept_recent: 1,
+            appends_undone: 0,
         }
     );
     for gone in [
