@@ -10,8 +10,10 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+
+mod stdio;
 
 use crate::app::App;
 use crate::contract::{ToolSpec, TOOLS};
@@ -38,11 +40,10 @@ impl McpServer {
         }
     }
 
-    /// Serves MCP on stdin/stdout until the client closes the stream.
+    /// Serves MCP on stdin/stdout until the client closes the stream; `stdio` answers
+    /// malformed lines itself and passes the rest to rmcp.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
-        running.waiting().await?;
-        Ok(())
+        stdio::serve(self).await
     }
 }
 

@@ -5,6 +5,7 @@
 mod crash_append;
 mod glob;
 mod inputs;
+mod jsonrpc;
 mod logs;
 mod replace_race;
 mod stats_file;
