@@ -89,6 +89,14 @@ fn app_over(scratch: &Path) -> App {
     App::new(Config::load(&|_| None, &flags).expect("configuration"))
 }
 
+/// Writes `content` at `relative` in the vault of `scratch`; its path.
+fn vault_file(scratch: &Scratch, relative: &str, content: &str) -> PathBuf {
+    let file = scratch.0.join("vault").join(relative);
+    fs::create_dir_all(file.parent().expect("a folder")).expect("folder");
+    fs::write(&file, content).expect("vault file");
+    file
+}
+
 /// Runs `operation` on its own thread; its duration, or `None` when it is still running
 /// after [`GIVE_UP`] (the thread is then abandoned; the process exit ends it).
 fn timed<T: Send + 'static>(operation: impl FnOnce() -> T + Send + 'static) -> Option<Duration> {
@@ -154,6 +162,25 @@ fn server_binary() -> PathBuf {
     bench.with_file_name("manvault")
 }
 
+/// `manvault serve` on `workspace`, stdin and stdout piped.
+fn spawn_server(workspace: &Path, log_level: &str, stderr: Stdio) -> std::process::Child {
+    Command::new(server_binary())
+        .arg("serve")
+        .env("WORKSPACE_ROOT", workspace)
+        .env("LOG_LEVEL", log_level)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("start manvault (build it with the bench: cargo build --release)")
+}
+
+fn initialize_request() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}})
+}
+
 /// What one server start cost.
 struct Start {
     /// Until the `initialize` reply; `None` when it did not come within [`GIVE_UP`].
@@ -166,15 +193,7 @@ struct Start {
 /// given up on), and counts what it wrote to stderr until it exits (at most
 /// [`GIVE_UP`] more, then it is killed).
 fn start_server(workspace: &Path) -> Start {
-    let mut child = Command::new(server_binary())
-        .arg("serve")
-        .env("WORKSPACE_ROOT", workspace)
-        .env("LOG_LEVEL", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start manvault (build it with the bench: cargo build --release)");
+    let mut child = spawn_server(workspace, "warn", Stdio::piped());
     let mut stderr = child.stderr.take().expect("stderr");
     let counted = std::thread::spawn(move || {
         let (mut bytes, mut lines, mut buffer) = (0u64, 0u64, vec![0u8; 1 << 16]);
@@ -190,10 +209,7 @@ fn start_server(workspace: &Path) -> Start {
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let started = Instant::now();
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}});
-    writeln!(stdin, "{request}").expect("write initialize");
+    writeln!(stdin, "{}", initialize_request()).expect("write initialize");
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         if let Some(Ok(_reply)) = stdout.lines().next() {
@@ -297,9 +313,7 @@ fn editor_loop(file: &Path, duration: Duration) {
 fn replace_part() {
     let scratch = Scratch::new("faults-replace");
     let relative = "notes/shared.md";
-    let file = scratch.0.join("vault").join(relative);
-    fs::create_dir_all(file.parent().expect("folder")).expect("folder");
-    fs::write(&file, "editor: 0\nagent: 0\n").expect("shared file");
+    let file = vault_file(&scratch, relative, "editor: 0\nagent: 0\n");
     let app = app_over(&scratch.0);
     let editor = Command::new(std::env::current_exe().expect("own path"))
         .args(["faults", "editor-loop"])
@@ -343,21 +357,10 @@ fn replace_part() {
 
 /// The `manvault` binary started on `workspace`, initialized, with a pipe to its stdin.
 fn serve(workspace: &Path) -> (std::process::Child, std::process::ChildStdin) {
-    let mut child = Command::new(server_binary())
-        .arg("serve")
-        .env("WORKSPACE_ROOT", workspace)
-        .env("LOG_LEVEL", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start manvault (build it with the bench: cargo build --release)");
+    let mut child = spawn_server(workspace, "error", Stdio::null());
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}});
-    writeln!(stdin, "{request}").expect("write initialize");
+    writeln!(stdin, "{}", initialize_request()).expect("write initialize");
     let mut reply = String::new();
     stdout.read_line(&mut reply).expect("initialize reply");
     writeln!(
@@ -374,9 +377,7 @@ fn serve(workspace: &Path) -> (std::process::Child, std::process::ChildStdin) {
 fn append_part() {
     let scratch = Scratch::new("faults-append");
     let daily = "artifacts/daily/2026-11-25.md";
-    let file = scratch.0.join("vault").join(daily);
-    fs::create_dir_all(file.parent().expect("folder")).expect("folder");
-    fs::write(&file, "# log\n").expect("daily log");
+    let file = vault_file(&scratch, daily, "# log\n");
     let (mut mid_write, mut cut_left) = (0usize, 0usize);
     for kill in 0..APPEND_KILLS {
         let before = fs::read(&file).expect("read the log");
