@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::adaptive::Adaptive;
 use crate::artifact::Rounds;
+use crate::call::CallContext;
 use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
@@ -56,19 +57,55 @@ impl App {
         }
     }
 
-    /// Validates and runs one tool call; `None` when no tool has that name.
+    /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
+    /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {
+        self.call_with(tool, arguments, &CallContext::local())
+    }
+
+    /// Validates and runs one tool call made in `context`; `None` when no tool has that
+    /// name. The log line names the actor.
+    pub(crate) fn call_with(
+        &self,
+        tool: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Option<ToolResult<Value>> {
         contract::tool(tool)?;
         let started = Instant::now();
         let result = self.validators.check(tool, &arguments).and_then(|()| {
             contract::dispatch(self, tool, arguments).expect("every listed tool is dispatched")
         });
         let elapsed_ms = started.elapsed().as_millis() as u64;
+        let actor = context.actor();
         match &result {
-            Ok(_) => tracing::info!(tool, ok = true, elapsed_ms),
-            Err(error) => tracing::warn!(tool, ok = false, elapsed_ms, code = error.code.as_str()),
+            Ok(_) => tracing::info!(tool, actor, ok = true, elapsed_ms),
+            Err(error) => {
+                tracing::warn!(
+                    tool,
+                    actor,
+                    ok = false,
+                    elapsed_ms,
+                    code = error.code.as_str()
+                )
+            }
         }
         Some(result)
+    }
+
+    /// Runs a tool on behalf of the server's own features (resources, completion) and
+    /// reads its answer as the tool's typed output, so those features go through exactly
+    /// the validation, bounds and log line of a client's call.
+    pub(crate) fn call_for<O: serde::de::DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> ToolResult<O> {
+        let value = self
+            .call_with(tool, arguments, context)
+            .unwrap_or_else(|| panic!("{tool} is a served tool"))?;
+        Ok(serde_json::from_value(value).expect("a tool's answer matches its output schema"))
     }
 
     /// Runs `query` on the manual index, first bringing it in line with the files.

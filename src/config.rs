@@ -49,6 +49,24 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
     ("HARD_MAX_CHARS", "20000", "100 ..= 1000000"),
     ("DEFAULT_MAX_STAGE", "4", "3 ..= HARD_MAX_STAGE"),
     ("HARD_MAX_STAGE", "4", "3 ..= 4"),
+    (
+        "MANVAULT_HTTP_TOKEN",
+        "(unset)",
+        "a token of 16 or more characters",
+    ),
+    (
+        "MANVAULT_HTTP_TOKENS_FILE",
+        "(unset)",
+        "a file of `name:token` lines",
+    ),
+    ("MANVAULT_HTTP_RATE_LIMIT", "600", "1 ..= 1000000"),
+    ("MANVAULT_HTTP_RATE_WINDOW_SEC", "60", "1 ..= 86400"),
+    (
+        "MANVAULT_HTTP_ALLOWED_HOSTS",
+        "(loopback names and the bound address)",
+        "host or host:port, comma separated",
+    ),
+    ("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", "30", "1 ..= 3600"),
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
@@ -89,6 +107,51 @@ pub struct Config {
     pub hard_max_chars: u32,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
+}
+
+/// The settings of `serve --http` only (the `MANVAULT_HTTP_*` variables); read when that
+/// transport starts, so a stdio server never fails on them.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// `MANVAULT_HTTP_TOKEN`: one token, whose actor name is `default`.
+    pub token: Option<String>,
+    /// `MANVAULT_HTTP_TOKENS_FILE`: `name:token` lines.
+    pub tokens_file: Option<PathBuf>,
+    /// Requests one token may make per window.
+    pub rate_limit: u32,
+    pub rate_window_sec: u64,
+    /// Extra names clients may use in `Host` (and `Origin`) besides the loopback names
+    /// and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// How long in-flight calls may take to finish after SIGINT/SIGTERM.
+    pub shutdown_grace_sec: u64,
+}
+
+impl HttpConfig {
+    pub fn from_env() -> Result<HttpConfig, String> {
+        Self::load(&|name| std::env::var(name).ok())
+    }
+
+    pub fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
+        let env = Env { lookup };
+        Ok(HttpConfig {
+            token: env.raw("MANVAULT_HTTP_TOKEN"),
+            tokens_file: env.raw("MANVAULT_HTTP_TOKENS_FILE").map(PathBuf::from),
+            rate_limit: env.number("MANVAULT_HTTP_RATE_LIMIT", 600, 1, 1_000_000)?,
+            rate_window_sec: env.number("MANVAULT_HTTP_RATE_WINDOW_SEC", 60, 1, 86_400)?,
+            allowed_hosts: env
+                .raw("MANVAULT_HTTP_ALLOWED_HOSTS")
+                .map(|list| {
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|host| !host.is_empty())
+                        .map(str::to_ascii_lowercase)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            shutdown_grace_sec: env.number("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", 30, 1, 3600)?,
+        })
+    }
 }
 
 /// Root folders given on the command line; each overrides its variable.

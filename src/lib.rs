@@ -5,13 +5,17 @@ pub mod adaptive;
 pub mod app;
 pub mod artifact;
 pub mod bridge;
+pub(crate) mod call;
 pub mod clock;
+pub(crate) mod completion;
 pub mod config;
 pub mod contract;
 pub mod error;
 pub mod logging;
 pub mod manual;
 pub mod paths;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 pub mod server;
 #[cfg(test)]
 mod test_support;

@@ -5,31 +5,48 @@
 //! own fields flattened beside them (`tool`, `ok`, `elapsed_ms` for tool calls; spec_v2
 //! §8.1). Callers log counts and ids only, never body text or candidate lists; libraries,
 //! which log what they like, are held at `warn` (see [`filter`]).
+//!
+//! The same events can also reach an MCP client (`notifications/message`): an event of
+//! manvault's own code emitted inside a span carrying a `log_session` id goes to the sink
+//! registered under that id, if its severity reaches the sink's threshold. Only the
+//! session's own requests run inside its span, so one client never sees another's
+//! events, and library events (which may carry protocol bodies) are never forwarded.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
-use tracing::level_filters::LevelFilter;
-use tracing::{Event, Subscriber};
-use tracing_subscriber::filter::Targets;
+use tracing::span::{Attributes, Id};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
 
 use crate::clock;
 use crate::config::LogLevel;
 
-/// Installs the stderr JSON-lines logger at `level`; later calls are ignored.
+/// The span field that routes the events inside the span to a session's sink.
+pub(crate) const SESSION_FIELD: &str = "log_session";
+
+/// Installs the stderr JSON-lines logger at `level`, and the forwarding of manvault's
+/// events to registered sessions; later calls are ignored.
 pub fn init(level: LogLevel) {
-    let _ = tracing_subscriber::fmt()
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .event_format(JsonLine)
-        .finish()
-        .with(filter(level))
+        .with_filter(filter(level));
+    let own_events = Targets::new().with_target(env!("CARGO_CRATE_NAME"), Level::DEBUG);
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(SessionForwarder.with_filter(own_events))
         .try_init();
 }
 
@@ -47,6 +64,135 @@ fn filter(level: LogLevel) -> Targets {
     Targets::new()
         .with_default(ours.min(LevelFilter::WARN))
         .with_target(env!("CARGO_CRATE_NAME"), ours)
+}
+
+/// Severities in the order of RFC 5424 (and of MCP's logging levels), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Severity {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl Severity {
+    const ALL: [Severity; 8] = [
+        Severity::Debug,
+        Severity::Info,
+        Severity::Notice,
+        Severity::Warning,
+        Severity::Error,
+        Severity::Critical,
+        Severity::Alert,
+        Severity::Emergency,
+    ];
+
+    fn of(level: &Level) -> Severity {
+        match *level {
+            Level::ERROR => Severity::Error,
+            Level::WARN => Severity::Warning,
+            Level::INFO => Severity::Info,
+            _ => Severity::Debug,
+        }
+    }
+}
+
+/// Where one session's events go, and from which severity on.
+pub(crate) struct SessionSink {
+    threshold: AtomicU8,
+    send: Box<dyn Fn(Severity, Map<String, Value>) + Send + Sync>,
+}
+
+impl SessionSink {
+    pub(crate) fn new(
+        threshold: Severity,
+        send: impl Fn(Severity, Map<String, Value>) + Send + Sync + 'static,
+    ) -> SessionSink {
+        SessionSink {
+            threshold: AtomicU8::new(threshold as u8),
+            send: Box::new(send),
+        }
+    }
+
+    /// Events below `threshold` are no longer sent.
+    pub(crate) fn set_threshold(&self, threshold: Severity) {
+        self.threshold.store(threshold as u8, Ordering::Relaxed);
+    }
+
+    fn accepts(&self, severity: Severity) -> bool {
+        let threshold = Severity::ALL[usize::from(self.threshold.load(Ordering::Relaxed))];
+        severity >= threshold
+    }
+}
+
+static SESSION_SINKS: LazyLock<Mutex<HashMap<u64, Arc<SessionSink>>>> =
+    LazyLock::new(Mutex::default);
+
+fn session_sinks() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<SessionSink>>> {
+    SESSION_SINKS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Routes the events of spans with `log_session = session` to `sink` until
+/// [`unregister_session`].
+pub(crate) fn register_session(session: u64, sink: Arc<SessionSink>) {
+    session_sinks().insert(session, sink);
+}
+
+pub(crate) fn unregister_session(session: u64) {
+    session_sinks().remove(&session);
+}
+
+/// The session id recorded on a span, kept in the span's extensions.
+struct SessionOfSpan(u64);
+
+struct SessionIdVisitor(Option<u64>);
+
+impl Visit for SessionIdVisitor {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == SESSION_FIELD {
+            self.0 = Some(value);
+        }
+    }
+    fn record_debug(&mut self, _field: &Field, _value: &dyn fmt::Debug) {}
+}
+
+/// The layer that forwards events to the sink of the session whose span they occur in.
+struct SessionForwarder;
+
+impl<S> Layer<S> for SessionForwarder
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attributes: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut visitor = SessionIdVisitor(None);
+        attributes.record(&mut visitor);
+        if let (Some(session), Some(span)) = (visitor.0, ctx.span(id)) {
+            span.extensions_mut().insert(SessionOfSpan(session));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let Some(session) = ctx.event_scope(event).and_then(|scope| {
+            scope
+                .into_iter()
+                .find_map(|span| span.extensions().get::<SessionOfSpan>().map(|s| s.0))
+        }) else {
+            return;
+        };
+        let Some(sink) = session_sinks().get(&session).cloned() else {
+            return;
+        };
+        let severity = Severity::of(event.metadata().level());
+        if sink.accepts(severity) {
+            let mut fields = Map::new();
+            event.record(&mut FieldCollector(&mut fields));
+            (sink.send)(severity, fields);
+        }
+    }
 }
 
 struct JsonLine;

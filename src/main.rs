@@ -1,16 +1,18 @@
-//! The `manvault` command: serve MCP on stdio, or try the tools by hand.
+//! The `manvault` command: serve MCP on stdio or HTTP, or try the tools by hand.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use manvault::adaptive::{report, StatsFile};
 use manvault::app::App;
-use manvault::config::{Config, RootFlags};
+use manvault::config::{Config, HttpConfig, RootFlags};
 use manvault::contract::TOOLS;
-use manvault::server::McpServer;
+use manvault::server::{http, McpServer};
 
 const USAGE: &str = "usage:
   manvault [serve] [--workspace DIR] [--manuals DIR] [--vault DIR]   serve MCP over stdio
+  manvault serve --http HOST:PORT [--workspace DIR ...]               serve MCP over streamable HTTP at /mcp
+                                                                      (tokens: MANVAULT_HTTP_TOKEN[S_FILE])
   manvault tools                                                      list the tools
   manvault call TOOL 'JSON' [--workspace DIR ...]                     make one call, print the result
                                                                       (exit 1 on a tool error)
@@ -38,6 +40,8 @@ fn main() -> ExitCode {
         .as_slice()
     {
         [] | ["serve"] => serve(config),
+        ["serve", "--http", bind] => serve_http(config, bind),
+        ["serve", flag] if flag.starts_with("--http=") => serve_http(config, &flag[7..]),
         ["tools"] => {
             for spec in TOOLS {
                 println!("{:<22} {}", spec.name, spec.title);
@@ -71,6 +75,32 @@ fn serve(config: Config) -> ExitCode {
         Err(error) => {
             eprintln!("manvault: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Serves MCP over HTTP until SIGINT/SIGTERM (see `server::http`).
+fn serve_http(config: Config, bind: &str) -> ExitCode {
+    let settings = match HttpConfig::from_env() {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("manvault: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let server = McpServer::new(Arc::new(App::new(config)));
+    let served = runtime.block_on(http::serve(server, bind, settings));
+    // A call cut by the shutdown grace period must not hold the exit: writes are atomic.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("manvault: {message}");
+            ExitCode::from(2)
         }
     }
 }

@@ -5,12 +5,16 @@
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
 //! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
 //! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
-//!   a huge statistics file), before and after their fixes.
+//!   a huge statistics file), before and after their fixes;
+//! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
+//!   them) per category and language, beside the bench's grep and FTS5 baselines.
 
 use std::process::ExitCode;
 
 #[path = "manvault_bench/common.rs"]
 mod common;
+#[path = "manvault_bench/dah.rs"]
+mod dah;
 #[path = "manvault_bench/faults.rs"]
 mod faults;
 #[path = "manvault_bench/find.rs"]
@@ -21,7 +25,8 @@ mod vault;
 const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
-  manvault-bench faults [PART...]";
+  manvault-bench faults [PART...]
+  manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,6 +34,7 @@ fn main() -> ExitCode {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
         Some("faults") => faults::run(&args[1..]),
+        Some("dah") => dah::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

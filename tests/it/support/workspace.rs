@@ -47,3 +47,18 @@ impl Workspace {
         }
     }
 }
+
+/// A fresh copy of the example workspace (`examples/workspace`), for tests that start the
+/// server binary on it.
+pub fn example_copy() -> tempfile::TempDir {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(repo.join("examples/workspace/."))
+        .arg(workspace.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    workspace
+}
