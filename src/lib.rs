@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod clock;
 pub mod config;
 pub mod contract;
+pub mod embed;
 pub mod error;
 pub mod logging;
 pub mod manual;
