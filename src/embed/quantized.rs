@@ -131,7 +131,11 @@ impl Arena {
 
     /// Bytes the vectors take in memory (allocated chunks).
     pub fn bytes(&self) -> usize {
-        self.chunks.len() * CHUNK * (self.dims + std::mem::size_of::<f32>())
+        self.chunks.len() * CHUNK * self.bytes_per_vector()
+    }
+
+    pub fn bytes_per_vector(&self) -> usize {
+        self.dims + std::mem::size_of::<f32>()
     }
 }
 

@@ -427,6 +427,11 @@ impl SectionVectors {
         self.shared.published().arena.bytes()
     }
 
+    /// Bytes one vector takes in memory (0 before the provider first answered).
+    pub fn bytes_per_vector(&self) -> usize {
+        self.shared.published().arena.bytes_per_vector()
+    }
+
     /// Bytes of the cache file, if vectors are cached on disk.
     pub fn cache_file_bytes(&self) -> Option<u64> {
         self.shared.lock_state().store.file_bytes()

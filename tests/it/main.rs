@@ -15,6 +15,7 @@ mod paths_parse;
 mod paths_security;
 mod python_sdk;
 mod schemas;
+mod semantic;
 mod support;
 mod vault_security;
 mod vault_tools;

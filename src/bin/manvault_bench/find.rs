@@ -444,16 +444,16 @@ fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> 
     Some(times)
 }
 
-fn percentile(times: &mut [Duration], p: usize) -> Duration {
+pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
     times.sort_unstable();
     times[(times.len() * p / 100).min(times.len() - 1)]
 }
 
-fn millis(duration: Duration) -> f64 {
+pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-fn tree_bytes(path: &Path) -> u64 {
+pub fn tree_bytes(path: &Path) -> u64 {
     walkdir::WalkDir::new(path)
         .into_iter()
         .filter_map(Result::ok)
@@ -463,7 +463,7 @@ fn tree_bytes(path: &Path) -> u64 {
         .sum()
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from)
         .into_iter()
         .filter_map(Result::ok)
@@ -477,7 +477,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn today() -> String {
+pub fn today() -> String {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());

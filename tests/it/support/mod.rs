@@ -3,4 +3,5 @@
 pub mod adaptive;
 pub mod network;
 pub mod outside_watch;
+pub mod python;
 pub mod workspace;
