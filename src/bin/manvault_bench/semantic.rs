@@ -13,13 +13,17 @@
 //!   ref in the same file starting inside its range), per category and language:
 //!   semantic top K alone (K = 10, 20, 50); today's `manual_find` candidates (through
 //!   `App::call`, every page of `manual_hits`); their union with semantic top K (with the
-//!   union's size); and R@20 of three rankings of the union: lexical order, reciprocal
-//!   rank fusion (k = 60) and calibrated scores (each list's scores min-max scaled to
-//!   0..1 per query, summed).
-//! * handbook (`../shared/bench`): embedding time and cache size for the manual, query
-//!   latency over its 280 queries, then the manual copied 24 times (about 220 MB of text;
-//!   every copy shares the first's cached vectors by content hash): sync time, memory the
-//!   vectors and section tables add, and top-K time over all 24 manuals.
+//!   union's size); and R@20 of rankings of the union: lexical order then semantic,
+//!   reciprocal rank fusion (k = 60; plain, and with the lexical list weighted twice) and
+//!   calibrated scores (each list's scores min-max scaled to 0..1 per query, summed).
+//! * handbook (`../shared/bench`): embedding time per MB on a sample of its files
+//!   (`--handbook-sample-mb`, every n-th file) with the server's passage; then, with
+//!   heading-only passages (size, memory and latency depend on the number of sections,
+//!   not on the passage, and the whole manual with full passages takes hours on one
+//!   core), the cache size for the manual, query latency over its 280 queries, and the
+//!   manual copied 24 times (about 220 MB of text; every copy shares the first's cached
+//!   vectors by content hash): sync time, memory the vectors and section tables add, and
+//!   top-K time over all 24 manuals.
 //!
 //! Cache: `--cache DIR` keeps vectors between runs (one folder per shape), so a second run
 //! measures everything but the embedding time; without it a scratch folder is used.
@@ -51,10 +55,17 @@ const FUSED_AT: usize = 20;
 const RRF_K: f64 = 60.0;
 const HANDBOOK_ID: &str = "handbook-ja";
 const COPIES: usize = 24;
+/// Heading-only passages: what the size, memory and latency measures of the whole
+/// handbook embed (they depend on the number of sections, not on the passage).
+const SCALE_SHAPE: PassageShape = PassageShape {
+    body_chars: 0,
+    ancestors: false,
+};
 
 struct Options {
     dah: PathBuf,
     handbook: Option<PathBuf>,
+    sample_mb: f64,
     shapes: Vec<PassageShape>,
     cache: Option<PathBuf>,
     runs: Option<PathBuf>,
@@ -65,6 +76,7 @@ fn options(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
         dah: shared.join("bench-dah"),
         handbook: Some(shared.join("bench")),
+        sample_mb: 0.5,
         shapes: vec![DEFAULT_PASSAGE],
         cache: None,
         runs: None,
@@ -76,6 +88,9 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--dah" => options.dah = PathBuf::from(value()?),
             "--handbook" => options.handbook = Some(PathBuf::from(value()?)),
             "--no-handbook" => options.handbook = None,
+            "--handbook-sample-mb" => {
+                options.sample_mb = value()?.parse().map_err(|e| format!("{e}"))?
+            }
             "--cache" => options.cache = Some(PathBuf::from(value()?)),
             "--runs" => options.runs = Some(PathBuf::from(value()?)),
             "--shapes" => {
@@ -153,7 +168,7 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     bench.dah(&options);
     if let Some(handbook) = &options.handbook {
-        bench.handbook(handbook);
+        bench.handbook(handbook, options.sample_mb);
     }
     drop(server);
     ExitCode::SUCCESS
@@ -352,17 +367,31 @@ impl Bench {
         );
     }
 
-    fn handbook(&self, bench: &Path) {
+    fn handbook(&self, bench: &Path, sample_mb: f64) {
         let source = bench.join("manuals").join(HANDBOOK_ID);
         if !source.is_dir() {
             println!("\nhandbook part skipped: no {}", source.display());
             return;
         }
+        // Embedding time: a sample of the files spread over the whole manual, with the
+        // passage the server uses (the whole manual takes hours on one shared core).
+        let sample = Scratch::new("semantic-sample");
+        let sample_bytes = copy_sample(&source, &sample.0.join(HANDBOOK_ID), sample_mb);
+        let index = ManualIndex::build(&sample.0).expect("handbook sample");
+        let vectors = SectionVectors::new(
+            Arc::clone(&self.embedder),
+            self.settings(DEFAULT_PASSAGE, "handbook-sample"),
+        );
+        let sampled = self.fill(&vectors, &index, sample_bytes, "handbook sample");
+        drop((vectors, index));
+
+        // Size, memory and latency depend on the number of sections, not on the passage:
+        // the whole manual with heading-only passages stands for it.
         let single = Scratch::new("semantic-handbook");
         copy_tree(&source, &single.0.join(HANDBOOK_ID));
         let bytes = tree_bytes(&single.0);
         let index = ManualIndex::build(&single.0).expect("handbook manual");
-        let settings = self.settings(DEFAULT_PASSAGE, "handbook");
+        let settings = self.settings(SCALE_SHAPE, "handbook-headings");
         let vectors = SectionVectors::new(Arc::clone(&self.embedder), settings.clone());
         let cost = self.fill(&vectors, &index, bytes, HANDBOOK_ID);
         let queries: Vec<String> = std::fs::read_to_string(bench.join("queries.jsonl"))
@@ -394,44 +423,52 @@ impl Bench {
         let vectors = SectionVectors::new(Arc::clone(&self.embedder), settings);
         let copied = self.fill(&vectors, &index, copies_bytes, "24 copies");
         let added = peak_memory().saturating_sub(before);
-        let mut top_k_times = Vec::new();
-        for query in &query_vectors {
-            let started = Instant::now();
-            let hits = vectors.top_k(query, &ids, 20);
-            top_k_times.push(started.elapsed());
-            assert_eq!(hits.len(), 20 * ids.len());
-        }
-        println!(
-            "\n## handbook ({HANDBOOK_ID}, ../shared/bench, {})\n",
-            shape_name(DEFAULT_PASSAGE)
+        let time_top_k = |manuals: &[&str]| -> Vec<Duration> {
+            query_vectors
+                .iter()
+                .map(|query| {
+                    let started = Instant::now();
+                    let hits = vectors.top_k(query, manuals, 20);
+                    let elapsed = started.elapsed();
+                    assert_eq!(hits.len(), 20 * manuals.len());
+                    elapsed
+                })
+                .collect()
+        };
+        let mut top_k_times = time_top_k(&ids);
+        let mut one_manual_times = time_top_k(&ids[..1]);
+        println!("\n## handbook ({HANDBOOK_ID}, ../shared/bench)\n");
+        println!("| corpus | passage | MB of text | sections | embedded now | fill s | s/MB | cache file MB | vectors in memory MB | memory added (peak) MB |");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let row = |corpus: &str, shape: PassageShape, cost: &FillCost, added: &str| {
+            println!(
+                "| {corpus} | {} | {:.2} | {} | {} | {:.1} | {:.0} | {:.2} | {:.2} | {added} |",
+                shape_name(shape),
+                cost.corpus_bytes as f64 / 1e6,
+                cost.sections,
+                cost.embedded,
+                cost.seconds,
+                cost.seconds_per_mb(),
+                cost.cache_bytes as f64 / 1e6,
+                cost.vector_bytes as f64 / 1e6
+            )
+        };
+        row("sample of the files", DEFAULT_PASSAGE, &sampled, "");
+        row("1 copy", SCALE_SHAPE, &cost, "");
+        row(
+            &format!("{COPIES} copies (vectors shared by content hash)"),
+            SCALE_SHAPE,
+            &copied,
+            &format!("{:.1}", added as f64 / 1e6),
         );
-        println!("| corpus | MB of text | sections | embedded now | fill s | s/MB | cache file MB | vectors in memory MB | memory added (peak) MB |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         println!(
-            "| 1 copy | {:.1} | {} | {} | {:.0} | {:.0} | {:.2} | {:.2} | |",
-            bytes as f64 / 1e6,
-            cost.sections,
-            cost.embedded,
-            cost.seconds,
-            cost.seconds_per_mb(),
-            cost.cache_bytes as f64 / 1e6,
-            cost.vector_bytes as f64 / 1e6
-        );
-        println!(
-            "| {COPIES} copies (vectors shared by content hash) | {:.1} | {} | {} | {:.1} | | {:.2} | {:.2} | {:.1} |",
-            copies_bytes as f64 / 1e6,
-            copied.sections,
-            copied.embedded,
-            copied.seconds,
-            copied.cache_bytes as f64 / 1e6,
-            copied.vector_bytes as f64 / 1e6,
-            added as f64 / 1e6
-        );
-        println!(
-            "\nQuery embedding over {} queries: p50 {:.0} ms, p95 {:.0} ms. Top 20 of each of {COPIES} manuals ({} sections): p50 {:.1} ms, p95 {:.1} ms.",
+            "\nQuery embedding over {} queries: p50 {:.0} ms, p95 {:.0} ms. Top 20 of one manual ({} sections): p50 {:.2} ms, p95 {:.2} ms; of each of {COPIES} manuals ({} sections, each distinct passage scored once): p50 {:.1} ms, p95 {:.1} ms.",
             latencies.len(),
             millis(percentile(&mut latencies, 50)),
             millis(percentile(&mut latencies, 95)),
+            cost.sections,
+            millis(percentile(&mut one_manual_times, 50)),
+            millis(percentile(&mut one_manual_times, 95)),
             copied.sections,
             millis(percentile(&mut top_k_times, 50)),
             millis(percentile(&mut top_k_times, 95)),
@@ -443,6 +480,27 @@ impl Bench {
             vectors.bytes_per_vector(),
         );
     }
+}
+
+/// Copies every n-th file of `from` (sorted by path) to `to`, n chosen so that about
+/// `megabytes` are copied; answers the bytes copied.
+fn copy_sample(from: &Path, to: &Path, megabytes: f64) -> u64 {
+    let files: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(from)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file())
+        .collect();
+    let step = (tree_bytes(from) as f64 / (megabytes * 1e6))
+        .ceil()
+        .max(1.0) as usize;
+    let mut copied = 0;
+    for entry in files.iter().step_by(step) {
+        let target = to.join(entry.path().strip_prefix(from).expect("inside"));
+        std::fs::create_dir_all(target.parent().expect("a folder")).expect("create folder");
+        copied += std::fs::copy(entry.path(), &target).expect("copy file");
+    }
+    copied
 }
 
 fn load_dah_queries(bench: &Path) -> Vec<Query> {
@@ -573,19 +631,23 @@ fn union(lexical: &[Ranked], semantic: &[Ranked]) -> Vec<Ranked> {
     all
 }
 
-/// Reciprocal rank fusion of the two lists.
-fn rrf(lexical: &[Ranked], semantic: &[Ranked]) -> Vec<Ranked> {
-    fuse(lexical, semantic, |list| {
-        list.iter()
-            .enumerate()
-            .map(|(rank, _)| 1.0 / (RRF_K + rank as f64 + 1.0))
+/// Reciprocal rank fusion of the two lists, the lexical list's terms weighted by
+/// `lexical_weight` (1: plain RRF).
+fn rrf(lexical: &[Ranked], semantic: &[Ranked], lexical_weight: f64) -> Vec<Ranked> {
+    let reciprocal = |list: &[Ranked], weight: f64| -> Vec<f64> {
+        (0..list.len())
+            .map(|rank| weight / (RRF_K + rank as f64 + 1.0))
             .collect()
-    })
+    };
+    fuse([
+        (lexical, reciprocal(lexical, lexical_weight)),
+        (semantic, reciprocal(semantic, 1.0)),
+    ])
 }
 
 /// Scores min-max scaled to 0..1 within each list, summed.
 fn calibrated(lexical: &[Ranked], semantic: &[Ranked]) -> Vec<Ranked> {
-    fuse(lexical, semantic, |list| {
+    let scaled = |list: &[Ranked]| -> Vec<f64> {
         let (low, high) = list.iter().fold((f64::MAX, f64::MIN), |(low, high), r| {
             (low.min(r.score), high.max(r.score))
         });
@@ -598,18 +660,15 @@ fn calibrated(lexical: &[Ranked], semantic: &[Ranked]) -> Vec<Ranked> {
                 }
             })
             .collect()
-    })
+    };
+    fuse([(lexical, scaled(lexical)), (semantic, scaled(semantic))])
 }
 
-/// The union of both lists ranked by the sum of `weights` over the lists a ref is in.
-fn fuse(
-    lexical: &[Ranked],
-    semantic: &[Ranked],
-    weights: impl Fn(&[Ranked]) -> Vec<f64>,
-) -> Vec<Ranked> {
+/// The union of the lists ranked by the sum of each ref's weights in the lists it is in.
+fn fuse(lists: [(&[Ranked], Vec<f64>); 2]) -> Vec<Ranked> {
     let mut fused: Vec<Ranked> = Vec::new();
-    for list in [lexical, semantic] {
-        for (r, weight) in list.iter().zip(weights(list)) {
+    for (list, weights) in lists {
+        for (r, weight) in list.iter().zip(weights) {
             match fused
                 .iter_mut()
                 .find(|f| f.path == r.path && f.line == r.line)
@@ -652,7 +711,8 @@ fn print_recall_tables(
         table.add(query, "lex R@20", at(lex.to_vec()));
         table.add(query, "sem R@20", at(sem.to_vec()));
         table.add(query, "union lex order R@20", at(union(lex, top20)));
-        table.add(query, "RRF R@20", at(rrf(lex, sem)));
+        table.add(query, "RRF R@20", at(rrf(lex, sem, 1.0)));
+        table.add(query, "RRF lex×2 R@20", at(rrf(lex, sem, 2.0)));
         table.add(query, "calibrated R@20", at(calibrated(lex, sem)));
     }
     println!(
@@ -672,12 +732,13 @@ fn print_recall_tables(
         "lex+sem50 R@all",
         "lex+sem50 cands",
     ]);
-    println!("\n### R@20 of fused rankings (semantic list: top 50; RRF k = 60; calibrated: min-max per list, summed)\n");
+    println!("\n### R@20 of fused rankings (semantic list: top 50; RRF k = 60, lex×2: the lexical list's terms doubled; calibrated: min-max per list, summed)\n");
     table.print(&[
         "lex R@20",
         "sem R@20",
         "union lex order R@20",
         "RRF R@20",
+        "RRF lex×2 R@20",
         "calibrated R@20",
     ]);
 }
