@@ -105,8 +105,8 @@ impl EmbeddingPrefixes {
 }
 
 /// The embeddings provider (`EMBEDDINGS_*`); present only when `EMBEDDINGS_URL` is set, so
-/// without it nothing embeds and nothing touches the network.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// without it nothing embeds and nothing touches the network. `Debug` never shows the key.
+#[derive(Clone, PartialEq, Eq)]
 pub struct EmbeddingsConfig {
     pub url: String,
     pub model: Option<String>,
@@ -116,6 +116,20 @@ pub struct EmbeddingsConfig {
     pub query_timeout_ms: u64,
     /// Passages per request.
     pub batch_size: usize,
+}
+
+impl std::fmt::Debug for EmbeddingsConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EmbeddingsConfig")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
+            .field("prefixes", &self.prefixes)
+            .field("query_timeout_ms", &self.query_timeout_ms)
+            .field("batch_size", &self.batch_size)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -415,8 +429,15 @@ mod tests {
         .embeddings
         .unwrap();
         assert_eq!(on.prefixes, EmbeddingPrefixes::Text);
-        assert_eq!((on.model, on.api_key.as_deref()), (None, Some("k")));
+        assert_eq!(
+            (on.model.as_deref(), on.api_key.as_deref()),
+            (None, Some("k"))
+        );
         assert_eq!((on.query_timeout_ms, on.batch_size), (2000, 8));
+        assert!(
+            !format!("{on:?}").contains("\"k\""),
+            "the key never shows in Debug"
+        );
     }
 
     #[test]
