@@ -24,6 +24,7 @@ pub const VARIABLES: &[(&str, &str, &str)] = &[
         "${VAULT_ROOT}/.system/cache",
         "a folder (created on demand)",
     ),
+    ("MAX_MANUAL_FILE_BYTES", "67108864", "1 ..= 4294967295"),
     ("LOG_LEVEL", "info", "error | warn | info | debug"),
     ("ADAPTIVE_TUNING", "true", "true | false"),
     (
@@ -72,6 +73,9 @@ pub struct Config {
     /// Where derived data that can always be rebuilt from the manuals lives (the section
     /// index, section vectors): deleting it loses nothing but time.
     pub cache_dir: PathBuf,
+    /// Manual files larger than this are skipped (listed with a warning), so one huge
+    /// file cannot exhaust memory or overflow the 32-bit offsets of the search.
+    pub max_manual_file_bytes: u64,
     pub log_level: LogLevel,
     pub adaptive_tuning: bool,
     pub adaptive_stats_path: PathBuf,
@@ -239,6 +243,12 @@ impl Config {
         let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
         Ok(Config {
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
+            max_manual_file_bytes: env.number(
+                "MAX_MANUAL_FILE_BYTES",
+                crate::manual::index::DEFAULT_MAX_FILE_BYTES,
+                1,
+                u64::from(u32::MAX),
+            )?,
             log_level,
             adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
             adaptive_min_recall: env.number("ADAPTIVE_MIN_RECALL", 0.90, 0.0, 1.0)?,
