@@ -71,6 +71,12 @@ pub const VARIABLES: &[Variable] = &[
         "derived data rebuilt from the manuals when missing; safe to delete",
     ),
     variable(
+        "MAX_MANUAL_FILE_BYTES",
+        "67108864",
+        "1 ..= 4294967295",
+        "larger manual files are skipped (named by manual_list, warned once)",
+    ),
+    variable(
         "EMBEDDINGS_URL",
         "(unset: no embeddings)",
         "an http:// or https:// URL",
@@ -335,6 +341,9 @@ pub struct Config {
     /// index, section vectors): deleting it loses nothing but time.
     pub cache_dir: PathBuf,
     pub embeddings: Option<EmbeddingsConfig>,
+    /// Manual files larger than this are skipped (listed with a warning), so one huge
+    /// file cannot exhaust memory or overflow the 32-bit offsets of the search.
+    pub max_manual_file_bytes: u64,
     pub log_level: LogLevel,
     /// `None`: chosen when logging starts, pretty when stderr is a terminal.
     pub log_format: Option<LogFormat>,
@@ -529,6 +538,12 @@ impl Config {
         Ok(Config {
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
             embeddings,
+            max_manual_file_bytes: env.number(
+                "MAX_MANUAL_FILE_BYTES",
+                crate::manual::index::DEFAULT_MAX_FILE_BYTES,
+                1,
+                u64::from(u32::MAX),
+            )?,
             log_level,
             log_format,
             adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
