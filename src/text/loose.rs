@@ -49,7 +49,7 @@ fn is_separator(c: char) -> bool {
 
 /// What `c` of normalised text becomes in loose text: nothing for a separator (and for
 /// the katakana marks folding drops), its folded form otherwise.
-fn loose_char(c: char) -> Option<char> {
+pub(crate) fn loose_char(c: char) -> Option<char> {
     if is_separator(c) {
         None
     } else {

@@ -261,34 +261,54 @@ pub(crate) fn units(normalized: &str) -> Vec<Unit> {
             found.push(unit);
         }
     };
-    let runs = script_runs(normalized);
-    let mut index = 0;
-    while index < runs.len() {
-        let (kind, run) = runs[index];
+    let mut forms = latin_forms(normalized).into_iter().peekable();
+    for (kind, run) in script_runs(normalized) {
+        let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
         match kind {
             Script::Katakana => kana_units(run, &mut add),
             Script::Kanji => kanji_units(run, &mut add),
-            Script::Latin => {
-                // A joined form spans runs: letters, joiners (Script::Other), letters.
-                let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
-                let mut end = start + run.len();
-                while index + 1 < runs.len() {
-                    let (next_kind, next) = runs[index + 1];
-                    let joins = next_kind == Script::Latin
-                        || (next_kind == Script::Other && next.chars().all(is_joiner));
-                    if !joins {
-                        break;
-                    }
-                    end += next.len();
-                    index += 1;
+            Script::Latin if forms.peek().is_some_and(|form| form[0].start == start) => {
+                let form = forms.next().expect("peeked");
+                if form.len() > 1 {
+                    let joined = &normalized[form[0].start..form[form.len() - 1].end];
+                    add(joined.to_owned(), UnitKind::Joined);
                 }
-                latin_units(&normalized[start..end], &mut add);
+                for part in form {
+                    let word = &normalized[part];
+                    if keeps_word(word) {
+                        add(stem(word), UnitKind::Word);
+                    }
+                }
             }
-            Script::Hiragana | Script::Other => {}
+            _ => {}
         }
-        index += 1;
     }
     found
+}
+
+/// The Latin written forms of a normalised text, in order: words joined by `-`, `_`, `.`,
+/// `/`, `:`, `@` or `+` (`apt-get`, `/etc/skel`), each as the byte ranges of its words.
+/// Query units and index tokens both cut Latin text here, so they agree on what a
+/// joined form is.
+fn latin_forms(normalized: &str) -> Vec<Vec<std::ops::Range<usize>>> {
+    let mut forms: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
+    let mut open = false;
+    for (kind, run) in script_runs(normalized) {
+        let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+        match kind {
+            Script::Latin => {
+                let range = start..start + run.len();
+                match forms.last_mut() {
+                    Some(form) if open => form.push(range),
+                    _ => forms.push(vec![range]),
+                }
+                open = true;
+            }
+            Script::Other if open && run.chars().all(is_joiner) => {}
+            _ => open = false,
+        }
+    }
+    forms
 }
 
 fn kana_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
@@ -319,22 +339,6 @@ fn kanji_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
     }
 }
 
-fn latin_units(joined: &str, add: &mut impl FnMut(String, UnitKind)) {
-    let joined = joined.trim_matches(is_joiner);
-    let parts: Vec<&str> = joined
-        .split(is_joiner)
-        .filter(|part| !part.is_empty())
-        .collect();
-    if parts.len() > 1 {
-        add(joined.to_owned(), UnitKind::Joined);
-    }
-    for part in parts {
-        if keeps_word(part) {
-            add(stem(part), UnitKind::Word);
-        }
-    }
-}
-
 /// A word is a unit unless it is a function word, a single letter or a single digit.
 fn keeps_word(word: &str) -> bool {
     word.chars().count() >= 2 && !is_function_word(word)
@@ -360,6 +364,144 @@ pub(crate) fn word_matches(text: &str, range: std::ops::Range<usize>, unit: &Uni
         UnitKind::Word => stem(&text[range.start..range.end + word_end]) == unit.text,
         _ => word_end == 0,
     }
+}
+
+/// What a section index's tokens are: bump it whenever this module, `loose` or
+/// `normalize` changes the tokens of a text, so a stored index is rebuilt instead of
+/// being read with other terms than the queries look for.
+pub(crate) const INDEX_TOKENS_VERSION: u32 = 1;
+
+/// The longest joined form, in words, indexed as one token (`a/b/c/d`); a query's
+/// longer joined form is looked for as its words.
+pub(crate) const MAX_JOINED_WORDS: usize = 4;
+
+/// What an index token stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// Two consecutive kanji or kana of the loose text (kana folded), or a lone kanji:
+    /// kana and kanji units are their grams, and so is any Japanese literal.
+    Gram,
+    /// The stem of a Latin word that can be a unit ([`UnitKind::Word`]).
+    Stem,
+    /// Two to [`MAX_JOINED_WORDS`] consecutive words of a joined form, as written
+    /// ([`UnitKind::Joined`]).
+    Joined,
+    /// A Latin word as written, for literals (a stream of its own).
+    Word,
+}
+
+/// One token of a text for the section index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexToken {
+    pub(crate) text: String,
+    pub(crate) kind: TokenKind,
+    /// Index of the token's first character in the loose text, so grams, words and
+    /// their gaps keep the distances a literal has (`請求・書` and `請求書` alike).
+    pub(crate) position: u32,
+    /// Byte range in the normalised text.
+    pub(crate) bytes: std::ops::Range<usize>,
+}
+
+/// Whether a loose character takes part in grams.
+fn is_gram_char(c: char) -> bool {
+    matches!(
+        script(c),
+        Script::Kanji | Script::Katakana | Script::Hiragana
+    )
+}
+
+/// The loose position of every character start of `normalized` (and of its end), by
+/// byte offset; entries inside a character are unused.
+fn loose_positions(normalized: &str) -> Vec<u32> {
+    let mut positions = vec![0; normalized.len() + 1];
+    let mut next = 0u32;
+    for (at, c) in normalized.char_indices() {
+        positions[at] = next;
+        next += u32::from(crate::text::loose::loose_char(c).is_some());
+    }
+    positions[normalized.len()] = next;
+    positions
+}
+
+/// The unit tokens of a normalised text, by position: the grams of its loose text, the
+/// stems of its Latin words and its joined forms. Every unit of [`units`] is one token
+/// or (a kana or kanji run longer than two) consecutive grams, matching exactly where
+/// the unit matches (Latin units on whole words, kana and kanji anywhere in the loose
+/// text); any Japanese literal is a run of grams too.
+pub(crate) fn unit_tokens(normalized: &str) -> Vec<IndexToken> {
+    let positions = loose_positions(normalized);
+    let mut tokens = Vec::new();
+    let mut previous: Option<(char, usize)> = None;
+    for (at, c) in normalized.char_indices() {
+        let Some(loose) = crate::text::loose::loose_char(c) else {
+            continue;
+        };
+        if !is_gram_char(loose) {
+            previous = None;
+            continue;
+        }
+        if let Some((before, start)) = previous {
+            tokens.push(IndexToken {
+                text: [before, loose].iter().collect(),
+                kind: TokenKind::Gram,
+                position: positions[start],
+                bytes: start..at + c.len_utf8(),
+            });
+        }
+        if script(loose) == Script::Kanji {
+            tokens.push(IndexToken {
+                text: loose.to_string(),
+                kind: TokenKind::Gram,
+                position: positions[at],
+                bytes: at..at + c.len_utf8(),
+            });
+        }
+        previous = Some((loose, at));
+    }
+    for form in latin_forms(normalized) {
+        for (index, part) in form.iter().enumerate() {
+            let word = &normalized[part.clone()];
+            if keeps_word(word) {
+                tokens.push(IndexToken {
+                    text: stem(word),
+                    kind: TokenKind::Stem,
+                    position: positions[part.start],
+                    bytes: part.clone(),
+                });
+            }
+            let longest = form.len().min(index + MAX_JOINED_WORDS);
+            for last in form.iter().take(longest).skip(index + 1) {
+                tokens.push(IndexToken {
+                    text: normalized[part.start..last.end].to_owned(),
+                    kind: TokenKind::Joined,
+                    position: positions[part.start],
+                    bytes: part.start..last.end,
+                });
+            }
+        }
+    }
+    tokens.sort_by_key(|token| token.position);
+    tokens
+}
+
+/// The Latin words of a normalised text as written, at their loose positions: what a
+/// literal's Latin part is looked for by (its first and last word may be parts of
+/// longer words).
+pub(crate) fn word_tokens(normalized: &str) -> Vec<IndexToken> {
+    let positions = loose_positions(normalized);
+    script_runs(normalized)
+        .into_iter()
+        .filter(|(kind, _)| *kind == Script::Latin)
+        .map(|(_, run)| {
+            let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+            IndexToken {
+                text: run.to_owned(),
+                kind: TokenKind::Word,
+                position: positions[start],
+                bytes: start..start + run.len(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,9 +13,13 @@
 //! and numbers stay attached to their line (conflict detection reads them). A term broken
 //! by a line wrap is still found by the loose text, which joins the lines of a section.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
+use super::index::keys::{DocKeys, KnownFile};
+use super::index::vocabulary::Vocabulary;
+use super::index::{file_id, FileSections, Fields, SectionIndex, Written};
 use super::links::{extract_references, RawReference};
 use super::resolve::ReferenceGraph;
 use crate::manual::{FileType, ManualFile, ManualIndex};
@@ -179,6 +183,19 @@ impl FileDerived {
         self.first_line + index.saturating_sub(1) as u32
     }
 
+    /// The normalised titles from the file's top heading down to node `node`, joined by
+    /// ` > `: the section index's heading path.
+    pub fn heading_path(&self, node: u32) -> String {
+        let mut titles = vec![self.labels[node as usize].title.text.as_str()];
+        let mut parent = self.labels[node as usize].parent;
+        while let Some(above) = parent {
+            titles.push(&self.labels[above as usize].title.text);
+            parent = self.labels[above as usize].parent;
+        }
+        titles.reverse();
+        titles.join(" > ")
+    }
+
     /// Lines `first..=last` of a node's own text, as (line number, normalised text).
     pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (u32, &str)> {
         let start = file.nodes()[node as usize].line_start;
@@ -247,6 +264,39 @@ pub struct Corpus {
     pub node_count: usize,
     /// Mean bytes of a section's own normalised text (BM25's length normalisation).
     pub mean_node_bytes: f32,
+    /// The section index as of this generation.
+    pub(crate) sections: SectionsView,
+    /// Files with sections the index does not hold (its update failed): the search scans
+    /// them directly.
+    pub(crate) unindexed: Vec<u32>,
+}
+
+/// The section index's commit that matches a corpus, and what a search needs with it.
+pub(crate) struct SectionsView {
+    pub searcher: tantivy::Searcher,
+    pub fields: Fields,
+    pub keys: DocKeys,
+    vocabulary: OnceLock<Vocabulary>,
+}
+
+impl std::fmt::Debug for SectionsView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SectionsView")
+            .field("segments", &self.searcher.segment_readers().len())
+            .finish()
+    }
+}
+
+impl SectionsView {
+    /// The Latin words of the index, built at the first search that needs them.
+    pub(crate) fn vocabulary(&self) -> &Vocabulary {
+        self.vocabulary.get_or_init(|| {
+            Vocabulary::build(&self.searcher, self.fields.words).unwrap_or_else(|error| {
+                tracing::warn!(error = %error, "the section index's words cannot be read");
+                Vocabulary::default()
+            })
+        })
+    }
 }
 
 impl Corpus {
@@ -271,11 +321,32 @@ impl Corpus {
 pub struct CorpusCache {
     by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
     current: Option<Arc<Corpus>>,
+    /// Where the section index is kept (`None`: in memory).
+    cache_dir: Option<PathBuf>,
+    /// Opened by the first sync.
+    sections: Option<SectionIndex>,
 }
 
 impl CorpusCache {
+    /// A cache whose section index lives under `cache_dir` (`None`: in memory).
+    pub fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
+        CorpusCache {
+            cache_dir,
+            ..CorpusCache::default()
+        }
+    }
+
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
     pub fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
+        self.sync_reporting(index, &mut |_| {})
+    }
+
+    /// [`Self::sync`], telling `progress` how far the section index update is.
+    pub(crate) fn sync_reporting(
+        &mut self,
+        index: &ManualIndex,
+        progress: &mut dyn FnMut(Written),
+    ) -> Arc<Corpus> {
         if let Some(current) = &self.current {
             if current.generation == index.generation() {
                 return Arc::clone(current);
@@ -323,16 +394,109 @@ impl CorpusCache {
         let references = ReferenceGraph::resolve(&files, &file_refs);
         let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
         let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
+        let sections = self
+            .sections
+            .get_or_insert_with(|| SectionIndex::open(self.cache_dir.as_deref()));
+        update_sections(sections, &files, &file_refs, progress);
+        let (sections, unindexed) = view(sections, &files, &file_refs);
         let corpus = Arc::new(Corpus {
             generation: index.generation(),
             node_count,
             mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
             files,
             references,
+            sections,
+            unindexed,
         });
         self.current = Some(Arc::clone(&corpus));
         corpus
     }
+}
+
+/// Brings the section index in line with the corpus: indexes the files it does not hold
+/// in their current version and drops the files that are gone. A failure (another
+/// process holds the writer, the disk is full) is logged; the files stay unindexed and
+/// are tried again at the next sync.
+fn update_sections(
+    sections: &mut SectionIndex,
+    files: &[CorpusFile],
+    manual_files: &[&ManualFile],
+    progress: &mut dyn FnMut(Written),
+) {
+    let stale: Vec<usize> = (0..files.len())
+        .filter(|&at| !sections.holds(&files[at].manual_id, manual_files[at]))
+        .collect();
+    let current: HashSet<u64> = files
+        .iter()
+        .map(|file| file_id(&file.manual_id, &file.path))
+        .collect();
+    let removed: Vec<u64> = sections
+        .indexed_files()
+        .filter(|id| !current.contains(id))
+        .collect();
+    if stale.is_empty() && removed.is_empty() {
+        return;
+    }
+    let entries = stale.iter().map(|&at| FileSections {
+        manual_id: &files[at].manual_id,
+        file: manual_files[at],
+        derived: &files[at].derived,
+    });
+    match sections.update(entries, &removed, progress) {
+        Ok(written) => tracing::info!(
+            files = written.files,
+            sections = written.sections,
+            removed = removed.len(),
+            "section index updated"
+        ),
+        Err(error) => tracing::warn!(
+            error = %error,
+            files = stale.len(),
+            "the section index could not be updated; those files are scanned directly"
+        ),
+    }
+}
+
+/// The index's current commit mapped onto `files`, and the files it does not hold.
+fn view(
+    sections: &SectionIndex,
+    files: &[CorpusFile],
+    manual_files: &[&ManualFile],
+) -> (SectionsView, Vec<u32>) {
+    let known: HashMap<u64, KnownFile> = files
+        .iter()
+        .zip(manual_files)
+        .enumerate()
+        .map(|(at, (file, manual_file))| {
+            let known = KnownFile {
+                index: at as u32,
+                version: manual_file.version(),
+                nodes: file.derived.node_count() as u32,
+            };
+            (file_id(&file.manual_id, &file.path), known)
+        })
+        .collect();
+    let searcher = sections.searcher();
+    let fields = sections.fields();
+    let keys = DocKeys::build(&searcher, &fields, &known).unwrap_or_else(|error| {
+        tracing::warn!(error = %error, "the section index cannot be read; files are scanned directly");
+        DocKeys::default()
+    });
+    let unindexed = (0..files.len() as u32)
+        .filter(|&at| {
+            let file = &files[at as usize];
+            file.derived.node_count() > 0
+                && !(sections.holds(&file.manual_id, manual_files[at as usize])
+                    && keys.holds_file(at))
+        })
+        .collect();
+    let view = SectionsView {
+        searcher,
+        fields,
+        keys,
+        vocabulary: OnceLock::new(),
+    };
+    (view, unindexed)
 }
 
 /// Derives `files` on every available core, keeping their order. Files are dealt out

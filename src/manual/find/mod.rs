@@ -17,9 +17,11 @@
 //!   `manual_hits` lists from a trace.
 
 pub mod actions;
+mod candidates;
 pub mod corpus;
 mod fuse;
 pub mod hits;
+pub(crate) mod index;
 pub mod integrate;
 pub mod links;
 pub mod plan;
@@ -119,6 +121,8 @@ pub struct FindSettings {
     pub trace_ttl: Duration,
     /// The team's synonyms file (may be absent).
     pub synonyms_path: Option<PathBuf>,
+    /// Where the section index is kept (`CACHE_DIR`); `None` keeps it in memory.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl FindSettings {
@@ -134,6 +138,7 @@ impl FindSettings {
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
             synonyms_path: Some(config.synonyms_path.clone()),
+            cache_dir: Some(config.cache_dir.clone()),
         }
     }
 }
@@ -246,8 +251,8 @@ impl Finder {
     pub fn new(settings: FindSettings) -> Finder {
         Finder {
             traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
+            corpus: Mutex::new(CorpusCache::new(settings.cache_dir.clone())),
             settings,
-            corpus: Mutex::new(CorpusCache::default()),
             synonyms: Mutex::new(None),
         }
     }
@@ -319,6 +324,7 @@ impl Finder {
             deadline,
             thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
             max_stage,
+            max_candidates,
         };
         let scope = match &base {
             Some(trace) => search.scope_of_unscanned(trace),
@@ -389,6 +395,7 @@ pub(crate) mod testing {
             trace_max_keep: 10,
             trace_ttl: Duration::from_secs(60),
             synonyms_path: None,
+            cache_dir: None,
         }
     }
 

@@ -32,8 +32,15 @@ const LINK_TF: f32 = 2.0;
 const ANCESTOR_TF: f32 = 1.0;
 
 /// Scores every scanned section holding any unit of the plan, best first, as a source
-/// for `fuse` that admits the sections holding a strong unit of their own.
-pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> RankedSource {
+/// for `fuse` that admits the sections holding a strong unit of their own. `df` are the
+/// units' document frequencies when known (from the section index, which counts every
+/// section, not only those `scan` kept); otherwise they are counted over `scan`.
+pub(crate) fn rank_units(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    df: Option<&[u32]>,
+) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
@@ -43,7 +50,7 @@ pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Ran
     }
     let mut ancestors = AncestorTitles::default();
     let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
-    let mut df = vec![0u32; plan.units.len()];
+    let mut counted = vec![0u32; plan.units.len()];
     for (key, hits) in &scan.hits {
         let mut above = PatternSet::default();
         for (normal, loose) in ancestors.of(plan, corpus, *key) {
@@ -52,12 +59,13 @@ pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Ran
         }
         let found = unit_frequencies(plan, hits, &above);
         for frequency in found.iter().filter(|frequency| frequency.own) {
-            df[frequency.unit] += 1;
+            counted[frequency.unit] += 1;
         }
         if !found.is_empty() {
             occurrences.push((*key, found));
         }
     }
+    let df = df.unwrap_or(&counted);
     let sections = scan.scanned_nodes.max(1) as f32;
     let idf: Vec<f32> = df
         .iter()
@@ -219,7 +227,7 @@ mod tests {
             .collect();
         let later = Instant::now() + Duration::from_secs(60);
         let result = scan(&corpus, &plan, &scope, later);
-        rank_units(&plan, &corpus, &result)
+        rank_units(&plan, &corpus, &result, None)
             .items
             .iter()
             .map(|item| {

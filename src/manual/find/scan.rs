@@ -12,7 +12,7 @@
 //! before each chunk; what it did not reach is returned as unscanned, so the caller can
 //! report it and a later search can start from there.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::corpus::{Corpus, NodeKey};
@@ -79,6 +79,26 @@ impl NodeHits {
 
     fn is_empty(&self) -> bool {
         self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
+    }
+
+    /// Sets the matches in the section's own title (kept only when there are any).
+    pub(super) fn set_titles(&mut self, title: PatternSet, title_loose: PatternSet) {
+        if title.is_empty() && title_loose.is_empty() {
+            return;
+        }
+        let labels = self.labels.get_or_insert_with(Box::default);
+        labels.title = title;
+        labels.title_loose = title_loose;
+    }
+
+    /// Sets the matches in the texts of links pointing at the section.
+    pub(super) fn set_links(&mut self, links: PatternSet, links_loose: PatternSet) {
+        if links.is_empty() && links_loose.is_empty() {
+            return;
+        }
+        let labels = self.labels.get_or_insert_with(Box::default);
+        labels.links = links;
+        labels.links_loose = links_loose;
     }
 
     /// Occurrences of `pattern` in the normalised body.
@@ -150,6 +170,16 @@ impl ScanResult {
         self.scanned_files += other.scanned_files;
         self.scanned_nodes += other.scanned_nodes;
         self.unscanned.extend(other.unscanned);
+    }
+
+    /// Replaces the hits of the sections `keys` by those of `exact`, a scan of the same
+    /// sections (its sections left unscanned lose their hits and are listed unscanned).
+    pub fn replace(&mut self, keys: &HashSet<NodeKey>, exact: ScanResult) {
+        self.hits.retain(|(key, _)| !keys.contains(key));
+        self.hits.extend(exact.hits);
+        self.hits.sort_unstable_by_key(|(key, _)| *key);
+        self.pages.extend(exact.pages);
+        self.unscanned.extend(exact.unscanned);
     }
 
     pub fn get(&self, key: NodeKey) -> Option<&NodeHits> {

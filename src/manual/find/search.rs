@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
+use super::candidates::{index_hits, ScopeFilter};
 use super::corpus::{Corpus, NodeKey};
 use super::fuse::fuse;
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{scan, Scope};
+use super::scan::{scan, ScanResult, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
@@ -30,6 +31,12 @@ const MIN_CANDIDATE_SCORE: f32 = 0.25;
 const MIN_PIECES_RELEVANCE: f32 = 0.45;
 /// Weaker sections Stage 4 adds at most per condition.
 const RELAXED_LIMIT: usize = 10;
+/// Sections the scan verifies in one round, per candidate the search may answer: the
+/// index's ranking is close to the scan's, so twice the cap holds the scan's best.
+const VERIFY_PER_CANDIDATE: usize = 2;
+/// Rounds of verification at most (a round verifies the next best when the previous
+/// one left fewer candidates than the cap).
+const VERIFY_ROUNDS: usize = 4;
 
 /// What one search works with.
 pub(super) struct Search<'a> {
@@ -40,11 +47,49 @@ pub(super) struct Search<'a> {
     pub deadline: Instant,
     pub thresholds: Thresholds,
     pub max_stage: u8,
+    pub max_candidates: usize,
+}
+
+/// Stages 0-1 over a scope: the hits of every section with evidence, exact for the
+/// sections the scan verified, provisional (the index's) for the others.
+pub(super) struct Stage01 {
+    scanned: ScanResult,
+    provisional: HashSet<NodeKey>,
+    unit_df: Vec<u32>,
+}
+
+/// Stages 0-1 as the later stages take them.
+struct Verified {
+    candidates: Vec<Candidate>,
+    scored: Vec<Scored>,
+    overflow: Vec<NodeKey>,
+}
+
+impl Stage01 {
+    /// The time budget ran out before the scan could verify `keys` (sorted): they are
+    /// left unscanned, as a scan cut by the deadline leaves its sections.
+    fn left_unverified(&mut self, keys: &[NodeKey]) {
+        let set: HashSet<NodeKey> = keys.iter().copied().collect();
+        self.provisional.retain(|key| !set.contains(key));
+        self.scanned.hits.retain(|(key, _)| !set.contains(key));
+        self.scanned.unscanned.extend(scope_of(keys));
+    }
+
+    fn merge(&mut self, other: Stage01) {
+        self.scanned.merge(other.scanned);
+        self.provisional.extend(other.provisional);
+        for (mine, theirs) in self.unit_df.iter_mut().zip(other.unit_df) {
+            *mine += theirs;
+        }
+    }
 }
 
 /// The candidates of a search and how they came about.
 pub(super) struct SearchResult {
     candidates: Vec<Candidate>,
+    /// Candidates the index found but the scan did not verify before the cap: listed
+    /// unscanned (`candidate_cap`), never answered on provisional evidence.
+    overflow: Vec<NodeKey>,
     scanned_files: usize,
     scanned_nodes: usize,
     unscanned: Vec<Unscanned>,
@@ -100,11 +145,95 @@ impl Search<'_> {
             .collect()
     }
 
-    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
-        let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline);
-        let scored = score_all(self.plan, self.corpus, &scanned);
-        let sources = [rank_units(self.plan, self.corpus, &scanned)];
+    /// Stages 0-1 over `scope`: the section index's provisional hits, then rounds of the
+    /// scan over the best ranked sections (and over every section of files the index does
+    /// not hold), until the verified candidates fill the cap or none are left.
+    fn stage01(&self, scope: &Scope) -> Stage01 {
+        if Instant::now() >= self.deadline {
+            return Stage01 {
+                scanned: ScanResult {
+                    unscanned: scope.clone(),
+                    ..ScanResult::default()
+                },
+                provisional: HashSet::new(),
+                unit_df: vec![0; self.plan.units.len()],
+            };
+        }
+        let found = index_hits(self.corpus, self.plan, scope);
+        let mut stage = Stage01 {
+            provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
+            scanned: found.scan,
+            unit_df: found.unit_df,
+        };
+        let unindexed: Scope = scope
+            .iter()
+            .filter(|(file, _)| self.corpus.unindexed.binary_search(file).is_ok())
+            .cloned()
+            .collect();
+        if !unindexed.is_empty() {
+            let direct = scan(self.corpus, self.plan, &unindexed, self.deadline);
+            let filter = ScopeFilter::new(self.corpus, &unindexed);
+            stage.provisional.retain(|key| !filter.contains(*key));
+            let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
+            stage.scanned.replace(&keys, direct);
+        }
+        let batch = self.max_candidates * VERIFY_PER_CANDIDATE;
+        for _ in 0..VERIFY_ROUNDS {
+            let (scored, candidates) = self.fused(&stage);
+            let verified = candidates
+                .iter()
+                .filter(|c| !stage.provisional.contains(&c.key))
+                .count();
+            if verified >= self.max_candidates {
+                break;
+            }
+            // The candidates first, then the best of the rest, which Stage 4 may add.
+            let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+            let mut next: Vec<NodeKey> = candidates
+                .iter()
+                .map(|c| c.key)
+                .chain(relaxed)
+                .filter(|key| stage.provisional.contains(key))
+                .take(batch)
+                .collect();
+            if next.is_empty() {
+                break;
+            }
+            next.sort_unstable();
+            next.dedup();
+            if Instant::now() >= self.deadline {
+                stage.left_unverified(&next);
+                break;
+            }
+            let keys: HashSet<NodeKey> = next.iter().copied().collect();
+            let exact = scan(self.corpus, self.plan, &scope_of(&next), self.deadline);
+            stage.provisional.retain(|key| !keys.contains(key));
+            stage.scanned.replace(&keys, exact);
+        }
+        stage
+    }
+
+    /// The evidence scores and the fused candidates of Stages 0-1, best first.
+    fn fused(&self, stage: &Stage01) -> (Vec<Scored>, Vec<Candidate>) {
+        let scored = score_all(self.plan, self.corpus, &stage.scanned);
+        let sources = [rank_units(
+            self.plan,
+            self.corpus,
+            &stage.scanned,
+            Some(&stage.unit_df),
+        )];
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        (scored, candidates)
+    }
+
+    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
+        let mut stage = self.stage01(&scope);
+        let Verified {
+            mut candidates,
+            scored,
+            overflow,
+        } = self.verified(&stage);
         let mut warnings = Vec::new();
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
@@ -116,8 +245,9 @@ impl Search<'_> {
                 self.thresholds.candidate_low,
                 self.thresholds.file_bias,
             ),
-            time_cut: !scanned.unscanned.is_empty(),
+            time_cut: !stage.scanned.unscanned.is_empty(),
             candidates,
+            overflow,
             scanned_files: 0,
             scanned_nodes: 0,
             unscanned: Vec::new(),
@@ -140,23 +270,38 @@ impl Search<'_> {
                         .extend(self.unscanned(outside, Cutoff::StageCap));
                 }
             } else {
-                let more =
-                    outside.map(|outside| scan(self.corpus, self.plan, &outside, self.deadline));
-                let widened_scored = more.map(|more| {
-                    scanned.merge(more);
-                    score_all(self.plan, self.corpus, &scanned)
+                let widened_scored = outside.map(|outside| {
+                    stage.merge(self.stage01(&outside));
+                    self.verified(&stage).scored
                 });
                 let all_scored = widened_scored.as_deref().unwrap_or(&scored);
                 self.stage4(all_scored, &mut result);
-                result.time_cut = !scanned.unscanned.is_empty();
+                result.time_cut = !stage.scanned.unscanned.is_empty();
             }
         }
-        result.scanned_files = scanned.scanned_files;
-        result.scanned_nodes = scanned.scanned_nodes;
-        result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
-        let left = self.unscanned(&scanned.unscanned, Cutoff::TimeBudget);
+        result.scanned_files = stage.scanned.scanned_files;
+        result.scanned_nodes = stage.scanned.scanned_nodes;
+        result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
+        let left = self.unscanned(&stage.scanned.unscanned, Cutoff::TimeBudget);
         result.unscanned.splice(0..0, left);
         result
+    }
+
+    /// The fused candidates and evidence scores of the sections the scan verified, and
+    /// the provisional candidates beyond them.
+    fn verified(&self, stage: &Stage01) -> Verified {
+        let (scored, candidates) = self.fused(stage);
+        let (candidates, provisional): (Vec<Candidate>, Vec<Candidate>) = candidates
+            .into_iter()
+            .partition(|c| !stage.provisional.contains(&c.key));
+        Verified {
+            candidates,
+            scored: scored
+                .into_iter()
+                .filter(|s| !stage.provisional.contains(&s.key))
+                .collect(),
+            overflow: provisional.into_iter().map(|c| c.key).collect(),
+        }
     }
 
     fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {
@@ -302,6 +447,13 @@ fn is_json(file: &ManualFile) -> bool {
         .is_some_and(|node| node.kind == NodeKind::JsonFile)
 }
 
+/// The scope of `keys` (sorted).
+fn scope_of(keys: &[NodeKey]) -> Scope {
+    keys.chunk_by(|a, b| a.file == b.file)
+        .map(|run| (run[0].file, Some(run.iter().map(|key| key.node).collect())))
+        .collect()
+}
+
 fn in_scope(scope: &Scope, key: NodeKey) -> bool {
     scope.iter().any(|(file, nodes)| {
         *file == key.file
@@ -329,19 +481,23 @@ impl SearchResult {
             .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         self.candidates.dedup_by_key(|c| c.key);
         self.integrated = self.candidates.len();
-        let over = self.candidates.len() > max_candidates;
+        let over = self.candidates.len() > max_candidates || !self.overflow.is_empty();
         if over {
             let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-            for candidate in self.candidates.split_off(max_candidates) {
-                by_file
-                    .entry(candidate.key.file)
-                    .or_default()
-                    .push(candidate.key.node);
+            let cut = self
+                .candidates
+                .split_off(max_candidates.min(self.candidates.len()))
+                .into_iter()
+                .map(|candidate| candidate.key)
+                .chain(std::mem::take(&mut self.overflow));
+            for key in cut {
+                by_file.entry(key.file).or_default().push(key.node);
             }
             let scope: Scope = by_file
                 .into_iter()
                 .map(|(file, mut nodes)| {
                     nodes.sort_unstable();
+                    nodes.dedup();
                     (file, Some(nodes))
                 })
                 .collect();

@@ -1,0 +1,369 @@
+//! The section index: every section's own normalised text in a tantivy index, one
+//! document per section, so a search asks the index which sections hold its literals and
+//! units instead of scanning every section (issue 16).
+//!
+//! Fields: `manual_id`, `path`, `heading` (the section's heading path), `start_line`,
+//! `body` (the own text, stored, indexed by the unit tokens of `text::units`), `words`
+//! (the same text's Latin words as written, for literals) and, as fast fields, the file's
+//! id and version, the node's index in its file and the own text's length. The query side
+//! builds its terms with the same functions ([`literal`]), so index terms and query units
+//! agree by construction.
+//!
+//! The index lives in `${CACHE_DIR}/sections/` and outlives the process: a file's sections
+//! carry the fingerprint of the file's stamp, so after a restart only files whose stamp
+//! changed are indexed again. Each commit carries the format and tokenizer versions as
+//! its payload; an index written with others is rebuilt, never read with terms the
+//! queries would not look for. tantivy writes segments first and switches `meta.json`
+//! atomically at a commit, and a build commits every [`COMMIT_EVERY_BYTES`], so a process
+//! killed while indexing leaves the last commit intact: the next start finds it, and
+//! indexes only the files it does not hold yet. When `CACHE_DIR` cannot be used the index
+//! is kept in memory (with a warning), which is also what tests and `ManualIndex::build`
+//! callers without a cache get.
+//!
+//! Updates are per file (delete the file's sections by its key, add the new ones), driven
+//! by the files the manual index reloaded ([`crate::manual::find::corpus`]), not by the
+//! file-system watch. The writer is opened for an update and dropped after its commit,
+//! so `manvault index` and a server can take turns; a writer that cannot be had (another
+//! process holds it) leaves the files unindexed, and the search scans those directly
+//! until a later update succeeds.
+
+pub(crate) mod keys;
+pub(crate) mod literal;
+mod tokenizer;
+pub(crate) mod vocabulary;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tantivy::directory::MmapDirectory;
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST,
+    STORED, STRING,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use super::corpus::FileDerived;
+use crate::manual::ManualFile;
+use crate::text::units::INDEX_TOKENS_VERSION;
+
+/// The layout of the documents; bump it with any change of fields or of what they hold.
+const FORMAT_VERSION: u32 = 1;
+/// Folder under `CACHE_DIR`.
+const FOLDER: &str = "sections";
+/// A build commits after this much text, so a kill loses at most this much work.
+const COMMIT_EVERY_BYTES: usize = 32 << 20;
+/// Indexing memory of all writer threads together.
+const WRITER_BUDGET_BYTES: usize = 48 << 20;
+/// Writer threads at most (tantivy needs 15 MB of budget a thread).
+const WRITER_THREADS: usize = 3;
+
+/// The fields of a section document.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    manual_id: Field,
+    path: Field,
+    /// [`file_id`] of the section's file (indexed too: it deletes a file's sections).
+    pub(crate) file_id: Field,
+    /// [`ManualFile::version`] of the file the section was read from.
+    pub(crate) version: Field,
+    /// Index of the node in its file.
+    pub(crate) node: Field,
+    start_line: Field,
+    heading: Field,
+    /// The own text, normalised, stored: what the search verifies candidates on.
+    pub(crate) body: Field,
+    pub(crate) words: Field,
+    /// Bytes of the own text (BM25's length normalisation).
+    pub(crate) length: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let positions = |tokenizer: &str| {
+        TextFieldIndexing::default()
+            .set_tokenizer(tokenizer)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+    };
+    let fast = || NumericOptions::default().set_fast();
+    let fields = Fields {
+        manual_id: builder.add_text_field("manual_id", STRING | STORED),
+        path: builder.add_text_field("path", STRING | STORED),
+        file_id: builder.add_u64_field("file_id", fast().set_indexed()),
+        version: builder.add_u64_field("version", fast()),
+        node: builder.add_u64_field("node", fast()),
+        start_line: builder.add_u64_field("start_line", fast().set_stored()),
+        heading: builder.add_text_field(
+            "heading",
+            TextOptions::default()
+                .set_indexing_options(positions(tokenizer::UNITS))
+                .set_stored(),
+        ),
+        body: builder.add_text_field(
+            "body",
+            TextOptions::default()
+                .set_indexing_options(positions(tokenizer::UNITS))
+                .set_stored(),
+        ),
+        words: builder.add_text_field(
+            "words",
+            TextOptions::default().set_indexing_options(positions(tokenizer::WORDS)),
+        ),
+        length: builder.add_u64_field("length", fast()),
+    };
+    (builder.build(), fields)
+}
+
+/// What every commit records: an index with another payload is rebuilt.
+fn payload() -> String {
+    format!("manvault sections format {FORMAT_VERSION} tokens {INDEX_TOKENS_VERSION}")
+}
+
+/// The stable id of a file: what the index's sections name their file by.
+pub(crate) fn file_id(manual_id: &str, path: &str) -> u64 {
+    crate::text::fingerprint(&[manual_id.as_bytes(), path.as_bytes()])
+}
+
+/// One file to (re)index: its model and derived text.
+pub(crate) struct FileSections<'a> {
+    pub manual_id: &'a str,
+    pub file: &'a ManualFile,
+    pub derived: &'a FileDerived,
+}
+
+/// How far an update is, for a progress report.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Written {
+    pub files: u64,
+    pub sections: u64,
+    pub bytes: u64,
+}
+
+pub(crate) struct SectionIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    /// Where it is kept; `None` in memory.
+    folder: Option<PathBuf>,
+    /// Version of each file's sections in the last commit, by [`file_id`].
+    indexed: HashMap<u64, u64>,
+}
+
+impl std::fmt::Debug for SectionIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SectionIndex")
+            .field("folder", &self.folder)
+            .field("files", &self.indexed.len())
+            .finish()
+    }
+}
+
+impl SectionIndex {
+    /// The index under `cache_dir` (created, or rebuilt when its versions differ), or one
+    /// in memory when there is no cache folder or it cannot be used.
+    pub(crate) fn open(cache_dir: Option<&Path>) -> SectionIndex {
+        if let Some(cache_dir) = cache_dir {
+            let folder = cache_dir.join(FOLDER);
+            match Self::open_in(&folder) {
+                Ok(index) => return index,
+                Err(error) => tracing::warn!(
+                    error = %error,
+                    "the section index cannot be kept under CACHE_DIR; it is built in memory"
+                ),
+            }
+        }
+        Self::with_index(Index::create_in_ram(schema().0), None)
+            .expect("an index in memory opens")
+    }
+
+    fn open_in(folder: &Path) -> tantivy::Result<SectionIndex> {
+        refuse_symlink(folder)?;
+        std::fs::create_dir_all(folder)?;
+        let (schema, _) = schema();
+        let directory = MmapDirectory::open(folder)?;
+        let usable = match Index::exists(&directory) {
+            Ok(false) => None,
+            Ok(true) => Index::open(directory.clone()).ok().filter(|index| {
+                index.schema() == schema
+                    && index.load_metas().is_ok_and(|metas| {
+                        metas.payload.as_deref() == Some(payload().as_str())
+                    })
+            }),
+            Err(_) => None,
+        };
+        let index = match usable {
+            Some(index) => index,
+            None => {
+                if Index::exists(&directory).unwrap_or(true) {
+                    tracing::info!("the section index was written by another version; rebuilding it");
+                    drop(directory);
+                    std::fs::remove_dir_all(folder)?;
+                    std::fs::create_dir_all(folder)?;
+                }
+                Index::create_in_dir(folder, schema)?
+            }
+        };
+        Self::with_index(index, Some(folder.to_path_buf()))
+    }
+
+    fn with_index(index: Index, folder: Option<PathBuf>) -> tantivy::Result<SectionIndex> {
+        tokenizer::register(&index);
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let (_, fields) = schema();
+        let mut opened = SectionIndex {
+            index,
+            reader,
+            fields,
+            folder,
+            indexed: HashMap::new(),
+        };
+        opened.indexed = opened.read_versions()?;
+        Ok(opened)
+    }
+
+    /// The version of every file with sections in the current commit.
+    fn read_versions(&self) -> tantivy::Result<HashMap<u64, u64>> {
+        let searcher = self.reader.searcher();
+        let mut versions = HashMap::new();
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let ids = fast.u64("file_id")?;
+            let version = fast.u64("version")?;
+            for doc in segment.doc_ids_alive() {
+                if let (Some(id), Some(version)) = (ids.first(doc), version.first(doc)) {
+                    versions.insert(id, version);
+                }
+            }
+        }
+        Ok(versions)
+    }
+
+    pub(crate) fn fields(&self) -> Fields {
+        self.fields
+    }
+
+    /// Whether the folder it is kept in (`None`: in memory).
+    pub(crate) fn folder(&self) -> Option<&Path> {
+        self.folder.as_deref()
+    }
+
+    /// Whether the index holds the sections of this version of the file.
+    pub(crate) fn holds(&self, manual_id: &str, file: &ManualFile) -> bool {
+        self.indexed.get(&file_id(manual_id, file.path())) == Some(&file.version())
+    }
+
+    /// The ids of the files the index holds sections of.
+    pub(crate) fn indexed_files(&self) -> impl Iterator<Item = u64> + '_ {
+        self.indexed.keys().copied()
+    }
+
+    /// The searcher of the last commit.
+    pub(crate) fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// Replaces the sections of `files` and drops those of the files `removed` (by
+    /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] and at the end; `progress` gets
+    /// the running totals after each file.
+    pub(crate) fn update<'a>(
+        &mut self,
+        files: impl Iterator<Item = FileSections<'a>>,
+        removed: &[u64],
+        progress: &mut dyn FnMut(Written),
+    ) -> tantivy::Result<Written> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, WRITER_THREADS);
+        let mut writer: IndexWriter<TantivyDocument> = self
+            .index
+            .writer_with_num_threads(threads, WRITER_BUDGET_BYTES.max(threads * (16 << 20)))?;
+        let mut pending: Vec<(u64, Option<u64>)> = Vec::new();
+        for &id in removed {
+            writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
+            pending.push((id, None));
+        }
+        let mut written = Written::default();
+        let mut since_commit = 0;
+        for entry in files {
+            let id = file_id(entry.manual_id, entry.file.path());
+            writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
+            let bytes = self.add_file(&writer, &entry, id)?;
+            pending.push((id, Some(entry.file.version())));
+            written.files += 1;
+            written.sections += entry.derived.node_count() as u64;
+            written.bytes += bytes as u64;
+            since_commit += bytes;
+            if since_commit >= COMMIT_EVERY_BYTES {
+                self.commit(&mut writer, &mut pending)?;
+                since_commit = 0;
+            }
+            progress(written);
+        }
+        self.commit(&mut writer, &mut pending)?;
+        // Merging the small segments of an update keeps the number a query visits low.
+        writer.wait_merging_threads()?;
+        self.reader.reload()?;
+        Ok(written)
+    }
+
+    fn commit(
+        &mut self,
+        writer: &mut IndexWriter<TantivyDocument>,
+        pending: &mut Vec<(u64, Option<u64>)>,
+    ) -> tantivy::Result<()> {
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&payload());
+        prepared.commit()?;
+        for (id, version) in pending.drain(..) {
+            match version {
+                Some(version) => self.indexed.insert(id, version),
+                None => self.indexed.remove(&id),
+            };
+        }
+        Ok(())
+    }
+
+    /// Adds one document per section of the file; returns the bytes of text added.
+    fn add_file(
+        &self,
+        writer: &IndexWriter<TantivyDocument>,
+        entry: &FileSections,
+        id: u64,
+    ) -> tantivy::Result<usize> {
+        let fields = &self.fields;
+        let path = entry.file.path();
+        let derived = entry.derived;
+        let mut bytes = 0;
+        for (index, node) in entry.file.nodes().iter().enumerate() {
+            let own = derived.own_text(index as u32);
+            bytes += own.len();
+            let mut doc = TantivyDocument::default();
+            doc.add_text(fields.manual_id, entry.manual_id);
+            doc.add_text(fields.path, path);
+            doc.add_u64(fields.file_id, id);
+            doc.add_u64(fields.version, entry.file.version());
+            doc.add_u64(fields.node, index as u64);
+            doc.add_u64(fields.start_line, u64::from(node.line_start));
+            doc.add_text(fields.heading, derived.heading_path(index as u32));
+            doc.add_text(fields.body, own);
+            doc.add_text(fields.words, own);
+            doc.add_u64(fields.length, own.len() as u64);
+            writer.add_document(doc)?;
+        }
+        Ok(bytes)
+    }
+}
+
+/// The index folder must be a real folder: a symlink planted there would make the index
+/// write elsewhere.
+fn refuse_symlink(folder: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(folder) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the section index folder is a symlink",
+        )),
+        _ => Ok(()),
+    }
+}
