@@ -10,10 +10,12 @@ use serde_json::{json, Value};
 use crate::adaptive::Adaptive;
 use crate::artifact::Rounds;
 use crate::config::Config;
+use crate::context::CallContext;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
+use crate::memory::Memory;
 use crate::paths::Root;
 use crate::validate::InputValidators;
 use crate::vault;
@@ -37,6 +39,9 @@ pub struct App {
     rounds: Mutex<Rounds>,
     /// `vault_find` traces (the vault itself is read afresh by every search).
     pub vault_finder: VaultFinder,
+    /// The memory store, opened by the first memory call (like the vault root: a failure
+    /// is not remembered).
+    memory: OnceLock<Memory>,
 }
 
 impl App {
@@ -50,16 +55,37 @@ impl App {
             manuals: RwLock::new(None),
             vault: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
+            memory: OnceLock::new(),
         }
     }
 
-    /// Validates and runs one tool call; `None` when no tool has that name.
+    /// Validates and runs one tool call of the local actor; `None` when no tool has that
+    /// name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {
-        contract::tool(tool)?;
+        self.call_as(&CallContext::local(), tool, arguments)
+    }
+
+    /// Validates and runs one tool call made by `context`'s actor; `None` when no tool
+    /// has that name.
+    pub fn call_as(
+        &self,
+        context: &CallContext,
+        tool: &str,
+        arguments: Value,
+    ) -> Option<ToolResult<Value>> {
+        let spec = contract::tool(tool)?;
         let started = Instant::now();
-        let result = self.validators.check(tool, &arguments).and_then(|()| {
-            contract::dispatch(self, tool, arguments).expect("every listed tool is dispatched")
-        });
+        let result = self
+            .validators
+            .check(tool, &arguments)
+            .map_err(|error| match spec.domain {
+                "memory" => crate::tools::memory::rejected(self, context, tool, error),
+                _ => error,
+            })
+            .and_then(|()| {
+                contract::dispatch(self, context, tool, arguments)
+                    .expect("every listed tool is dispatched")
+            });
         let elapsed_ms = started.elapsed().as_millis() as u64;
         match &result {
             Ok(_) => tracing::info!(tool, ok = true, elapsed_ms),
@@ -101,6 +127,30 @@ impl App {
         }
         let root = vault::open_root(&self.config.vault_root)?;
         Ok(self.vault.get_or_init(|| root))
+    }
+}
+
+impl App {
+    /// The memory store, opened on first use; INTERNAL naming the setting at fault when
+    /// it cannot be (the next call tries again).
+    pub(crate) fn memory(&self) -> ToolResult<&Memory> {
+        if let Some(memory) = self.memory.get() {
+            return Ok(memory);
+        }
+        let memory = Memory::open(
+            &self.config.memory,
+            &self.config.vault_root,
+            self.config.hard_max_chars as usize,
+        )
+        .map_err(|problem| {
+            tracing::error!(problem, "the memory store cannot be opened");
+            ToolError::memory(
+                crate::error::MemoryCode::Internal,
+                "the memory store cannot be opened; check MEMORY_DB_PATH",
+                json!({ "problem": problem }),
+            )
+        })?;
+        Ok(self.memory.get_or_init(|| memory))
     }
 }
 

@@ -7,10 +7,12 @@ pub mod artifact;
 pub mod bridge;
 pub mod clock;
 pub mod config;
+pub mod context;
 pub mod contract;
 pub mod error;
 pub mod logging;
 pub mod manual;
+pub mod memory;
 pub mod paths;
 pub mod server;
 #[cfg(test)]
