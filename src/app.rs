@@ -137,6 +137,14 @@ impl App {
         if let Some(memory) = self.memory.get() {
             return Ok(memory);
         }
+        // The store and the audit log live under the vault by default: make sure it exists.
+        self.vault().map_err(|error| {
+            ToolError::memory(
+                crate::error::MemoryCode::Internal,
+                error.message,
+                error.details.unwrap_or_default(),
+            )
+        })?;
         let memory = Memory::open(
             &self.config.memory,
             &self.config.vault_root,

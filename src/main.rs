@@ -14,6 +14,8 @@ const USAGE: &str = "usage:
   manvault tools                                                      list the tools
   manvault call TOOL 'JSON' [--workspace DIR ...]                     make one call, print the result
                                                                       (exit 1 on a tool error)
+  manvault call TOOL --jsonl FILE [--workspace DIR ...]               one call per line of FILE (e.g. the example
+                                                                      workspace's memory claims), one result line each
   manvault stats [--workspace DIR ...]                                what adaptive tuning did, per day
 Configuration comes from the environment (see README.md); the flags override the roots.";
 
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         }
         ["stats"] => stats(&config),
         ["call", tool] => call(config, tool, "{}"),
+        ["call", tool, "--jsonl", file] => call_lines(config, tool, file),
         ["call", tool, arguments] => call(config, tool, arguments),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
@@ -111,5 +114,40 @@ fn call(config: Config, tool: &str, arguments: &str) -> ExitCode {
             );
             ExitCode::from(1)
         }
+    }
+}
+
+/// Runs `tool` once per non-empty line of `file` (each a JSON object of arguments), in
+/// order, printing each answer as one compact line; exit 1 if any call failed.
+fn call_lines(config: Config, tool: &str, file: &str) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(error) => return usage_error(&format!("{file} cannot be read: {}", error.kind())),
+    };
+    let app = App::new(config);
+    let mut failed = false;
+    for (number, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let arguments = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(error) => return usage_error(&format!("line {} is not JSON: {error}", number + 1)),
+        };
+        let answer = match app.call(tool, arguments) {
+            None => return usage_error(&format!("no tool named {tool:?} (see `manvault tools`)")),
+            Some(Ok(value)) => value,
+            Some(Err(error)) => {
+                failed = true;
+                error.to_json()
+            }
+        };
+        println!("{answer}");
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }

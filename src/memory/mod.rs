@@ -27,6 +27,8 @@ pub(crate) mod rank;
 mod rate;
 mod recall;
 mod store;
+#[cfg(test)]
+mod tests;
 pub(crate) mod units;
 pub(crate) mod vector;
 

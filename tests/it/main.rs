@@ -11,6 +11,7 @@ mod bridge_tools;
 mod cli;
 mod conformance;
 mod manual;
+mod memory_tools;
 mod paths_parse;
 mod paths_security;
 mod python_sdk;
