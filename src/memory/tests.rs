@@ -41,6 +41,26 @@ fn provenance() -> MemoryProvenance {
     serde_json::from_value(serde_json::json!({ "at": "2026-11-19T00:00:00Z" })).unwrap()
 }
 
+/// An upsert of a fact with no graph, evidence or hash.
+fn request<'a>(
+    text: &'a str,
+    scope: MemoryScope,
+    class: MemoryBoundaryClass,
+    provenance: &'a MemoryProvenance,
+) -> UpsertRequest<'a> {
+    UpsertRequest {
+        text,
+        kind: MemoryKind::Fact,
+        scope,
+        class,
+        provenance,
+        entities: &[],
+        relations: &[],
+        evidence: &[],
+        content_hash: None,
+    }
+}
+
 fn upsert(
     memory: &Memory,
     text: &str,
@@ -49,20 +69,23 @@ fn upsert(
     now_ms: i64,
 ) -> ToolResult<String> {
     let provenance = provenance();
-    let request = UpsertRequest {
-        text,
-        kind: MemoryKind::Fact,
-        scope,
-        class,
-        provenance: &provenance,
-        entities: &[],
-        relations: &[],
-        evidence: &[],
-        content_hash: None,
-    };
     memory
-        .upsert(&mut Call::new("test", now_ms), request)
+        .upsert(
+            &mut Call::new("test", now_ms),
+            request(text, scope, class, &provenance),
+        )
         .map(|outcome| outcome.id)
+}
+
+/// Stores each text as a project claim of `class`, now.
+fn upsert_project(
+    memory: &Memory,
+    texts: impl IntoIterator<Item = String>,
+    class: MemoryBoundaryClass,
+) {
+    for text in texts {
+        upsert(memory, &text, MemoryScope::Project, class, NOW).unwrap();
+    }
 }
 
 fn ask<'a>(
@@ -200,16 +223,11 @@ proptest! {
 fn an_expired_context_is_gone_and_deleted() {
     let folder = tempfile::tempdir().unwrap();
     let memory = open(folder.path());
-    for n in 0..3 {
-        upsert(
-            &memory,
-            &format!("webhook retry rule {n}"),
-            MemoryScope::Project,
-            MemoryBoundaryClass::Internal,
-            NOW,
-        )
-        .unwrap();
-    }
+    upsert_project(
+        &memory,
+        (0..3).map(|n| format!("webhook retry rule {n}")),
+        MemoryBoundaryClass::Internal,
+    );
     let tags = vec!["answer:task".to_string()];
     let page = recall(
         &memory,
@@ -315,17 +333,12 @@ fn twenty_concurrent_upserts_of_one_text_give_one_claim() {
             let memory = servers[n % 2].clone();
             std::thread::spawn(move || {
                 let provenance = provenance();
-                let request = UpsertRequest {
-                    text: "  同じ主張は一度だけ保存される ",
-                    kind: MemoryKind::Fact,
-                    scope: MemoryScope::Project,
-                    class: MemoryBoundaryClass::Internal,
-                    provenance: &provenance,
-                    entities: &[],
-                    relations: &[],
-                    evidence: &[],
-                    content_hash: None,
-                };
+                let request = request(
+                    "  同じ主張は一度だけ保存される ",
+                    MemoryScope::Project,
+                    MemoryBoundaryClass::Internal,
+                    &provenance,
+                );
                 memory.upsert(&mut Call::new("test", NOW), request).unwrap()
             })
         })
@@ -485,17 +498,12 @@ fn the_audit_log_has_no_text() {
     let memory = open(folder.path());
     let mut call = Call::new("auditor-test", NOW);
     let provenance = provenance();
-    let request = UpsertRequest {
-        text: "Contact hanako@example.com about the secret merger",
-        kind: MemoryKind::Fact,
-        scope: MemoryScope::Project,
-        class: MemoryBoundaryClass::Pii,
-        provenance: &provenance,
-        entities: &[],
-        relations: &[],
-        evidence: &[],
-        content_hash: None,
-    };
+    let request = request(
+        "Contact hanako@example.com about the secret merger",
+        MemoryScope::Project,
+        MemoryBoundaryClass::Pii,
+        &provenance,
+    );
     memory.upsert(&mut call, request).unwrap();
     memory.finish(&call, "pce_memory_upsert", None);
     let tags = vec!["tool:contact-lookup".to_string()];
@@ -554,26 +562,16 @@ fn the_text_candidate_cut_comes_after_the_boundary() {
         approver: None,
     };
     memory.apply_policy(&mut call, request).unwrap();
-    for n in 0..20 {
-        upsert(
-            &memory,
-            &format!("webhook webhook webhook {n}"),
-            MemoryScope::Project,
-            MemoryBoundaryClass::Pii,
-            NOW,
-        )
-        .unwrap();
-    }
-    for n in 0..3 {
-        upsert(
-            &memory,
-            &format!("webhook and many other words that dilute the match {n}"),
-            MemoryScope::Project,
-            MemoryBoundaryClass::Internal,
-            NOW,
-        )
-        .unwrap();
-    }
+    upsert_project(
+        &memory,
+        (0..20).map(|n| format!("webhook webhook webhook {n}")),
+        MemoryBoundaryClass::Pii,
+    );
+    upsert_project(
+        &memory,
+        (0..3).map(|n| format!("webhook and many other words that dilute the match {n}")),
+        MemoryBoundaryClass::Internal,
+    );
     let tags = vec!["answer:task".to_string()];
     let page = recall(
         &memory,

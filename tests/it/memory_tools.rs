@@ -95,12 +95,11 @@ fn twenty_processes_upserting_one_text_store_it_once() {
     assert_eq!(audit.lines().count(), 21, "one audit line a call");
 }
 
-#[test]
-fn the_example_claims_load_and_are_recalled() {
-    let workspace = example_workspace();
-    let claims = workspace.path().join("memory-claims.jsonl");
-    let output = manvault(
-        workspace.path(),
+/// `manvault call pce_memory_upsert --jsonl` with the workspace's example claims.
+fn load_example_claims(workspace: &Path) -> Output {
+    let claims = workspace.join("memory-claims.jsonl");
+    manvault(
+        workspace,
         &[
             "call",
             "pce_memory_upsert",
@@ -109,7 +108,13 @@ fn the_example_claims_load_and_are_recalled() {
         ],
     )
     .output()
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn the_example_claims_load_and_are_recalled() {
+    let workspace = example_workspace();
+    let output = load_example_claims(workspace.path());
     assert!(output.status.success());
     let lines = String::from_utf8(output.stdout).unwrap();
     assert_eq!(lines.lines().count(), 6);
@@ -134,17 +139,7 @@ fn the_example_claims_load_and_are_recalled() {
         "{text}"
     );
     // Loading again changes nothing.
-    let again = manvault(
-        workspace.path(),
-        &[
-            "call",
-            "pce_memory_upsert",
-            "--jsonl",
-            claims.to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
+    let again = load_example_claims(workspace.path());
     assert!(String::from_utf8(again.stdout)
         .unwrap()
         .lines()
