@@ -3,7 +3,9 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory.
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
+//!   latency beside the reference's text retrieval, size) and R@10 on a labelled set.
 
 use std::process::ExitCode;
 
@@ -11,18 +13,22 @@ use std::process::ExitCode;
 mod common;
 #[path = "manvault_bench/find.rs"]
 mod find;
+#[path = "manvault_bench/memory.rs"]
+mod memory;
 #[path = "manvault_bench/vault.rs"]
 mod vault;
 
 const USAGE: &str = "usage:
   manvault-bench vault
-  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]";
+  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench memory [--claims N] [--queries N] [--recall-only]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("memory") => memory::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

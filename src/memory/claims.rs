@@ -8,11 +8,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::json;
 
 use super::store::internal;
-use super::vector;
+use super::vector::Quantised;
 use crate::contract::types::{
     MemoryBoundaryClass, MemoryEntity, MemoryEvidence, MemoryKind, MemoryProvenance,
     MemoryRelation, MemoryScope,
@@ -51,7 +51,7 @@ pub(crate) struct NewClaim<'a> {
     /// The full-text document (units of the text and the entity names).
     pub units: String,
     /// The vector and the model that made it.
-    pub vector: Option<(&'a str, Vec<f32>)>,
+    pub vector: Option<(&'a str, Quantised)>,
     pub actor: &'a str,
     pub now_ms: i64,
 }
@@ -194,12 +194,12 @@ pub(crate) fn store_vector(
     connection: &Connection,
     model: &str,
     seq: i64,
-    vector: &[f32],
+    vector: &Quantised,
 ) -> ToolResult<()> {
     connection
         .execute(
             "INSERT OR REPLACE INTO claim_vectors (model, claim_seq, vector) VALUES (?1, ?2, ?3)",
-            params![model, seq, vector::to_blob(vector)],
+            params![model, seq, vector.to_blob()],
         )
         .map_err(internal)?;
     Ok(())
@@ -320,43 +320,42 @@ fn vocabulary<T: std::str::FromStr>(word: String, index: usize) -> rusqlite::Res
     })
 }
 
-/// The claims with these `seq`s, by `seq` (missing ones are left out).
+/// The claims with these `seq`s, by `seq` (missing ones are left out). One statement
+/// whatever their number (the list travels as a JSON array), so it stays prepared.
 pub(crate) fn rows(connection: &Connection, seqs: &[i64]) -> ToolResult<HashMap<i64, ClaimRow>> {
-    let mut found = HashMap::with_capacity(seqs.len());
-    // SQLite's default limit on bound parameters is 32766; chunks stay well below it.
-    for chunk in seqs.chunks(500) {
-        let marks = vec!["?"; chunk.len()].join(",");
-        let sql = format!(
+    let mut statement = connection
+        .prepare_cached(
             "SELECT seq, id, text, kind, scope, boundary_class, utility, confidence, helpful, \
              helpful + harmful + outdated + duplicate, created_ms, updated_ms, recency_anchor_ms, provenance, content_hash \
-             FROM claims WHERE seq IN ({marks})"
-        );
-        let mut statement = connection.prepare_cached(&sql).map_err(internal)?;
-        let rows = statement
-            .query_map(params_from_iter(chunk), |row| {
-                Ok(ClaimRow {
-                    seq: row.get(0)?,
-                    id: row.get(1)?,
-                    text: row.get(2)?,
-                    kind: vocabulary(row.get(3)?, 3)?,
-                    scope: vocabulary(row.get(4)?, 4)?,
-                    class: vocabulary(row.get(5)?, 5)?,
-                    utility: row.get(6)?,
-                    confidence: row.get(7)?,
-                    helpful: row.get(8)?,
-                    signals: row.get(9)?,
-                    created_ms: row.get(10)?,
-                    updated_ms: row.get(11)?,
-                    recency_anchor_ms: row.get(12)?,
-                    provenance: row.get(13)?,
-                    content_hash: row.get(14)?,
-                })
+             FROM claims WHERE seq IN (SELECT value FROM json_each(?1))",
+        )
+        .map_err(internal)?;
+    let list = serde_json::to_string(seqs).expect("numbers serialise");
+    let rows = statement
+        .query_map([list], |row| {
+            Ok(ClaimRow {
+                seq: row.get(0)?,
+                id: row.get(1)?,
+                text: row.get(2)?,
+                kind: vocabulary(row.get(3)?, 3)?,
+                scope: vocabulary(row.get(4)?, 4)?,
+                class: vocabulary(row.get(5)?, 5)?,
+                utility: row.get(6)?,
+                confidence: row.get(7)?,
+                helpful: row.get(8)?,
+                signals: row.get(9)?,
+                created_ms: row.get(10)?,
+                updated_ms: row.get(11)?,
+                recency_anchor_ms: row.get(12)?,
+                provenance: row.get(13)?,
+                content_hash: row.get(14)?,
             })
-            .map_err(internal)?;
-        for row in rows {
-            let row = row.map_err(internal)?;
-            found.insert(row.seq, row);
-        }
+        })
+        .map_err(internal)?;
+    let mut found = HashMap::with_capacity(seqs.len());
+    for row in rows {
+        let row = row.map_err(internal)?;
+        found.insert(row.seq, row);
     }
     Ok(found)
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::claims::{self, NewClaim, UpsertRequest};
 use super::hash::{content_hash, normalize_for_hash};
 use super::units;
-use super::vector::EmbedRole;
+use super::vector::{EmbedRole, Quantised};
 use super::{Call, Memory};
 use crate::contract::types::MemoryBoundaryClass;
 use crate::error::{MemoryCode, ToolError, ToolResult};
@@ -112,7 +112,7 @@ impl Memory {
             request: &request,
             content_hash: &hash,
             units: units::document(&indexed_text),
-            vector: vector.map(|vector| (self.embedder.model_id(), vector)),
+            vector: vector.map(|vector| (self.embedder.model_id(), Quantised::of(&vector))),
             actor: call.actor,
             now_ms: call.now_ms,
         };

@@ -11,7 +11,7 @@ use super::contexts::{self, Context, Cursor};
 use super::policy::Policy;
 use super::rank::{self, Filter, Ranked, Scores};
 use super::store::internal;
-use super::vector::{EmbedRole, IndexedClaim};
+use super::vector::{EmbedRole, IndexedClaim, Quantised};
 use super::{fresh_id, Call, Memory};
 use crate::contract::types::{MemoryBoundaryClass, MemoryEvidence, MemoryScope};
 use crate::error::{MemoryCode, ToolError, ToolResult};
@@ -109,10 +109,13 @@ impl Memory {
             .into_iter();
             let mut to_store = Vec::new();
             for (seq, scope, class, created_ms, _, blob) in rows {
-                let vector = match blob {
-                    Some(blob) => super::vector::from_blob(&blob),
-                    None => {
-                        let vector = made.next().expect("one vector a text");
+                let stored = blob.as_deref().and_then(Quantised::from_blob);
+                let vector = match (blob.is_some(), stored) {
+                    (_, Some(vector)) => vector,
+                    // A stored blob that does not read counts as none, but is not replaced.
+                    (true, None) => Quantised::of(&[]),
+                    (false, None) => {
+                        let vector = Quantised::of(&made.next().expect("one vector a text"));
                         to_store.push((seq, vector.clone()));
                         vector
                     }
@@ -127,7 +130,7 @@ impl Memory {
                         class,
                         created_ms,
                     },
-                    &vector,
+                    vector,
                 );
             }
             if !to_store.is_empty() {

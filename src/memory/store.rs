@@ -50,7 +50,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[(
         provenance TEXT NOT NULL,
         actor TEXT NOT NULL
     );
-    CREATE VIRTUAL TABLE claim_units USING fts5(units, content='', tokenize='porter unicode61');
+    CREATE VIRTUAL TABLE claim_units USING fts5(units, content='', tokenize='unicode61 remove_diacritics 0');
+    CREATE VIRTUAL TABLE claim_units_vocab USING fts5vocab(claim_units, row);
     CREATE TABLE claim_vectors (
         model TEXT NOT NULL,
         claim_seq INTEGER NOT NULL,
@@ -131,6 +132,13 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[(
     ",
 )];
 
+/// Most of the database file SQLite maps into memory for reading.
+const MMAP_BYTES: i64 = 1 << 30;
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 64;
+/// SQLite's page cache for the connection, KiB.
+const PAGE_CACHE_KIB: i64 = 32 * 1024;
+
 /// One connection per process, shared by its calls; other processes have their own.
 pub(crate) struct Store {
     connection: Mutex<Connection>,
@@ -170,6 +178,14 @@ impl Store {
             );
         }
         connection.pragma_update(None, "synchronous", "NORMAL")?;
+        // Reads through a memory map and a 32 MiB page cache instead of a `pread` per
+        // page: a text query walks posting lists across much of the file (at 100,000
+        // claims this halves an activate's time).
+        connection.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+        connection.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
+        // Every statement the memory tools run stays prepared (the default keeps 16, and
+        // re-preparing an FTS5 statement reconnects the virtual table).
+        connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         migrate(&mut connection)?;
         Ok(Store {
             connection: Mutex::new(connection),

@@ -2,8 +2,8 @@
 //!
 //! SQLite's FTS5 `trigram` tokenizer finds nothing for a query term under three
 //! characters, and two-character words carry much of Japanese (解約, 規約, 命名). So the
-//! index is an ordinary FTS5 table (`unicode61` with Porter stemming for English) over
-//! units made here, after the shared normalisation (`text::normalize`: NFKC, case,
+//! index is an ordinary FTS5 table (`unicode61`, no stemming: Porter changed nothing on
+//! the recall set and would hide the indexed terms from `fts5vocab`) over units made here, after the shared normalisation (`text::normalize`: NFKC, case,
 //! numerals): a run of Han, hiragana and katakana becomes its overlapping character
 //! bigrams (a one-character run stays one unit), the CJK bigram scheme of Lucene's
 //! CJKBigramFilter; a run of other letters and digits becomes one word. `解約APIの命名規約`
@@ -66,16 +66,20 @@ pub(crate) fn document(text: &str) -> String {
     units(text).join(" ")
 }
 
-/// An FTS5 query matching any unit of `text` (each quoted, so no unit is read as query
-/// syntax); `None` when the text has no unit.
-pub(crate) fn match_any(text: &str) -> Option<String> {
+/// The distinct units of a query, in order, at most [`MAX_QUERY_UNITS`].
+pub(crate) fn query_units(text: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    let quoted: Vec<String> = units(text)
+    units(text)
         .into_iter()
         .filter(|unit| seen.insert(unit.clone()))
         .take(MAX_QUERY_UNITS)
-        .map(|unit| format!("\"{unit}\""))
-        .collect();
+        .collect()
+}
+
+/// An FTS5 query matching any of `units` (each quoted, so no unit is read as query
+/// syntax); `None` when there is none.
+pub(crate) fn match_any(units: &[String]) -> Option<String> {
+    let quoted: Vec<String> = units.iter().map(|unit| format!("\"{unit}\"")).collect();
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
 }
 
@@ -102,17 +106,21 @@ mod tests {
     fn a_two_character_word_is_one_unit_of_a_longer_text() {
         let claim = units("サブスクリプションの解約は非同期で処理される");
         assert!(claim.contains(&"解約".to_string()));
-        assert_eq!(match_any("解約"), Some("\"解約\"".to_string()));
+        assert_eq!(
+            match_any(&query_units("解約")),
+            Some("\"解約\"".to_string())
+        );
     }
 
     #[test]
     fn queries_are_deduplicated_and_bounded() {
-        assert_eq!(match_any("cancel cancel"), Some("\"cancel\"".to_string()));
-        assert_eq!(match_any("。、!?"), None);
+        assert_eq!(query_units("cancel cancel"), ["cancel"]);
+        assert_eq!(match_any(&query_units("。、!?")), None);
         let long: String = (0..500).map(|n| format!("w{n} ")).collect();
+        assert_eq!(query_units(&long).len(), MAX_QUERY_UNITS);
         assert_eq!(
-            match_any(&long).unwrap().matches(" OR ").count(),
-            MAX_QUERY_UNITS - 1
+            match_any(&["a".into(), "b".into()]).unwrap(),
+            "\"a\" OR \"b\""
         );
     }
 }

@@ -8,9 +8,12 @@
 //! are stored per model id, so switching models re-embeds claims lazily instead of mixing
 //! spaces.
 //!
-//! The index keeps, for every claim, what the filters need (scope, class, creation time)
-//! and its vector quantised to `i8`, so a query is one pass of integer dot products over
-//! memory (100,000 claims: 38 MB) instead of a read of every vector from the database.
+//! Vectors are stored and held quantised to `i8` with one scale each (384 + 4 bytes a
+//! claim instead of 1,536; the cosine moves by well under 1%, which only reorders claims
+//! that tie anyway). The index keeps, for every claim, what the filters need (scope,
+//! class, creation time) and that vector, so a query is one pass of integer dot products
+//! over memory (100,000 claims: 38 MB) instead of a read of every vector from the
+//! database.
 
 use crate::contract::types::{MemoryBoundaryClass, MemoryScope};
 use crate::memory::units::is_cjk;
@@ -99,15 +102,66 @@ fn normalized(mut vector: Vec<f32>) -> Vec<f32> {
     vector
 }
 
-/// A vector as stored in the database: little-endian f32s.
-pub(crate) fn to_blob(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// A vector scaled so its largest component is 127, and what one unit is worth.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Quantised {
+    values: Vec<i8>,
+    scale: f32,
 }
 
-pub(crate) fn from_blob(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+impl Quantised {
+    pub(crate) fn of(vector: &[f32]) -> Quantised {
+        let largest = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+        if largest == 0.0 {
+            return Quantised {
+                values: vec![0; vector.len()],
+                scale: 0.0,
+            };
+        }
+        let scale = largest / 127.0;
+        Quantised {
+            values: vector.iter().map(|x| (x / scale).round() as i8).collect(),
+            scale,
+        }
+    }
+
+    /// The stored form: the scale (little-endian f32), then one byte a dimension.
+    pub(crate) fn to_blob(&self) -> Vec<u8> {
+        let mut blob = self.scale.to_le_bytes().to_vec();
+        blob.extend(self.values.iter().map(|v| *v as u8));
+        blob
+    }
+
+    /// The stored form read back; `None` for a blob too short to hold a scale.
+    pub(crate) fn from_blob(blob: &[u8]) -> Option<Quantised> {
+        let (scale, values) = blob.split_first_chunk::<4>()?;
+        Some(Quantised {
+            scale: f32::from_le_bytes(*scale),
+            values: values.iter().map(|v| *v as i8).collect(),
+        })
+    }
+
+    /// The cosine of two L2-normalised vectors from their quantised forms. Sixteen
+    /// lanes at a time: the shape the compiler turns into SIMD on baseline x86-64 (twice
+    /// as fast as one running sum on 100,000 claims).
+    fn dot(&self, values: &[i8], scale: f32) -> f32 {
+        let mut lanes = [0i32; 16];
+        let whole = self.values.len() / 16 * 16;
+        for (a, b) in self.values[..whole]
+            .chunks_exact(16)
+            .zip(values[..whole].chunks_exact(16))
+        {
+            for lane in 0..16 {
+                lanes[lane] += i32::from(a[lane]) * i32::from(b[lane]);
+            }
+        }
+        let rest: i32 = self.values[whole..]
+            .iter()
+            .zip(&values[whole..])
+            .map(|(a, b)| i32::from(*a) * i32::from(*b))
+            .sum();
+        (lanes.iter().sum::<i32>() + rest) as f32 * self.scale * scale
+    }
 }
 
 /// What the filters need to know of one claim, and where its vector sits.
@@ -131,39 +185,32 @@ pub(crate) struct ClaimIndex {
     dimensions: usize,
 }
 
-/// A vector scaled to i8 and the scale that undoes it.
-fn quantised(vector: &[f32]) -> (Vec<i8>, f32) {
-    let largest = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
-    if largest == 0.0 {
-        return (vec![0; vector.len()], 0.0);
-    }
-    let scale = largest / 127.0;
-    (
-        vector.iter().map(|x| (x / scale).round() as i8).collect(),
-        scale,
-    )
-}
-
 impl ClaimIndex {
+    /// Claims indexed.
+    pub(crate) fn len(&self) -> usize {
+        self.claims.len()
+    }
+
     /// The largest `seq` indexed (0 when empty).
     pub(crate) fn last_seq(&self) -> i64 {
         self.claims.last().map_or(0, |claim| claim.seq)
     }
 
-    /// Adds a claim newer than every indexed one.
-    pub(crate) fn push(&mut self, claim: IndexedClaim, vector: &[f32]) {
+    /// Adds a claim newer than every indexed one (a vector of another length than the
+    /// first one's, which no model produces, counts as no vector).
+    pub(crate) fn push(&mut self, claim: IndexedClaim, vector: Quantised) {
         debug_assert!(claim.seq > self.last_seq());
         if self.dimensions == 0 {
-            self.dimensions = vector.len();
+            self.dimensions = vector.values.len();
         }
-        let (values, scale) = if vector.len() == self.dimensions {
-            quantised(vector)
+        if vector.values.len() == self.dimensions {
+            self.vectors.extend(vector.values);
+            self.scales.push(vector.scale);
         } else {
-            (vec![0; self.dimensions], 0.0)
-        };
+            self.vectors.extend(std::iter::repeat_n(0, self.dimensions));
+            self.scales.push(0.0);
+        }
         self.claims.push(claim);
-        self.vectors.extend(values);
-        self.scales.push(scale);
     }
 
     /// The filter fields of claim `seq`, if indexed.
@@ -185,7 +232,7 @@ impl ClaimIndex {
         if k == 0 || self.dimensions == 0 || query.len() != self.dimensions {
             return Vec::new();
         }
-        let (query_values, query_scale) = quantised(query);
+        let query = Quantised::of(query);
         let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
         let mut floor = 0f32;
         for (at, claim) in self.claims.iter().enumerate() {
@@ -193,12 +240,7 @@ impl ClaimIndex {
                 continue;
             }
             let values = &self.vectors[at * self.dimensions..(at + 1) * self.dimensions];
-            let dot: i32 = values
-                .iter()
-                .zip(&query_values)
-                .map(|(a, b)| i32::from(*a) * i32::from(*b))
-                .sum();
-            let cosine = dot as f32 * self.scales[at] * query_scale;
+            let cosine = query.dot(values, self.scales[at]);
             if cosine <= floor {
                 continue;
             }
@@ -241,9 +283,19 @@ mod tests {
     }
 
     #[test]
-    fn blobs_round_trip() {
-        let vector = vec![0.5, -0.25, 1.0];
-        assert_eq!(from_blob(&to_blob(&vector)), vector);
+    fn quantised_vectors_round_trip_and_keep_the_cosine() {
+        let vectors = Hashgram
+            .embed(
+                &["解約の手続きは非同期", "解約 API の命名"],
+                EmbedRole::Passage,
+            )
+            .unwrap();
+        let exact: f32 = vectors[0].iter().zip(&vectors[1]).map(|(a, b)| a * b).sum();
+        let (a, b) = (Quantised::of(&vectors[0]), Quantised::of(&vectors[1]));
+        assert_eq!(Quantised::from_blob(&a.to_blob()), Some(a.clone()));
+        assert_eq!(a.to_blob().len(), 4 + 384);
+        assert!((a.dot(&b.values, b.scale) - exact).abs() < 0.01, "{exact}");
+        assert_eq!(Quantised::from_blob(&[1, 2]), None);
     }
 
     #[test]
@@ -263,7 +315,7 @@ mod tests {
                 class,
                 created_ms: 0,
             };
-            index.push(claim, vector);
+            index.push(claim, Quantised::of(vector));
         }
         let query = &Hashgram.embed(&["解約"], EmbedRole::Query).unwrap()[0];
         let found = index.nearest(query, 2, |claim| claim.class != MemoryBoundaryClass::Pii);

@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use manvault::app::App;
 use serde_json::Value;
@@ -57,4 +58,14 @@ pub fn ripgrep_version() -> Option<String> {
     let output = Command::new("rg").arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     Some(text.lines().next()?.to_string())
+}
+
+/// The `p`-th percentile of `times` (sorts them).
+pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
+    times.sort_unstable();
+    times[(times.len() * p / 100).min(times.len() - 1)]
+}
+
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
 }

@@ -21,7 +21,9 @@ use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use serde_json::{json, Value};
 
-use super::common::{call, peak_memory, reset_peak_memory, ripgrep_version, Scratch};
+use super::common::{
+    call, millis, peak_memory, percentile, reset_peak_memory, ripgrep_version, Scratch,
+};
 
 const KS: [usize; 4] = [1, 5, 10, 20];
 const MANUAL_ID: &str = "handbook-ja";
@@ -442,15 +444,6 @@ fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> 
         })
         .collect();
     Some(times)
-}
-
-fn percentile(times: &mut [Duration], p: usize) -> Duration {
-    times.sort_unstable();
-    times[(times.len() * p / 100).min(times.len() - 1)]
-}
-
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
 }
 
 fn tree_bytes(path: &Path) -> u64 {
