@@ -416,7 +416,7 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
         ));
         for tool in members {
             let context = if tool.takes_context {
-                "context: &crate::context::CallContext, "
+                "context: &crate::call::CallContext, "
             } else {
                 ""
             };
@@ -434,7 +434,7 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
     let bounds: Vec<String> = domains.keys().map(|d| trait_name(d)).collect();
     code.push_str("/// Routes a validated call to its handler; `None` for an unknown tool name.\n");
     code.push_str(&format!(
-        "pub fn dispatch<H: {}>(handler: &H, context: &crate::context::CallContext, tool: &str, arguments: serde_json::Value) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
+        "pub fn dispatch<H: {}>(handler: &H, context: &crate::call::CallContext, tool: &str, arguments: serde_json::Value) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
         bounds.join(" + ")
     ));
     for tool in tools {

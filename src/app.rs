@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 
 use crate::adaptive::Adaptive;
 use crate::artifact::Rounds;
+use crate::call::CallContext;
 use crate::config::Config;
-use crate::context::CallContext;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
 use crate::memory::Memory;
-use crate::paths::Root;
+use crate::paths::{Root, STALE_TEMP_AGE};
 use crate::validate::InputValidators;
 use crate::vault;
 use crate::vault::find::VaultFinder;
@@ -27,8 +27,8 @@ pub struct App {
     /// Built by the first call that needs it (so `initialize` answers at once), then
     /// refreshed before every use so edits to manuals show without a restart.
     manuals: RwLock<Option<ManualIndex>>,
-    /// Opened (and the folder created if missing) by the first vault call, then held for
-    /// the life of the server; see `paths::Root` for why the descriptor is kept.
+    /// Opened by the first vault call, then held for the life of the server (see
+    /// `paths::Root` for why the descriptor is kept); `workspace::prepare` made the folder.
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms.
     pub finder: Finder,
@@ -45,7 +45,10 @@ pub struct App {
 }
 
 impl App {
+    /// The application over `config`. Starts the sweep of temporary files that killed
+    /// writers left in the vault, on its own thread so that nothing waits for the walk.
     pub fn new(config: Config) -> App {
+        sweep_vault_in_background(&config);
         App {
             finder: Finder::new(FindSettings::from_config(&config)),
             adaptive: Adaptive::open(&config),
@@ -59,19 +62,19 @@ impl App {
         }
     }
 
-    /// Validates and runs one tool call of the local actor; `None` when no tool has that
-    /// name.
+    /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
+    /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {
-        self.call_as(&CallContext::local(), tool, arguments)
+        self.call_with(tool, arguments, &CallContext::local())
     }
 
-    /// Validates and runs one tool call made by `context`'s actor; `None` when no tool
-    /// has that name.
-    pub fn call_as(
+    /// Validates and runs one tool call made in `context`; `None` when no tool has that
+    /// name. The log line names the actor.
+    pub(crate) fn call_with(
         &self,
-        context: &CallContext,
         tool: &str,
         arguments: Value,
+        context: &CallContext,
     ) -> Option<ToolResult<Value>> {
         let spec = contract::tool(tool)?;
         let started = Instant::now();
@@ -87,11 +90,35 @@ impl App {
                     .expect("every listed tool is dispatched")
             });
         let elapsed_ms = started.elapsed().as_millis() as u64;
+        let actor = context.actor();
         match &result {
-            Ok(_) => tracing::info!(tool, ok = true, elapsed_ms),
-            Err(error) => tracing::warn!(tool, ok = false, elapsed_ms, code = error.code.as_str()),
+            Ok(_) => tracing::info!(tool, actor, ok = true, elapsed_ms),
+            Err(error) => {
+                tracing::warn!(
+                    tool,
+                    actor,
+                    ok = false,
+                    elapsed_ms,
+                    code = error.code.as_str()
+                )
+            }
         }
         Some(result)
+    }
+
+    /// Runs a tool on behalf of the server's own features (resources, completion) and
+    /// reads its answer as the tool's typed output, so those features go through exactly
+    /// the validation, bounds and log line of a client's call.
+    pub(crate) fn call_for<O: serde::de::DeserializeOwned>(
+        &self,
+        tool: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> ToolResult<O> {
+        let value = self
+            .call_with(tool, arguments, context)
+            .unwrap_or_else(|| panic!("{tool} is a served tool"))?;
+        Ok(serde_json::from_value(value).expect("a tool's answer matches its output schema"))
     }
 
     /// Runs `query` on the manual index, first bringing it in line with the files.
@@ -174,4 +201,28 @@ impl App {
 fn manuals_unreadable(error: std::io::Error) -> ToolError {
     ToolError::not_found("MANUALS_ROOT cannot be read; check the server's configuration")
         .with_details(json!({ "setting": "MANUALS_ROOT", "error": error.kind().to_string() }))
+}
+
+/// Removes the writers' leftovers (`paths::sweep`) from the vault, if it exists yet, on a
+/// thread of its own; one log line says what was removed.
+fn sweep_vault_in_background(config: &Config) {
+    let vault_root = config.vault_root.clone();
+    let spawned = std::thread::Builder::new()
+        .name("vault-sweep".into())
+        .spawn(move || {
+            let Ok(root) = Root::open(&vault_root) else {
+                return;
+            };
+            let swept = root.sweep_temp_files(std::time::SystemTime::now(), STALE_TEMP_AGE);
+            if swept.removed > 0 {
+                tracing::info!(
+                    removed = swept.removed,
+                    removed_bytes = swept.removed_bytes,
+                    "removed temporary files left by interrupted writes"
+                );
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(error = %error, "could not start the sweep of temporary files");
+    }
 }

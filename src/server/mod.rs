@@ -1,21 +1,38 @@
-//! The MCP glue: serves the tool table over stdio with rmcp and converts between
-//! `CallToolRequest` / `CallToolResult` and `App::call`. Nothing else lives here: a search
-//! change never touches this file, a protocol change never touches the domains.
+//! The MCP glue: serves the tool table, resources, prompts, completion and logging with
+//! rmcp, over stdio or streamable HTTP (`http`), and converts between MCP types and
+//! `App::call_with` / the protocol-free `resources`, `prompts` and `completion` modules.
+//! Nothing else lives here: a search change never touches this folder, a protocol change
+//! never touches the domains.
 
+mod auth;
+mod client_log;
+pub mod http;
+mod rate;
+mod stdio;
+
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::app::App;
+use crate::call::CallContext;
+use crate::completion::Target;
 use crate::contract::{ToolSpec, TOOLS};
-use crate::error::ToolResult;
+use crate::error::{ErrorCode as ToolCode, ToolError, ToolResult};
+use crate::{clock, prompts, resources};
+use client_log::SessionLog;
 
 const INSTRUCTIONS: &str =
     "manvault searches a folder of manuals exhaustively and writes notes into a vault. \
@@ -23,27 +40,69 @@ Call get_tooling_guide first when unsure; manual_find answers with a trace id an
 follow them instead of reading whole files; copy manual text into the vault with bridge_copy_* \
 so it never passes through the conversation.";
 
-/// The rmcp handler: the shared application plus the tool list built once.
+/// The rmcp handler: the shared application, the tool list built once, and the state of
+/// one session (its log forwarding). Over HTTP each session gets its own.
 #[derive(Clone)]
 pub struct McpServer {
     app: Arc<App>,
     tools: Arc<Vec<Tool>>,
+    log: Arc<SessionLog>,
 }
 
 impl McpServer {
     pub fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
-            tools: Arc::new(TOOLS.iter().map(mcp_tool).collect()),
+            tools: Arc::new(served_tools()),
+            log: Arc::new(SessionLog::open()),
         }
     }
 
-    /// Serves MCP on stdin/stdout until the client closes the stream.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
-        running.waiting().await?;
-        Ok(())
+    /// The server for a new session: the same application and tools, its own log.
+    fn for_new_session(&self) -> McpServer {
+        McpServer {
+            app: Arc::clone(&self.app),
+            tools: Arc::clone(&self.tools),
+            log: Arc::new(SessionLog::open()),
+        }
     }
+
+    /// Serves MCP on stdin/stdout until the client closes the stream; `stdio` answers
+    /// malformed lines itself and passes the rest to rmcp.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
+        stdio::serve(self).await
+    }
+
+    /// Runs `work` on a blocking thread (handlers do file I/O and CPU-bound search, so
+    /// they stay off the reactor) inside the session's span, so its log events reach the
+    /// session; a panic in `work` becomes an internal error, not a crash.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        request: &RequestContext<RoleServer>,
+        work: impl FnOnce(&App, &CallContext) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        self.log.attach(&request.peer);
+        let app = Arc::clone(&self.app);
+        let call = call_context(request);
+        let span = self.log.span();
+        tokio::task::spawn_blocking(move || span.in_scope(|| work(&app, &call)))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("request task failed: {e}"), None))
+    }
+}
+
+/// The per-call context of a request: the actor the HTTP layer authenticated, else local.
+fn call_context(request: &RequestContext<RoleServer>) -> CallContext {
+    match auth::actor_of(&request.extensions) {
+        Some(actor) => CallContext::for_actor(actor),
+        None => CallContext::local(),
+    }
+}
+
+/// The tools `tools/list` serves, in table order; `manvault tools --json` prints the same
+/// list, so what a person inspects is what a client gets.
+pub fn served_tools() -> Vec<Tool> {
+    TOOLS.iter().map(mcp_tool).collect()
 }
 
 fn schema_object(text: &str) -> Arc<JsonObject> {
@@ -80,9 +139,48 @@ pub fn to_call_result(result: ToolResult<Value>) -> CallToolResult {
     }
 }
 
+/// A failed resource read or prompt as a JSON-RPC error: a missing resource is
+/// `RESOURCE_NOT_FOUND`, anything else the client can fix is invalid params; the tool
+/// error's JSON is the error's data either way.
+fn protocol_error(error: ToolError) -> ErrorData {
+    let code = match error.code {
+        ToolCode::NotFound => ErrorCode::RESOURCE_NOT_FOUND,
+        _ => ErrorCode::INVALID_PARAMS,
+    };
+    ErrorData::new(code, error.message.clone(), Some(error.to_json()))
+}
+
+/// Arguments given as a JSON object of strings (prompt arguments).
+fn string_arguments(arguments: Option<JsonObject>) -> Result<BTreeMap<String, String>, ErrorData> {
+    arguments
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => Ok((name, text)),
+            _ => Err(ErrorData::invalid_params(
+                format!("prompt argument {name:?} must be a string"),
+                None,
+            )),
+        })
+        .collect()
+}
+
+/// Everything this server serves. Logging is deprecated in rmcp with protocol 2026-07-28
+/// (SEP-2577); see `client_log`.
+#[allow(deprecated)]
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities::builder()
+        .enable_tools()
+        .enable_resources()
+        .enable_prompts()
+        .enable_completions()
+        .enable_logging()
+        .build()
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(capabilities())
             .with_server_info(Implementation::new(
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
@@ -101,22 +199,175 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if crate::contract::tool(&name).is_none() {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                format!("unknown tool: {}", crate::error::clip(&name)),
                 None,
             ));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let app = Arc::clone(&self.app);
-        // Handlers are synchronous (file I/O, CPU-bound search); keep them off the reactor.
-        let result = tokio::task::spawn_blocking(move || app.call(&name, arguments))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?
-            .expect("tool name checked above");
+        let result = self
+            .blocking(&context, move |app, call| {
+                app.call_with(&name, arguments, call)
+                    .expect("tool name checked above")
+            })
+            .await?;
         Ok(to_call_result(result).into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let page = self
+            .blocking(&context, move |app, call| {
+                app.list_resources(cursor.as_deref(), call)
+            })
+            .await?
+            .map_err(protocol_error)?;
+        let resources = page
+            .resources
+            .into_iter()
+            .map(|listed| {
+                let resource =
+                    Resource::new(listed.uri, listed.name).with_mime_type(listed.mime_type);
+                match listed.size {
+                    Some(size) => resource.with_size(size),
+                    None => resource,
+                }
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = resources::TEMPLATES
+            .iter()
+            .map(|template| {
+                ResourceTemplate::new(template.uri_template, template.name)
+                    .with_title(template.title)
+                    .with_description(template.description)
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let read = self
+            .blocking(&context, move |app, call| app.read_resource(&uri, call))
+            .await?
+            .map_err(protocol_error)?;
+        let contents = ResourceContents::TextResourceContents {
+            uri: read.uri,
+            mime_type: Some(read.mime_type.to_owned()),
+            text: read.text,
+            meta: Some(read.meta.into()),
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = prompts::PROMPTS
+            .iter()
+            .map(|spec| {
+                let arguments = spec
+                    .arguments
+                    .iter()
+                    .map(|arg| {
+                        PromptArgument::new(arg.name)
+                            .with_description(arg.description)
+                            .with_required(arg.required)
+                    })
+                    .collect();
+                Prompt::new(spec.name, Some(spec.description), Some(arguments))
+                    .with_title(spec.title)
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = string_arguments(request.arguments)?;
+        let today = clock::date(clock::now());
+        let rendered =
+            prompts::render(&request.name, &arguments, &today).map_err(protocol_error)?;
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, rendered.text)])
+                .with_description(rendered.description)
+                .into(),
+        )
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let resolved: BTreeMap<String, String> = request
+            .context
+            .and_then(|c| c.arguments)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let target = match request.r#ref {
+            Reference::Prompt(prompt) => Target::Prompt { name: prompt.name },
+            Reference::Resource(resource) => Target::Resource {
+                uri_template: resource.uri,
+            },
+            // A kind of reference this server does not know: nothing to offer.
+            _ => return Ok(CompleteResult::new(CompletionInfo::default())),
+        };
+        let completion = self
+            .blocking(&context, move |app, call| {
+                app.complete(
+                    &target,
+                    &request.argument.name,
+                    &request.argument.value,
+                    &resolved,
+                    call,
+                )
+            })
+            .await?;
+        let mut info = CompletionInfo::new(completion.values)
+            .expect("completion keeps to CompletionInfo::MAX_VALUES");
+        info.total = Some(u32::try_from(completion.total).unwrap_or(u32::MAX));
+        info.has_more = Some(completion.has_more);
+        Ok(CompleteResult::new(info))
+    }
+
+    /// Deprecated in rmcp with protocol 2026-07-28 (SEP-2577); see `client_log`.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log.attach(&context.peer);
+        self.log.set_level(request.level);
+        Ok(())
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::app::App;
-use crate::context::CallContext;
+use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::MemoryTools;
 use crate::error::{MemoryCode, ToolError, ToolResult};
@@ -67,7 +67,7 @@ pub(crate) fn rejected(
     };
     let translated = ToolError::memory(code, error.message, details);
     if let Ok(memory) = app.memory() {
-        let call = Call::new(&context.actor, crate::clock::now_millis());
+        let call = Call::new(context.actor(), crate::clock::now_millis());
         memory.finish(&call, tool, Some(code.as_str()));
     }
     translated
@@ -84,7 +84,7 @@ impl App {
         run: impl FnOnce(&Memory, &mut Call) -> ToolResult<O>,
     ) -> ToolResult<O> {
         let memory = self.memory()?;
-        let mut call = Call::new(&context.actor, crate::clock::now_millis());
+        let mut call = Call::new(context.actor(), crate::clock::now_millis());
         let result = check_payload(input, payload_limit)
             .and_then(|()| memory.admit(&call))
             .and_then(|()| run(memory, &mut call));

@@ -85,7 +85,7 @@ pub fn requires_valid_json(components: &[&str]) -> bool {
 }
 
 /// `YYYY-MM-DD.md` with a real calendar date.
-fn is_daily_file_name(name: &str) -> bool {
+pub(crate) fn is_daily_file_name(name: &str) -> bool {
     let Some(date) = name.strip_suffix(".md") else {
         return false;
     };

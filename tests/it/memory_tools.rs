@@ -1,23 +1,11 @@
 //! The memory tools through the built binary: several processes on one database (the
 //! store's promise that two servers lose nothing), the example claims loaded with
-//! `manvault call --jsonl`, and the seed's payload limit.
+//! `manvault call --script`, and the seed's payload limit.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-
-fn example_workspace() -> tempfile::TempDir {
-    let workspace = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace/."))
-        .arg(workspace.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    workspace
-}
 
 fn manvault(workspace: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_manvault"));
@@ -49,7 +37,7 @@ fn call(workspace: &Path, tool: &str, arguments: Value) -> (bool, Value) {
 /// creates or opens it, migrates it, applies the policy file, and upserts the same text.
 #[test]
 fn twenty_processes_upserting_one_text_store_it_once() {
-    let workspace = example_workspace();
+    let workspace = crate::support::workspace::example_copy();
     let arguments = json!({
         "text": "二つのプロセスが同じ主張を同時に保存しても一件になる",
         "provenance": {"at": "2026-11-20T09:00:00Z"}
@@ -95,29 +83,29 @@ fn twenty_processes_upserting_one_text_store_it_once() {
     assert_eq!(audit.lines().count(), 21, "one audit line a call");
 }
 
-/// `manvault call pce_memory_upsert --jsonl` with the workspace's example claims.
-fn load_example_claims(workspace: &Path) -> Output {
+/// The answers of `manvault call --script` with the workspace's example claims.
+fn load_example_claims(workspace: &Path) -> Vec<Value> {
     let claims = workspace.join("memory-claims.jsonl");
-    manvault(
-        workspace,
-        &[
-            "call",
-            "pce_memory_upsert",
-            "--jsonl",
-            claims.to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap()
+    let output = manvault(workspace, &["call", "--script", claims.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::Deserializer::from_slice(&output.stdout)
+        .into_iter::<Value>()
+        .map(|printed| printed.unwrap()["answer"].clone())
+        .collect()
 }
 
 #[test]
 fn the_example_claims_load_and_are_recalled() {
-    let workspace = example_workspace();
-    let output = load_example_claims(workspace.path());
-    assert!(output.status.success());
-    let lines = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(lines.lines().count(), 6);
+    let workspace = crate::support::workspace::example_copy();
+    let answers = load_example_claims(workspace.path());
+    assert_eq!(answers.len(), 6);
+    assert!(answers.iter().all(|answer| answer["is_new"] == json!(true)));
     let (ok, found) = call(
         workspace.path(),
         "pce_memory_activate",
@@ -140,15 +128,12 @@ fn the_example_claims_load_and_are_recalled() {
     );
     // Loading again changes nothing.
     let again = load_example_claims(workspace.path());
-    assert!(String::from_utf8(again.stdout)
-        .unwrap()
-        .lines()
-        .all(|l| l.contains("\"is_new\":false")));
+    assert!(again.iter().all(|answer| answer["is_new"] == json!(false)));
 }
 
 #[test]
 fn an_upsert_over_64_kb_is_refused_with_413() {
-    let workspace = example_workspace();
+    let workspace = crate::support::workspace::example_copy();
     let (ok, error) = call(
         workspace.path(),
         "pce_memory_upsert",

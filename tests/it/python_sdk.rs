@@ -42,27 +42,13 @@ fn python() -> PathBuf {
     python
 }
 
-/// A fresh copy of the example workspace.
-fn example_workspace() -> tempfile::TempDir {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(repo.join("examples/workspace/."))
-        .arg(workspace.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    workspace
-}
-
 #[test]
 fn python_sdk_lists_and_calls_every_tool() {
     if !crate::support::network::enabled("python_sdk_lists_and_calls_every_tool") {
         return;
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = example_workspace();
+    let workspace = crate::support::workspace::example_copy();
     run(Command::new(python())
         .arg(repo.join("conformance/python_sdk_check.py"))
         .arg(env!("CARGO_BIN_EXE_manvault"))
@@ -76,7 +62,7 @@ fn python_sdk_runs_the_find_copy_audit_coverage_workflow() {
         return;
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = example_workspace();
+    let workspace = crate::support::workspace::example_copy();
     run(Command::new(python())
         .arg(repo.join("conformance/workflow_check.py"))
         .arg(env!("CARGO_BIN_EXE_manvault"))
@@ -89,7 +75,7 @@ fn python_sdk_runs_the_memory_workflow() {
         return;
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = example_workspace();
+    let workspace = crate::support::workspace::example_copy();
     run(Command::new(python())
         .arg(repo.join("conformance/memory_check.py"))
         .arg(env!("CARGO_BIN_EXE_manvault"))

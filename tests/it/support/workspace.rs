@@ -19,6 +19,8 @@ impl Workspace {
     pub fn new(manuals: Option<PathBuf>) -> Workspace {
         let temp = tempfile::tempdir().unwrap();
         let vault = temp.path().join("vault");
+        // What `manvault serve` does at start (`workspace::prepare`); `App` creates nothing.
+        fs::create_dir(&vault).unwrap();
         let flags = RootFlags {
             workspace: Some(temp.path().to_owned()),
             manuals,
@@ -46,4 +48,19 @@ impl Workspace {
             Err(error) => Err(error.to_json()),
         }
     }
+}
+
+/// A fresh copy of the example workspace (`examples/workspace`), for tests that start the
+/// server binary on it.
+pub fn example_copy() -> tempfile::TempDir {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(repo.join("examples/workspace/."))
+        .arg(workspace.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    workspace
 }
