@@ -15,6 +15,7 @@ pub mod embed;
 pub mod error;
 pub mod logging;
 pub mod manual;
+pub mod memory;
 pub mod paths;
 pub mod progress;
 pub(crate) mod prompts;

@@ -124,12 +124,30 @@ impl Root {
     /// All or nothing, also when the process is killed during the write: see
     /// [`AppendJournal`].
     pub fn append(&self, rel: &RelPath, bytes: &[u8]) -> Result<u64, ToolError> {
+        self.append_durably(rel, bytes, true)
+    }
+
+    /// [`Root::append`] without waiting for the disk: the bytes survive a crash of the
+    /// process, not necessarily of the machine. For logs written on every call, where an
+    /// fsync each would cost more than the call (the memory audit log, whose store
+    /// commits with the same guarantee).
+    pub fn append_unsynced(&self, rel: &RelPath, bytes: &[u8]) -> Result<u64, ToolError> {
+        self.append_durably(rel, bytes, false)
+    }
+
+    fn append_durably(&self, rel: &RelPath, bytes: &[u8], sync: bool) -> Result<u64, ToolError> {
         let mut target = self.lock_existing(rel, OFlags::WRONLY | OFlags::APPEND)?;
         let journal = AppendJournal::begin(&target, bytes.len() as u64, rel)?;
         target
             .file
             .write_all(bytes)
-            .and_then(|()| target.file.sync_data())
+            .and_then(|()| {
+                if sync {
+                    target.file.sync_data()
+                } else {
+                    Ok(())
+                }
+            })
             .map_err(|error| Refusal::from_io(&error).at(rel.as_str()))?;
         journal.finish(&target.folder);
         Ok(bytes.len() as u64)
