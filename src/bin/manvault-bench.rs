@@ -3,10 +3,14 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory.
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
+//!   `bridge_copy_file` stops, beside the uncancelled call.
 
 use std::process::ExitCode;
 
+#[path = "manvault_bench/cancel.rs"]
+mod cancel;
 #[path = "manvault_bench/common.rs"]
 mod common;
 #[path = "manvault_bench/find.rs"]
@@ -16,13 +20,15 @@ mod vault;
 
 const USAGE: &str = "usage:
   manvault-bench vault
-  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]";
+  manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench cancel [--trials N]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("cancel") => cancel::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

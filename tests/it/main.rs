@@ -13,6 +13,7 @@ mod conformance;
 mod http_transport;
 mod manual;
 mod mcp_features;
+mod official_conformance;
 mod paths_parse;
 mod paths_security;
 mod python_sdk;
