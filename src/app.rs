@@ -15,7 +15,7 @@ use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
-use crate::paths::Root;
+use crate::paths::{Root, STALE_TEMP_AGE};
 use crate::validate::InputValidators;
 use crate::vault;
 use crate::vault::find::VaultFinder;
@@ -26,8 +26,8 @@ pub struct App {
     /// Built by the first call that needs it (so `initialize` answers at once), then
     /// refreshed before every use so edits to manuals show without a restart.
     manuals: RwLock<Option<ManualIndex>>,
-    /// Opened (and the folder created if missing) by the first vault call, then held for
-    /// the life of the server; see `paths::Root` for why the descriptor is kept.
+    /// Opened by the first vault call, then held for the life of the server (see
+    /// `paths::Root` for why the descriptor is kept); `workspace::prepare` made the folder.
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms.
     pub finder: Finder,
@@ -41,7 +41,10 @@ pub struct App {
 }
 
 impl App {
+    /// The application over `config`. Starts the sweep of temporary files that killed
+    /// writers left in the vault, on its own thread so that nothing waits for the walk.
     pub fn new(config: Config) -> App {
+        sweep_vault_in_background(&config);
         App {
             finder: Finder::new(FindSettings::from_config(&config)),
             adaptive: Adaptive::open(&config),
@@ -157,4 +160,28 @@ impl App {
 fn manuals_unreadable(error: std::io::Error) -> ToolError {
     ToolError::not_found("MANUALS_ROOT cannot be read; check the server's configuration")
         .with_details(json!({ "setting": "MANUALS_ROOT", "error": error.kind().to_string() }))
+}
+
+/// Removes the writers' leftovers (`paths::sweep`) from the vault, if it exists yet, on a
+/// thread of its own; one log line says what was removed.
+fn sweep_vault_in_background(config: &Config) {
+    let vault_root = config.vault_root.clone();
+    let spawned = std::thread::Builder::new()
+        .name("vault-sweep".into())
+        .spawn(move || {
+            let Ok(root) = Root::open(&vault_root) else {
+                return;
+            };
+            let swept = root.sweep_temp_files(std::time::SystemTime::now(), STALE_TEMP_AGE);
+            if swept.removed > 0 {
+                tracing::info!(
+                    removed = swept.removed,
+                    removed_bytes = swept.removed_bytes,
+                    "removed temporary files left by interrupted writes"
+                );
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(error = %error, "could not start the sweep of temporary files");
+    }
 }

@@ -7,66 +7,213 @@
 
 use std::path::{Path, PathBuf};
 
-/// Every environment variable the server reads, with its default and accepted values.
-/// The README's configuration table lists the same names (a test checks it).
-pub const VARIABLES: &[(&str, &str, &str)] = &[
-    ("WORKSPACE_ROOT", ".", "a folder"),
-    ("MANUALS_ROOT", "${WORKSPACE_ROOT}/manuals", "a folder"),
-    ("VAULT_ROOT", "${WORKSPACE_ROOT}/vault", "a folder"),
-    ("DEFAULT_MANUAL_ID", "(unset)", "a manual_id"),
-    (
+/// One setting: its environment variable, default, accepted values and what it is for.
+/// `manvault --help` prints this list and the README's configuration table documents the
+/// same names (a test checks it), so adding a setting is adding one entry here.
+#[derive(Debug, Clone, Copy)]
+pub struct Variable {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub accepted: &'static str,
+    pub meaning: &'static str,
+}
+
+const fn variable(
+    name: &'static str,
+    default: &'static str,
+    accepted: &'static str,
+    meaning: &'static str,
+) -> Variable {
+    Variable {
+        name,
+        default,
+        accepted,
+        meaning,
+    }
+}
+
+/// Every environment variable the server reads, in the order `--help` lists them.
+pub const VARIABLES: &[Variable] = &[
+    variable(
+        "WORKSPACE_ROOT",
+        ".",
+        "a folder",
+        "base of the two roots (flag --workspace)",
+    ),
+    variable(
+        "MANUALS_ROOT",
+        "${WORKSPACE_ROOT}/manuals",
+        "a folder",
+        "one sub-folder per manual, read only (flag --manuals)",
+    ),
+    variable(
+        "VAULT_ROOT",
+        "${WORKSPACE_ROOT}/vault",
+        "a folder",
+        "the writable vault, created at start when its parent exists (flag --vault)",
+    ),
+    variable(
+        "DEFAULT_MANUAL_ID",
+        "(unset)",
+        "a manual_id",
+        "what manual_find searches when manual_id is null (else every manual)",
+    ),
+    variable(
         "SYNONYMS_PATH",
         "${WORKSPACE_ROOT}/synonyms.txt",
         "a file (missing is fine)",
+        "your team's synonyms, added to the builtin table",
     ),
-    (
+    variable(
         "CACHE_DIR",
         "${VAULT_ROOT}/.system/cache",
         "a folder (created on demand)",
+        "derived data rebuilt from the manuals when missing; safe to delete",
     ),
-    ("LOG_LEVEL", "info", "error | warn | info | debug"),
-    ("ADAPTIVE_TUNING", "true", "true | false"),
-    (
+    variable(
+        "LOG_LEVEL",
+        "info",
+        "error | warn | info | debug",
+        "stderr level of manvault's own events (libraries: warn at most)",
+    ),
+    variable(
+        "LOG_FORMAT",
+        "pretty on a terminal, else json",
+        "json | pretty",
+        "stderr log lines: JSON objects or one readable line each",
+    ),
+    variable(
+        "ADAPTIVE_TUNING",
+        "true",
+        "true | false",
+        "let the Stage 4 thresholds adapt",
+    ),
+    variable(
         "ADAPTIVE_STATS_PATH",
         "${VAULT_ROOT}/.system/adaptive_stats.jsonl",
         "a file",
+        "search statistics (counts, no text)",
     ),
-    ("ADAPTIVE_MIN_RECALL", "0.90", "0.0 ..= 1.0"),
-    ("ADAPTIVE_CANDIDATE_LOW_BASE", "3", "2 ..= 6"),
-    ("ADAPTIVE_FILE_BIAS_BASE", "0.80", "0.70 ..= 0.90"),
-    (
+    variable(
+        "ADAPTIVE_MIN_RECALL",
+        "0.90",
+        "0.0 ..= 1.0",
+        "recall floor of the tuning policy",
+    ),
+    variable(
+        "ADAPTIVE_CANDIDATE_LOW_BASE",
+        "3",
+        "2 ..= 6",
+        "Stage 4 \"too few candidates\" threshold",
+    ),
+    variable(
+        "ADAPTIVE_FILE_BIAS_BASE",
+        "0.80",
+        "0.70 ..= 0.90",
+        "Stage 4 \"one file dominates\" threshold",
+    ),
+    variable(
         "VAULT_SCAN_DEFAULT_CHUNK_LINES",
         "80",
         "1 ..= VAULT_SCAN_MAX_CHUNK_LINES",
+        "vault_scan's default chunk",
     ),
-    ("VAULT_SCAN_MAX_CHUNK_LINES", "200", "1 ..= 10000"),
-    ("COVERAGE_MIN_RATIO", "0.90", "0.0 ..= 1.0"),
-    ("MARGINAL_GAIN_MIN", "0.02", "0.0 ..= 1000.0"),
-    ("TRACE_MAX_KEEP", "100", "1 ..= 100000"),
-    ("TRACE_TTL_SEC", "1800", "1 ..= 604800"),
-    ("ALLOW_FILE_SCOPE", "false", "true | false"),
-    ("HARD_MAX_SECTIONS", "20", "1 ..= 1000"),
-    ("HARD_MAX_CHARS", "20000", "100 ..= 1000000"),
-    ("DEFAULT_MAX_STAGE", "4", "3 ..= HARD_MAX_STAGE"),
-    ("HARD_MAX_STAGE", "4", "3 ..= 4"),
-    (
+    variable(
+        "VAULT_SCAN_MAX_CHUNK_LINES",
+        "200",
+        "1 ..= 10000",
+        "vault_scan's largest chunk",
+    ),
+    variable(
+        "COVERAGE_MIN_RATIO",
+        "0.90",
+        "0.0 ..= 1.0",
+        "vault_coverage's stop threshold",
+    ),
+    variable(
+        "MARGINAL_GAIN_MIN",
+        "0.02",
+        "0.0 ..= 1000.0",
+        "evidence per token below which scanning stops",
+    ),
+    variable(
+        "TRACE_MAX_KEEP",
+        "100",
+        "1 ..= 100000",
+        "search traces kept in memory",
+    ),
+    variable(
+        "TRACE_TTL_SEC",
+        "1800",
+        "1 ..= 604800",
+        "how long a search trace lives, in seconds",
+    ),
+    variable(
+        "ALLOW_FILE_SCOPE",
+        "false",
+        "true | false",
+        "allow manual_read scope=file on Markdown (with limits.allow_file)",
+    ),
+    variable(
+        "HARD_MAX_SECTIONS",
+        "20",
+        "1 ..= 1000",
+        "most sections in one read",
+    ),
+    variable(
+        "HARD_MAX_CHARS",
+        "20000",
+        "100 ..= 1000000",
+        "most characters in one read",
+    ),
+    variable(
+        "DEFAULT_MAX_STAGE",
+        "4",
+        "3 ..= HARD_MAX_STAGE",
+        "manual_find's default max_stage",
+    ),
+    variable(
+        "HARD_MAX_STAGE",
+        "4",
+        "3 ..= 4",
+        "highest manual_find stage allowed",
+    ),
+    variable(
         "MANVAULT_HTTP_TOKEN",
         "(unset)",
         "a token of 16 or more characters",
+        "serve --http: the one bearer token (actor `default`)",
     ),
-    (
+    variable(
         "MANVAULT_HTTP_TOKENS_FILE",
         "(unset)",
         "a file of `name:token` lines",
+        "serve --http: one token a line, the name being the actor",
     ),
-    ("MANVAULT_HTTP_RATE_LIMIT", "600", "1 ..= 1000000"),
-    ("MANVAULT_HTTP_RATE_WINDOW_SEC", "60", "1 ..= 86400"),
-    (
+    variable(
+        "MANVAULT_HTTP_RATE_LIMIT",
+        "600",
+        "1 ..= 1000000",
+        "serve --http: requests per token per window",
+    ),
+    variable(
+        "MANVAULT_HTTP_RATE_WINDOW_SEC",
+        "60",
+        "1 ..= 86400",
+        "serve --http: the rate-limit window, in seconds",
+    ),
+    variable(
         "MANVAULT_HTTP_ALLOWED_HOSTS",
         "(loopback names and the bound address)",
         "host or host:port, comma separated",
+        "serve --http: extra names accepted in Host and Origin",
     ),
-    ("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", "30", "1 ..= 3600"),
+    variable(
+        "MANVAULT_HTTP_SHUTDOWN_GRACE_SEC",
+        "30",
+        "1 ..= 3600",
+        "serve --http: how long calls in flight may finish after SIGINT/SIGTERM",
+    ),
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
@@ -80,6 +227,15 @@ pub enum LogLevel {
     Debug,
 }
 
+/// How log lines look on stderr (`LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One JSON object a line, for log collectors and MCP clients that store stderr.
+    Json,
+    /// One readable line an event, for a person at a terminal.
+    Pretty,
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub workspace_root: PathBuf,
@@ -91,6 +247,8 @@ pub struct Config {
     /// index, section vectors): deleting it loses nothing but time.
     pub cache_dir: PathBuf,
     pub log_level: LogLevel,
+    /// `None`: chosen when logging starts, pretty when stderr is a terminal.
+    pub log_format: Option<LogFormat>,
     pub adaptive_tuning: bool,
     pub adaptive_stats_path: PathBuf,
     pub adaptive_min_recall: f64,
@@ -154,45 +312,13 @@ impl HttpConfig {
     }
 }
 
-/// Root folders given on the command line; each overrides its variable.
+/// Root folders given on the command line (`--workspace`, `--manuals`, `--vault`); each
+/// overrides its variable.
 #[derive(Debug, Default, Clone)]
 pub struct RootFlags {
     pub workspace: Option<PathBuf>,
     pub manuals: Option<PathBuf>,
     pub vault: Option<PathBuf>,
-}
-
-impl RootFlags {
-    /// Takes `--workspace DIR`, `--manuals DIR`, `--vault DIR` (also `--flag=DIR`) out of
-    /// `args`, leaving the rest in order.
-    pub fn extract(args: &mut Vec<String>) -> Result<RootFlags, String> {
-        let mut flags = RootFlags::default();
-        let mut rest = Vec::new();
-        let mut iter = std::mem::take(args).into_iter();
-        while let Some(arg) = iter.next() {
-            let (name, inline) = match arg.split_once('=') {
-                Some((name, value)) if name.starts_with("--") => {
-                    (name.to_string(), Some(value.to_string()))
-                }
-                _ => (arg.clone(), None),
-            };
-            let slot = match name.as_str() {
-                "--workspace" => &mut flags.workspace,
-                "--manuals" => &mut flags.manuals,
-                "--vault" => &mut flags.vault,
-                _ => {
-                    rest.push(arg);
-                    continue;
-                }
-            };
-            let value = inline
-                .or_else(|| iter.next())
-                .ok_or_else(|| format!("{name} needs a folder"))?;
-            *slot = Some(PathBuf::from(value));
-        }
-        *args = rest;
-        Ok(flags)
-    }
 }
 
 /// Reads one variable through `lookup`, so tests can pass a map instead of the process
@@ -211,8 +337,8 @@ impl Env<'_> {
     fn accepted(name: &str) -> &'static str {
         VARIABLES
             .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, _, range)| *range)
+            .find(|variable| variable.name == name)
+            .map(|variable| variable.accepted)
             .unwrap_or("")
     }
 
@@ -297,12 +423,23 @@ impl Config {
             Some("debug") => LogLevel::Debug,
             Some(other) => return Err(Env::bad("LOG_LEVEL", other)),
         };
+        let log_format = match env
+            .raw("LOG_FORMAT")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None => None,
+            Some("json") => Some(LogFormat::Json),
+            Some("pretty") => Some(LogFormat::Pretty),
+            Some(other) => return Err(Env::bad("LOG_FORMAT", other)),
+        };
         let vault_scan_max_chunk_lines =
             env.number("VAULT_SCAN_MAX_CHUNK_LINES", 200, 1, 10_000)?;
         let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
         Ok(Config {
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
             log_level,
+            log_format,
             adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
             adaptive_min_recall: env.number("ADAPTIVE_MIN_RECALL", 0.90, 0.0, 1.0)?,
             adaptive_candidate_low_base: env.number("ADAPTIVE_CANDIDATE_LOW_BASE", 3, 2, 6)?,
@@ -391,6 +528,7 @@ mod tests {
             ("ADAPTIVE_FILE_BIAS_BASE", "0.95"),
             ("ALLOW_FILE_SCOPE", "maybe"),
             ("LOG_LEVEL", "loud"),
+            ("LOG_FORMAT", "xml"),
             ("VAULT_SCAN_DEFAULT_CHUNK_LINES", "500"),
             ("DEFAULT_MAX_STAGE", "5"),
         ] {
@@ -402,12 +540,11 @@ mod tests {
 
     #[test]
     fn flags_override_environment() {
-        let mut args: Vec<String> = ["serve", "--workspace", "/a", "--vault=/v"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let flags = RootFlags::extract(&mut args).unwrap();
-        assert_eq!(args, vec!["serve".to_string()]);
+        let flags = RootFlags {
+            workspace: Some(PathBuf::from("/a")),
+            manuals: None,
+            vault: Some(PathBuf::from("/v")),
+        };
         let config = Config::load(
             &|name| (name == "MANUALS_ROOT").then(|| "/env".into()),
             &flags,
@@ -425,10 +562,11 @@ mod readme {
     #[test]
     fn readme_documents_every_variable() {
         let readme = include_str!("../README.md");
-        for (name, _, _) in super::VARIABLES {
+        for variable in super::VARIABLES {
             assert!(
-                readme.contains(&format!("`{name}`")),
-                "README.md does not document {name}"
+                readme.contains(&format!("`{}`", variable.name)),
+                "README.md does not document {}",
+                variable.name
             );
         }
     }

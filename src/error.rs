@@ -7,6 +7,52 @@
 
 use serde_json::Value;
 
+/// Most characters of a client's value an error repeats. An agent needs to recognise which
+/// value was wrong, not to read it back: a 10 MB argument echoed whole (twice, message and
+/// details) made a 20 MB answer, over the line limit of MCP clients.
+pub(crate) const MAX_ECHO_CHARS: usize = 200;
+
+/// Most characters of an error message: the longest fixed text plus a clipped value and a
+/// path of the longest accepted length still fit.
+const MAX_MESSAGE_CHARS: usize = 2 * MAX_ECHO_CHARS;
+
+/// `text` if it is at most [`MAX_ECHO_CHARS`] characters, else its start and how long it
+/// was. For values from a client that an error repeats.
+pub(crate) fn clip(text: &str) -> String {
+    clip_to(text, MAX_ECHO_CHARS)
+}
+
+/// `text` if it is at most `max_chars` characters, else its start and how long it was, in
+/// `max_chars` characters together (so clipping again changes nothing).
+pub(crate) fn clip_to(text: &str, max_chars: usize) -> String {
+    let length = text.chars().count();
+    if length <= max_chars {
+        return text.to_string();
+    }
+    let note = format!("… ({length} characters)");
+    let kept = max_chars.saturating_sub(note.chars().count());
+    let (start, _) = crate::text::snippet::truncate_chars(text, kept);
+    format!("{start}{note}")
+}
+
+/// Clips every string in `value` (keys too) to `max_chars`.
+fn clip_strings(value: &mut Value, max_chars: usize) {
+    match value {
+        Value::String(text) if text.chars().count() > max_chars => *text = clip_to(text, max_chars),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| clip_strings(item, max_chars)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                clip_strings(&mut item, max_chars);
+                map.insert(clip_to(&key, max_chars), item);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The seven-word error vocabulary of spec_v2 §7.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
@@ -63,11 +109,16 @@ impl ToolError {
         Self::new(ErrorCode::NotFound, message)
     }
 
-    /// The JSON body of an error result.
+    /// The JSON body of an error result. Whatever a domain put into the message and the
+    /// details, no string in the body is longer than the echo bounds: the last line of
+    /// defence for [`clip`], which the places that echo a value use first.
     pub fn to_json(&self) -> Value {
-        let mut body = serde_json::json!({ "code": self.code.as_str(), "message": self.message });
+        let message = clip_to(&self.message, MAX_MESSAGE_CHARS);
+        let mut body = serde_json::json!({ "code": self.code.as_str(), "message": message });
         if let Some(details) = &self.details {
-            body["details"] = details.clone();
+            let mut details = details.clone();
+            clip_strings(&mut details, MAX_ECHO_CHARS);
+            body["details"] = details;
         }
         body
     }
@@ -82,3 +133,33 @@ impl std::fmt::Display for ToolError {
 impl std::error::Error for ToolError {}
 
 pub type ToolResult<T> = Result<T, ToolError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_values_are_clipped_with_their_length() {
+        assert_eq!(clip("short"), "short");
+        let clipped = clip(&"é".repeat(1000));
+        assert!(clipped.starts_with(&"é".repeat(MAX_ECHO_CHARS - 30)));
+        assert!(clipped.ends_with("é… (1000 characters)"));
+        assert_eq!(clipped.chars().count(), MAX_ECHO_CHARS);
+        assert_eq!(clip(&clipped), clipped);
+    }
+
+    #[test]
+    fn no_string_of_an_error_body_exceeds_the_bounds() {
+        let huge = "x".repeat(100_000);
+        let error = ToolError::invalid_parameter(huge.clone())
+            .with_details(json!({ "value": huge, "list": [huge.clone()], huge.clone(): 1 }));
+        let body = error.to_json();
+        assert!(body.to_string().len() < 4 * MAX_MESSAGE_CHARS);
+        assert_eq!(
+            body["message"].as_str().unwrap().chars().count(),
+            MAX_MESSAGE_CHARS
+        );
+        assert_eq!(body["details"]["list"][0], body["details"]["value"]);
+    }
+}

@@ -118,7 +118,8 @@ impl<T> TraceStore<T> {
             .map(|entry| &mut entry.value)
             .ok_or_else(|| {
                 ToolError::not_found(format!(
-                    "trace {id:?} is unknown or expired; run {tool} again"
+                    "trace {:?} is unknown or expired; run {tool} again",
+                    crate::error::clip(id)
                 ))
                 .with_details(json!({
                     "field": field,

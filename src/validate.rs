@@ -9,11 +9,20 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::contract::TOOLS;
-use crate::error::ToolError;
+use crate::error::{clip, clip_to, ToolError};
 
 /// At most this many violations are reported at once: enough to fix a call in one round
 /// trip, few enough to keep the error small.
 const MAX_REPORTED_VIOLATIONS: usize = 5;
+
+/// Most characters of the offending value a violation shows: enough to recognise it, while
+/// the rule it broke ("is longer than 1000 characters") still fits the clipped message.
+const SHOWN_VALUE_CHARS: usize = 60;
+
+/// The offending value as a violation shows it: its JSON, or the start of it and its size.
+fn shown_value(instance: &Value) -> String {
+    clip_to(&instance.to_string(), SHOWN_VALUE_CHARS)
+}
 
 /// A compiled validator for every tool's input schema.
 pub struct InputValidators {
@@ -47,9 +56,10 @@ impl InputValidators {
             .take(MAX_REPORTED_VIOLATIONS)
             .map(|error| {
                 let pointer = error.instance_path().to_string();
+                let expected = error.masked_with(shown_value(error.instance())).to_string();
                 json!({
-                    "pointer": if pointer.is_empty() { "/".to_string() } else { pointer },
-                    "expected": error.to_string(),
+                    "pointer": if pointer.is_empty() { "/".to_string() } else { clip(&pointer) },
+                    "expected": clip(&expected),
                 })
             })
             .collect();

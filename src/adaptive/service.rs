@@ -33,14 +33,10 @@ struct Inner {
 
 impl Adaptive {
     /// Reads the statistics file (if any) to restore the tuning state and the recent
-    /// searches; creates nothing until the first record.
+    /// searches; creates nothing until the first record. The vault folder the default
+    /// path lies in is created at start (`workspace::prepare`), never here.
     pub fn open(config: &Config) -> Adaptive {
         let policy = Policy::from_config(config);
-        // The server creates its vault on first use; the statistics may be the first
-        // thing written there, so the same applies here (the report never gets here).
-        if config.adaptive_stats_path.starts_with(&config.vault_root) {
-            let _ = std::fs::create_dir_all(&config.vault_root);
-        }
         let mut store = StatsFile::locate(config)
             .inspect_err(|message| {
                 tracing::warn!("adaptive statistics: {message}; statistics are kept in memory only")

@@ -12,11 +12,16 @@
 //!   thousand records rather than on every one. The newest tuning record is kept even
 //!   when older than those, because the tuning state after a restart comes from it.
 //! - **Tolerant**: a missing file reads as empty; a line that is not a record (cut short
-//!   by a crash, edited by hand, from a newer version) is skipped with a warning that
-//!   gives its line number only, and compaction drops it. A write never fails a search:
-//!   the caller logs the error and carries on.
+//!   by a crash, edited by hand, from a newer version) is skipped, and compaction drops
+//!   it. One warning per load says how many were skipped and where the first was (a
+//!   gigabyte of junk once made gigabytes of warnings). A write never fails a search: the
+//!   caller logs the error and carries on.
+//! - **Read within a bound**: at most [`MAX_READ_BYTES`], the newest part of a larger
+//!   file, which the server never writes (it compacts at [`MAX_BYTES`]); the next record
+//!   compacts such a file down to what was read. So a huge file costs the server's start
+//!   a bounded read, not minutes.
 
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::record::Record;
@@ -28,6 +33,9 @@ pub const MAX_LINES: usize = 5_000;
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
 pub const KEEP_LINES: usize = 4_000;
 pub const KEEP_BYTES: u64 = 3 * 1024 * 1024;
+/// Twice the compaction bound: a file the server wrote, even one that another process
+/// appended to meanwhile, is read whole (with its oldest tuning record).
+pub const MAX_READ_BYTES: u64 = 2 * MAX_BYTES;
 
 /// What this process knows of the file's size, to decide on compaction without reading
 /// it for every record. Another process's appends are noticed at the next compaction.
@@ -41,13 +49,16 @@ struct Size {
 }
 
 impl Size {
-    fn of(text: &[u8]) -> Size {
+    /// The size of `contents`, counted in bytes of the whole file (so that a file read
+    /// only in part is compacted at the next record).
+    fn of(contents: &Contents) -> Size {
+        let text = &contents.text;
         Size {
             lines: text
                 .split(|&b| b == b'\n')
                 .filter(|l| !l.is_empty())
                 .count(),
-            bytes: text.len() as u64,
+            bytes: contents.file_bytes,
             ends_mid_line: text.last().is_some_and(|&b| b != b'\n'),
         }
     }
@@ -95,12 +106,24 @@ impl StatsFile {
         })
     }
 
-    /// Every readable record, oldest first (none if the file does not exist yet).
+    /// Every readable record, oldest first (none if the file does not exist yet), of the
+    /// newest [`MAX_READ_BYTES`]; one warning if anything was left out.
     pub fn load(&mut self) -> Vec<Record> {
         match self.read_bytes() {
-            Ok(text) => {
-                self.size = Some(Size::of(&text));
-                parse(&text)
+            Ok(contents) => {
+                self.size = Some(Size::of(&contents));
+                let (records, unreadable) = parse(&contents.text);
+                if unreadable.lines > 0 || contents.skipped_bytes > 0 {
+                    tracing::warn!(
+                        unreadable_lines = unreadable.lines,
+                        first_unreadable_line = unreadable.first_line,
+                        skipped_bytes = contents.skipped_bytes,
+                        file_bytes = contents.file_bytes,
+                        "adaptive statistics: unreadable lines skipped (line numbers count from \
+                         the first byte read); the next record compacts the file"
+                    );
+                }
+                records
             }
             Err(error) => {
                 tracing::warn!(
@@ -159,13 +182,13 @@ impl StatsFile {
     /// append by another process: the next append here tries again).
     fn compact(&mut self) -> Result<(), ToolError> {
         let seen = self.root.stat(&self.rel)?;
-        let compacted = compacted(&self.read_bytes()?);
+        let compacted = compacted(&self.read_bytes()?.text);
         match self
             .root
             .replace(&self.rel, compacted.as_bytes(), Some(&seen))
         {
             Ok(_) => {
-                self.size = Some(Size::of(compacted.as_bytes()));
+                self.size = Some(Size::of(&Contents::whole(compacted.into_bytes())));
                 Ok(())
             }
             Err(error) if error.code == ErrorCode::Conflict => {
@@ -176,44 +199,89 @@ impl StatsFile {
         }
     }
 
-    /// The file's bytes; none when it does not exist yet.
-    fn read_bytes(&self) -> Result<Vec<u8>, ToolError> {
-        let mut text = Vec::new();
-        let read = self.root.open_file(&self.rel).and_then(|mut file| {
-            file.read_to_end(&mut text)
-                .map_err(|error| ToolError::new(ErrorCode::Conflict, error.to_string()))
-        });
-        match read {
-            Ok(_) => Ok(text),
-            Err(error) if error.code == ErrorCode::NotFound => Ok(Vec::new()),
+    /// The file's newest [`MAX_READ_BYTES`] at most; nothing when it does not exist yet.
+    fn read_bytes(&self) -> Result<Contents, ToolError> {
+        match self.root.open_file(&self.rel) {
+            Ok(file) => Contents::read(file)
+                .map_err(|error| ToolError::new(ErrorCode::Conflict, error.to_string())),
+            Err(error) if error.code == ErrorCode::NotFound => Ok(Contents::whole(Vec::new())),
             Err(error) => Err(error),
         }
     }
 }
 
-/// The records of a statistics file's text, skipping (with a warning naming the line
-/// number) every line that is not one.
-fn parse(text: &[u8]) -> Vec<Record> {
-    lines(text).map(|(_, record)| record).collect()
+/// What was read of the file.
+struct Contents {
+    /// Whole lines (the last may lack its newline), the newest part of the file.
+    text: Vec<u8>,
+    file_bytes: u64,
+    /// Bytes before `text` that were not read (or not whole lines).
+    skipped_bytes: u64,
+}
+
+impl Contents {
+    fn whole(text: Vec<u8>) -> Contents {
+        Contents {
+            file_bytes: text.len() as u64,
+            text,
+            skipped_bytes: 0,
+        }
+    }
+
+    /// The newest [`MAX_READ_BYTES`] of `file`, starting at a line.
+    fn read(mut file: std::fs::File) -> std::io::Result<Contents> {
+        let file_bytes = file.metadata()?.len();
+        let start = file_bytes.saturating_sub(MAX_READ_BYTES);
+        file.seek(SeekFrom::Start(start))?;
+        let mut text = Vec::new();
+        file.take(MAX_READ_BYTES).read_to_end(&mut text)?;
+        let mut skipped_bytes = start;
+        if start > 0 {
+            // The first line read is most likely a part of one.
+            let cut = memchr::memchr(b'\n', &text).map_or(text.len(), |newline| newline + 1);
+            text.drain(..cut);
+            skipped_bytes += cut as u64;
+        }
+        Ok(Contents {
+            text,
+            file_bytes,
+            skipped_bytes,
+        })
+    }
+}
+
+/// The lines that are not records, for the one warning a load gives.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Unreadable {
+    lines: u64,
+    /// 1-based, in the text read; `None` when every line is a record.
+    first_line: Option<u64>,
+}
+
+/// The records of a statistics file's text, and what was skipped.
+fn parse(text: &[u8]) -> (Vec<Record>, Unreadable) {
+    let mut unreadable = Unreadable::default();
+    let mut records = Vec::new();
+    for (index, line) in text.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(record) => records.push(record),
+            Err(_) => {
+                unreadable.lines += 1;
+                unreadable.first_line.get_or_insert(index as u64 + 1);
+            }
+        }
+    }
+    (records, unreadable)
 }
 
 /// Each readable record with its line as written.
 fn lines(text: &[u8]) -> impl Iterator<Item = (&[u8], Record)> {
     text.split(|&b| b == b'\n')
-        .enumerate()
-        .filter(|(_, line)| !line.is_empty())
-        .filter_map(
-            |(index, line)| match serde_json::from_slice::<Record>(line) {
-                Ok(record) => Some((line, record)),
-                Err(_) => {
-                    tracing::warn!(
-                        line = index + 1,
-                        "adaptive statistics: unreadable line skipped"
-                    );
-                    None
-                }
-            },
-        )
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| Some((line, serde_json::from_slice::<Record>(line).ok()?)))
 }
 
 /// The newest lines within [`KEEP_LINES`] and [`KEEP_BYTES`], oldest first, preceded by
@@ -283,15 +351,22 @@ mod tests {
         let (first, second) = good.split_at(good.find('\n').unwrap() + 1);
         let damaged =
             format!("{first}{{\"kind\":\"find\",\"ts\":\nnot json\n{second}{{\"kind\":\"fi");
-        let records = parse(damaged.as_bytes());
+        let (records, unreadable) = parse(damaged.as_bytes());
         assert_eq!(records, vec![find(1, facts("a")), find(2, facts("b"))]);
+        assert_eq!(
+            unreadable,
+            Unreadable {
+                lines: 3,
+                first_line: Some(2)
+            }
+        );
     }
 
     #[test]
     fn compaction_keeps_the_newest_lines_and_the_last_tuning_record() {
         let mut records = vec![tuning(0)];
         records.extend((1..=KEEP_LINES as u64 + 50).map(|ts| find(ts, facts(&format!("t{ts}")))));
-        let kept = parse(compacted(text(&records).as_bytes()).as_bytes());
+        let (kept, _) = parse(compacted(text(&records).as_bytes()).as_bytes());
         assert_eq!(kept.len(), KEEP_LINES + 1);
         assert_eq!(kept[0], tuning(0));
         assert_eq!(kept[1], find(51, facts("t51")));
@@ -310,8 +385,32 @@ mod tests {
 
     #[test]
     fn size_notices_a_line_cut_short() {
-        assert!(Size::of(b"{}\n{\"ki").ends_mid_line);
-        assert!(!Size::of(b"{}\n").ends_mid_line);
-        assert_eq!(Size::of(b"a\n\nb\n").lines, 2);
+        let size = |text: &[u8]| Size::of(&Contents::whole(text.to_vec()));
+        assert!(size(b"{}\n{\"ki").ends_mid_line);
+        assert!(!size(b"{}\n").ends_mid_line);
+        assert_eq!(size(b"a\n\nb\n").lines, 2);
+    }
+
+    #[test]
+    fn a_file_over_the_read_bound_is_read_from_a_line_near_its_end() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("stats.jsonl");
+        let record = serde_json::to_string(&find(7, facts("z"))).unwrap() + "\n";
+        let filler = "x".repeat(99) + "\n";
+        let mut text = filler.repeat((MAX_READ_BYTES / 100) as usize + 10);
+        text.push_str(&record);
+        std::fs::write(&path, &text).unwrap();
+        let contents = Contents::read(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(contents.file_bytes, text.len() as u64);
+        assert!(contents.text.len() as u64 <= MAX_READ_BYTES);
+        assert!(contents.text.starts_with(filler.as_bytes()));
+        assert_eq!(
+            contents.skipped_bytes + contents.text.len() as u64,
+            text.len() as u64
+        );
+        let (records, unreadable) = parse(&contents.text);
+        assert_eq!(records, vec![find(7, facts("z"))]);
+        assert!(unreadable.lines > 40_000);
+        assert!(Size::of(&contents).over_bound());
     }
 }

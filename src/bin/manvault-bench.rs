@@ -4,6 +4,10 @@
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
 //! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
+//!   a huge statistics file), before and after their fixes;
+//! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
+//!   them) per category and language, beside the bench's grep and FTS5 baselines;
 //! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
 //!   `bridge_copy_file` stops, beside the uncancelled call.
 
@@ -13,6 +17,10 @@ use std::process::ExitCode;
 mod cancel;
 #[path = "manvault_bench/common.rs"]
 mod common;
+#[path = "manvault_bench/dah.rs"]
+mod dah;
+#[path = "manvault_bench/faults.rs"]
+mod faults;
 #[path = "manvault_bench/find.rs"]
 mod find;
 #[path = "manvault_bench/vault.rs"]
@@ -21,6 +29,8 @@ mod vault;
 const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+  manvault-bench faults [PART...]
+  manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline]
   manvault-bench cancel [--trials N]";
 
 fn main() -> ExitCode {
@@ -28,6 +38,8 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),
         Some("find") => find::run(&args[1..]),
+        Some("faults") => faults::run(&args[1..]),
+        Some("dah") => dah::run(&args[1..]),
         Some("cancel") => cancel::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");

@@ -11,6 +11,7 @@
 //!    descriptor with `openat(O_NOFOLLOW)`, so a link at any component is refused by the
 //!    same call that would have opened it (and its target is never read). Writes go
 //!    through a temporary file and an atomic rename; appends hold an exclusive lock.
+//!    Temporary files a killed writer left behind are removed by [`Root::sweep_temp_files`].
 //!
 //! Error codes (spec_v2 §7.1), with `details.path_rule` naming the rule and
 //! `details.component` the offending (relative, client-spelled) component or prefix;
@@ -20,7 +21,8 @@
 //!   `\x`), network (`//srv`, `\\srv\share`), or climbing above the root (`../x`,
 //!   `a/../../x`).
 //! - `invalid_path`: a malformed spelling that would stay inside: `a/../b` (any `..`),
-//!   empty path, control characters, percent-encoded dots or separators, drive letters,
+//!   empty path, control characters, bidirectional controls and line separators,
+//!   percent-encoded dots or separators, drive letters,
 //!   `:`, leading `~`, Windows device names, trailing space or dot, over-long names, the
 //!   server's temporary-file names; also a folder where a file is expected or the reverse.
 //! - `forbidden`: a symbolic link at any component, a hard-linked write target, a device,
@@ -34,7 +36,9 @@
 
 mod relpath;
 mod root;
+mod sweep;
 mod write;
 
 pub use relpath::{parse_relative, RelPath, MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
 pub use root::{Entry, FileInfo, FileKind, Root};
+pub use sweep::{Swept, STALE_TEMP_AGE};

@@ -135,6 +135,8 @@ pub fn parse_relative(input: &str) -> Result<RelPath, ToolError> {
 enum PathRule {
     Empty,
     ControlCharacter,
+    BidiControl,
+    LineSeparator,
     PercentEncoded,
     PathTooLong,
     Absolute,
@@ -155,6 +157,8 @@ impl PathRule {
         match self {
             PathRule::Empty => "empty",
             PathRule::ControlCharacter => "control_character",
+            PathRule::BidiControl => "bidi_control",
+            PathRule::LineSeparator => "line_separator",
             PathRule::PercentEncoded => "percent_encoded",
             PathRule::PathTooLong => "path_too_long",
             PathRule::Absolute => "absolute",
@@ -185,6 +189,8 @@ impl PathRule {
         match self {
             PathRule::Empty => "the path is empty; use \".\" for the root folder".into(),
             PathRule::ControlCharacter => "the path contains a control character (NUL, newline, tab, DEL, ...); remove it".into(),
+            PathRule::BidiControl => "the path contains a bidirectional control (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C), which makes a name display as another; remove it".into(),
+            PathRule::LineSeparator => "the path contains a line or paragraph separator (U+2028, U+2029); remove it".into(),
             PathRule::PercentEncoded => "the path contains a percent-encoded dot or separator (%2e, %2f, %5c); write the characters plainly".into(),
             PathRule::PathTooLong => format!("the path is longer than {MAX_PATH_BYTES} bytes"),
             PathRule::Absolute => "the path is absolute; give a path relative to the root, without a leading / or \\".into(),
@@ -217,10 +223,12 @@ impl Violation {
         }
     }
 
+    /// The component is clipped: it is echoed to the client, and may be a few hundred
+    /// bytes long (the rule broken may be its length).
     fn in_component(rule: PathRule, component: &str) -> Violation {
         Violation {
             rule,
-            component: Some(component.to_owned()),
+            component: Some(crate::error::clip(component)),
         }
     }
 
@@ -240,6 +248,12 @@ fn parse(input: &str) -> Result<RelPath, Violation> {
     let normalised: String = input.nfkc().collect();
     if normalised.chars().any(char::is_control) {
         return Err(Violation::whole_path(PathRule::ControlCharacter));
+    }
+    if normalised.chars().any(is_bidi_control) {
+        return Err(Violation::whole_path(PathRule::BidiControl));
+    }
+    if normalised.contains(['\u{2028}', '\u{2029}']) {
+        return Err(Violation::whole_path(PathRule::LineSeparator));
     }
     if contains_encoded_dot_or_separator(&normalised) {
         return Err(Violation::whole_path(PathRule::PercentEncoded));
@@ -265,6 +279,17 @@ fn parse(input: &str) -> Result<RelPath, Violation> {
     Ok(RelPath {
         joined: components.join("/"),
     })
+}
+
+/// Characters that reorder the display of the text around them (Unicode's bidi embedding,
+/// override and isolate controls and the three bidi marks). In a name they make
+/// `invoice\u{202e}fdp.exe` display as `invoiceexe.pdf`, in listings, logs and a reviewer's
+/// terminal alike; no legitimate file name needs them.
+fn is_bidi_control(character: char) -> bool {
+    matches!(
+        character,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+    )
 }
 
 /// Percent sequences are matched after collapsing `%25` (an encoded `%`) repeatedly, so

@@ -20,7 +20,7 @@ use crate::error::{ErrorCode, ToolError};
 
 /// How every folder on a walk is opened. `NOFOLLOW` makes a link fail instead of being
 /// entered; `DIRECTORY` makes a file in a folder's place fail too.
-const FOLDER_FLAGS: OFlags = OFlags::RDONLY
+pub(super) const FOLDER_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
@@ -41,7 +41,7 @@ const LEAF_FLAGS: OFlags = OFlags::NOFOLLOW
 /// an absolute path. Blocking calls (`flock` in writes): run them off async executors.
 #[derive(Debug)]
 pub struct Root {
-    folder: OwnedFd,
+    pub(super) folder: OwnedFd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -88,6 +88,10 @@ pub async fn serve(server: McpServer, bind: &str, settings: HttpConfig) -> Resul
     let router = Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(Arc::clone(&gate), admit));
+    // Installed before the "serving" line, so a signal sent as soon as a supervisor sees
+    // that line finds the handler (a lazily installed one lost early SIGTERMs to the
+    // default action, and the server died instead of draining).
+    let signals = ShutdownSignals::install()?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|error| format!("cannot listen on {address}: {error}"))?;
@@ -106,7 +110,7 @@ pub async fn serve(server: McpServer, bind: &str, settings: HttpConfig) -> Resul
         let gate = Arc::clone(&gate);
         let grace = Duration::from_secs(settings.shutdown_grace_sec);
         async move {
-            shutdown_signal().await;
+            signals.received().await;
             gate.drain.begin();
             tracing::info!(
                 in_flight = gate.drain.in_flight(),
@@ -175,12 +179,29 @@ fn allowed_origins(hosts: &[String]) -> Vec<String> {
         .collect()
 }
 
-async fn shutdown_signal() {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("a SIGTERM handler can be installed");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
+/// SIGINT and SIGTERM, the two ways a supervisor or a terminal asks the server to stop.
+struct ShutdownSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    fn install() -> Result<ShutdownSignals, String> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let handler = |kind| {
+            signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
+        };
+        Ok(ShutdownSignals {
+            interrupt: handler(SignalKind::interrupt())?,
+            terminate: handler(SignalKind::terminate())?,
+        })
+    }
+
+    async fn received(mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
     }
 }
 

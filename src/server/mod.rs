@@ -56,7 +56,7 @@ impl McpServer {
     pub fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
-            tools: Arc::new(TOOLS.iter().map(mcp_tool).collect()),
+            tools: Arc::new(served_tools()),
             log: Arc::new(SessionLog::open()),
         }
     }
@@ -141,6 +141,12 @@ fn call_context(request: &RequestContext<RoleServer>) -> (CallContext, Option<Jo
         let _ = sender.send(report);
     });
     (call, Some(forwarding))
+}
+
+/// The tools `tools/list` serves, in table order; `manvault tools --json` prints the same
+/// list, so what a person inspects is what a client gets.
+pub fn served_tools() -> Vec<Tool> {
+    TOOLS.iter().map(mcp_tool).collect()
 }
 
 fn schema_object(text: &str) -> Arc<JsonObject> {
@@ -242,7 +248,7 @@ impl ServerHandler for McpServer {
         let name = request.name.to_string();
         if crate::contract::tool(&name).is_none() {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                format!("unknown tool: {}", crate::error::clip(&name)),
                 None,
             ));
         }

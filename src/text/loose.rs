@@ -1,5 +1,7 @@
 //! Loose text: normalised text with every separator removed, so `請求 書`, `請求\n書`,
-//! `請求・書` and `**請求**書` all read `請求書`.
+//! `請求・書` and `**請求**書` all read `請求書`, and katakana folded to the form its
+//! spelling variants share (`ウィンドウマネージャー` and `ウインドウマネージャ` both read
+//! `ウインドウマネジヤ`; see [`fold_kana`]).
 //!
 //! Manuals break terms with spaces, line wraps, middle dots, brackets and Markdown
 //! emphasis; the loose stage finds a term however it was broken. It runs after
@@ -8,6 +10,7 @@
 
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
+use super::units::fold_kana;
 
 /// Whether `c`, in normalised text, only separates words.
 ///
@@ -44,6 +47,16 @@ fn is_separator(c: char) -> bool {
         )
 }
 
+/// What `c` of normalised text becomes in loose text: nothing for a separator (and for
+/// the katakana marks folding drops), its folded form otherwise.
+fn loose_char(c: char) -> Option<char> {
+    if is_separator(c) {
+        None
+    } else {
+        fold_kana(c)
+    }
+}
+
 /// Loose text of `s`, with a map back to `s`.
 pub fn loose(s: &str) -> Normalized {
     loose_from(&normalize(s))
@@ -57,7 +70,7 @@ pub fn loose_str(s: &str) -> String {
 /// Loose text of text that is already normalised, without a map: the search keeps its
 /// corpus normalised and only needs to know which section a loose match falls in.
 pub fn loose_normalized(normalized: &str) -> String {
-    normalized.chars().filter(|&c| !is_separator(c)).collect()
+    normalized.chars().filter_map(loose_char).collect()
 }
 
 /// Loose text of an already normalised text, for the indexer that keeps both; the map
@@ -66,11 +79,19 @@ pub fn loose_from(normalized: &Normalized) -> Normalized {
     let text = normalized.text.as_str();
     let mut writer = Writer::with_capacity(text.len());
     let mut kept_from = 0;
-    for (at, c) in text.char_indices().filter(|&(_, c)| is_separator(c)) {
+    for (at, c) in text.char_indices() {
+        let becomes = loose_char(c);
+        if becomes == Some(c) {
+            continue;
+        }
         if kept_from < at {
             writer.copy_from(normalized, kept_from..at);
         }
-        kept_from = at + c.len_utf8();
+        let end = at + c.len_utf8();
+        if let Some(folded) = becomes {
+            writer.replace_from(normalized, at..end, folded.encode_utf8(&mut [0; 4]));
+        }
+        kept_from = end;
     }
     if kept_from < text.len() {
         writer.copy_from(normalized, kept_from..text.len());
@@ -111,6 +132,20 @@ mod tests {
         ] {
             assert_eq!(loose_normalized(&normalize(s).text), loose_str(s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn katakana_variants_fold_and_map_back() {
+        assert_eq!(
+            loose_str("ウィンドウマネージャー"),
+            loose_str("ウインドウ・マネージャ")
+        );
+        assert_eq!(loose_str("ウエッブ"), "ウエブ");
+        let src = "新しいウェブ";
+        let loose = loose(src);
+        assert_eq!(loose.text, "新しいウエブ");
+        let at = loose.text.find("エ").unwrap();
+        assert_eq!(&src[loose.original_range(at..at + 3)], "ェ");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod numerals;
 mod offset_map;
 pub mod snippet;
 pub mod synonyms;
+pub(crate) mod units;
 mod variants;
 
 #[cfg(test)]

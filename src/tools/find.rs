@@ -41,6 +41,7 @@ pub(crate) fn manual_find(
             .max_stage
             .map(|stage| stage.min(u64::from(u8::MAX)) as u8),
         only_unscanned_from: input.only_unscanned_from_trace_id,
+        also: input.also.unwrap_or_default(),
         max_candidates: budget.max_candidates.map(|n| n as usize),
         time_ms: budget.time_ms,
         thresholds: Some(Thresholds {
@@ -121,6 +122,7 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
             intent: wire_enum(summary.intent.as_str()),
             intent_inferred: summary.intent_inferred,
             strict_terms: summary.strict_terms as u64,
+            also_used: summary.also_used as u64,
             scanned_files: summary.scanned_files as u64,
             scanned_nodes: summary.scanned_nodes as u64,
             candidates: summary.candidates as u64,

@@ -8,8 +8,10 @@
 //!
 //! Lines end at `\n` (a `\r` before it belongs to the line, as in `text::lines`), and the
 //! text is returned verbatim: the lines' bytes with their line breaks, only the last
-//! line's break left off. Only whole lines are returned, except a first line longer than
-//! the whole budget, which is cut; the window then moves past it.
+//! line's break left off, unless the window is the whole file ([`Ending::File`]): then the
+//! final break is kept too, so that reading a file and writing the text back changes
+//! nothing. Only whole lines are returned, except a first line longer than the whole
+//! budget, which is cut; the window then moves past it.
 
 use std::io::{self, BufRead, BufReader, Read};
 
@@ -33,6 +35,19 @@ pub enum Stop {
     LineLimit,
     /// The next line (or the rest of the first) did not fit the character budget.
     CharLimit,
+    /// The window would start after the last line of a file that has `line_count` lines
+    /// (an empty file read from line 1 is an empty window, not past its end).
+    PastEnd { line_count: u64 },
+}
+
+/// What a window's text ends with when it reaches the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// A piece of the file: the last line without its break, like every window.
+    Window,
+    /// The whole file: its final line break kept, so the text is the file. Each line's
+    /// own break then counts toward the character budget.
+    File,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,12 +71,15 @@ pub fn window(
     first_line: u64,
     max_lines: u64,
     max_chars: usize,
+    ending: Ending,
 ) -> ToolResult<Window> {
     let io_failed = |error: io::Error| super::read_failed(rel, error);
     let mut reader = BufReader::with_capacity(BUFFER_BYTES, file);
-    let mut builder = Builder::new(first_line, max_chars);
-    if skip_lines(&mut reader, first_line - 1).map_err(io_failed)? < first_line - 1 {
-        return Ok(builder.finish(Stop::EndOfFile, None));
+    let mut builder = Builder::new(first_line, max_chars, ending);
+    let skipped = skip_lines(&mut reader, first_line - 1).map_err(io_failed)?;
+    if skipped.lines < first_line - 1 {
+        let line_count = skipped.lines + u64::from(skipped.ends_mid_line);
+        return Ok(builder.finish(Stop::PastEnd { line_count }, None));
     }
     let mut line = Vec::new();
     let mut number = first_line;
@@ -78,6 +96,10 @@ pub fn window(
             .saturating_add(1)
             .saturating_mul(MAX_UTF8_BYTES);
         let end = read_line_capped(&mut reader, &mut line, cap).map_err(io_failed)?;
+        if end == LineEnd::Eof && number == first_line && first_line > 1 {
+            let line_count = first_line - 1;
+            return Ok(builder.finish(Stop::PastEnd { line_count }, None));
+        }
         if end == LineEnd::Eof {
             return Ok(builder.finish(Stop::EndOfFile, None));
         }
@@ -108,10 +130,11 @@ struct Builder {
     first_line: u64,
     lines: u64,
     pending_break: &'static str,
+    ending: Ending,
 }
 
 impl Builder {
-    fn new(first_line: u64, max_chars: usize) -> Builder {
+    fn new(first_line: u64, max_chars: usize, ending: Ending) -> Builder {
         Builder {
             text: String::new(),
             chars: 0,
@@ -119,6 +142,7 @@ impl Builder {
             first_line,
             lines: 0,
             pending_break: "",
+            ending,
         }
     }
 
@@ -129,7 +153,11 @@ impl Builder {
     /// Adds a whole line if it fits; false (and nothing added) otherwise.
     fn push(&mut self, content: &str, line_break: &'static str) -> bool {
         let added = self.pending_break.len() + content.chars().count();
-        if self.chars + added > self.max_chars {
+        let own_break = match self.ending {
+            Ending::File => line_break.len(),
+            Ending::Window => 0,
+        };
+        if self.chars + added + own_break > self.max_chars {
             return false;
         }
         self.text.push_str(self.pending_break);
@@ -148,7 +176,11 @@ impl Builder {
         self.lines = 1;
     }
 
-    fn finish(self, stop: Stop, next_line: Option<u64>) -> Window {
+    fn finish(mut self, stop: Stop, next_line: Option<u64>) -> Window {
+        if stop == Stop::EndOfFile && self.ending == Ending::File {
+            self.text.push_str(self.pending_break);
+            self.chars += self.pending_break.len();
+        }
         Window {
             text: self.text,
             chars: self.chars,
@@ -172,23 +204,37 @@ enum LineEnd {
     Capped,
 }
 
-/// Skips up to `lines` lines; returns how many were skipped (fewer at end of file, where
-/// an unterminated last line does not count: there is no line after it to start at).
-fn skip_lines(reader: &mut impl BufRead, lines: u64) -> io::Result<u64> {
-    let mut skipped = 0;
-    while skipped < lines {
+/// How far [`skip_lines`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Skipped {
+    /// Line breaks passed: fewer than asked at end of file, where an unterminated last
+    /// line does not count (there is no line after it to start at).
+    lines: u64,
+    /// Bytes follow the last break passed: the file's unterminated last line, when the
+    /// end was reached.
+    ends_mid_line: bool,
+}
+
+/// Skips up to `lines` lines.
+fn skip_lines(reader: &mut impl BufRead, lines: u64) -> io::Result<Skipped> {
+    let mut skipped = Skipped {
+        lines: 0,
+        ends_mid_line: false,
+    };
+    while skipped.lines < lines {
         let buffer = reader.fill_buf()?;
         if buffer.is_empty() {
             break;
         }
         let mut consumed = buffer.len();
         for newline in memchr::memchr_iter(b'\n', buffer) {
-            skipped += 1;
-            if skipped == lines {
+            skipped.lines += 1;
+            if skipped.lines == lines {
                 consumed = newline + 1;
                 break;
             }
         }
+        skipped.ends_mid_line = buffer[consumed - 1] != b'\n';
         reader.consume(consumed);
     }
     Ok(skipped)
@@ -267,6 +313,7 @@ mod tests {
             first,
             lines,
             chars,
+            Ending::Window,
         )
         .unwrap()
     }
@@ -308,14 +355,40 @@ mod tests {
     }
 
     #[test]
-    fn past_the_end_and_empty_files_return_no_line() {
-        for (text, first) in [("", 1), ("a\nb\n", 3), ("a\nb", 3), ("a\n", 9)] {
+    fn past_the_end_reports_the_line_count_and_an_empty_file_no_line() {
+        for (text, first, line_count) in [
+            ("a\nb\n", 3, 2),
+            ("a\nb", 3, 2),
+            ("a\nb", 4, 2),
+            ("a\n", 9, 1),
+            ("", 2, 0),
+        ] {
             assert_eq!(
-                summary(&read(text, first, 5, 100)),
-                (String::new(), first, first - 1, None, Stop::EndOfFile),
+                read(text, first, 5, 100).stop,
+                Stop::PastEnd { line_count },
                 "{text:?} from {first}"
             );
         }
+        assert_eq!(
+            summary(&read("", 1, 5, 100)),
+            (String::new(), 1, 0, None, Stop::EndOfFile)
+        );
+    }
+
+    #[test]
+    fn a_whole_file_keeps_its_final_break_within_the_budget() {
+        let whole = |text: &str, chars: usize| {
+            let rel = parse_relative("f.md").unwrap();
+            window(text.as_bytes(), &rel, 1, u64::MAX, chars, Ending::File).unwrap()
+        };
+        for text in ["a\nb\n", "a\r\nb\r\n", "a\nb", "\n", ""] {
+            let read = whole(text, 100);
+            assert_eq!((read.text.as_str(), read.chars), (text, text.len()));
+        }
+        // Each line costs its own break: "a\n" fits 2, "a\nb\n" needs 4.
+        let cut = whole("a\nb\n", 3);
+        assert_eq!((cut.text.as_str(), cut.stop), ("a", Stop::CharLimit));
+        assert_eq!(cut.next_line, Some(2));
     }
 
     #[test]
@@ -348,11 +421,12 @@ mod tests {
     fn invalid_utf8_names_its_line() {
         let bytes: &[u8] = b"ok\nfine\nbad \xff byte\n";
         let rel = parse_relative("bin.md").unwrap();
-        let error = window(bytes, &rel, 1, 10, 100).unwrap_err();
+        let error = window(bytes, &rel, 1, 10, 100, Ending::Window).unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidParameter);
         assert_eq!(error.details.unwrap()["line"], 3);
         // Lines before the bad one are readable.
-        assert_eq!(window(bytes, &rel, 1, 2, 100).unwrap().text, "ok\nfine");
+        let before = window(bytes, &rel, 1, 2, 100, Ending::Window).unwrap();
+        assert_eq!(before.text, "ok\nfine");
     }
 
     #[test]

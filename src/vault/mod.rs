@@ -32,22 +32,18 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::{parse_relative, RelPath, Root};
 use policy::Access;
 
-/// Opens the vault root, creating the folder first when it does not exist yet: a new
-/// workspace should work without a setup step, and the vault is the server's to write.
-/// Failure names the setting, never the server path.
+/// Opens the vault root. The folder is created at start when missing
+/// (`workspace::prepare`), never here: a vault that is gone while the server runs was
+/// removed or moved by someone, and recreating it empty would hide that. Failure names
+/// the setting, never the server path.
 pub fn open_root(path: &Path) -> ToolResult<Root> {
-    let unusable = |error: std::io::Error| {
+    Root::open(path).map_err(|error| {
         ToolError::new(
             ErrorCode::NotFound,
-            "VAULT_ROOT cannot be opened or created; check the server's configuration",
+            "VAULT_ROOT cannot be opened; check the server's configuration (`manvault doctor`)",
         )
         .with_details(json!({ "setting": "VAULT_ROOT", "error": error.kind().to_string() }))
-    };
-    if !path.exists() {
-        std::fs::create_dir_all(path).map_err(unusable)?;
-        tracing::info!(setting = "VAULT_ROOT", "created the vault folder");
-    }
-    Root::open(path).map_err(unusable)
+    })
 }
 
 /// A client's vault path, checked for spelling and then for `access` by the policy.

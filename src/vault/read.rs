@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{RelPath, Root};
 
-use super::lines::{self, Stop, Window};
+use super::lines::{self, Ending, Stop, Window};
 use super::policy::{self, Access};
 use super::target;
 
@@ -54,7 +54,7 @@ pub enum Reason {
 impl Reason {
     fn of(stop: Stop, limit: CharLimit) -> Reason {
         match (stop, limit) {
-            (Stop::EndOfFile, _) => Reason::None,
+            (Stop::EndOfFile | Stop::PastEnd { .. }, _) => Reason::None,
             (Stop::LineLimit, _) => Reason::LinesDone,
             (Stop::CharLimit, CharLimit::Client(_)) => Reason::MaxChars,
             (Stop::CharLimit, CharLimit::Hard(_)) => Reason::HardLimit,
@@ -132,10 +132,10 @@ impl Span {
         }
     }
 
-    /// First line and line count.
-    fn lines(self) -> ToolResult<(u64, u64)> {
+    /// First line, line count and how the text ends.
+    fn lines(self) -> ToolResult<(u64, u64, Ending)> {
         match self {
-            Span::Full => Ok((1, u64::MAX)),
+            Span::Full => Ok((1, u64::MAX, Ending::File)),
             Span::Range {
                 start_line,
                 end_line,
@@ -148,7 +148,7 @@ impl Span {
                     ))
                     .with_details(json!({ "field": "range.end_line", "rule": ">= start_line" })));
                 }
-                Ok((start, end - start + 1))
+                Ok((start, end - start + 1, Ending::Window))
             }
         }
     }
@@ -156,8 +156,14 @@ impl Span {
 
 /// `vault_read`: the lines of `span` within `limit`.
 pub fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> ToolResult<Lines> {
-    let (start, count) = span.lines()?;
-    window_of(root, path, start, count, limit)
+    let (start, count, ending) = span.lines()?;
+    let request = WindowRequest {
+        start,
+        count,
+        ending,
+        start_field: "range.start_line",
+    };
+    window_of(root, path, request, limit)
 }
 
 /// `vault_scan`'s chunk size bounds, from the configuration.
@@ -187,25 +193,67 @@ pub fn scan(
             json!({ "field": "chunk_lines", "accepted": { "min": 1, "max": bounds.max } }),
         ));
     }
-    window_of(root, path, start_line.unwrap_or(1), chunk, limit)
+    let request = WindowRequest {
+        start: start_line.unwrap_or(1),
+        count: chunk,
+        ending: Ending::Window,
+        start_field: "cursor.start_line",
+    };
+    window_of(root, path, request, limit)
+}
+
+/// The lines a read or a scan asks for, and the name of the field its first line came
+/// from (for the error when that line is past the end).
+struct WindowRequest {
+    start: u64,
+    count: u64,
+    ending: Ending,
+    start_field: &'static str,
 }
 
 fn window_of(
     root: &Root,
     path: &str,
-    start: u64,
-    count: u64,
+    request: WindowRequest,
     limit: CharLimit,
 ) -> ToolResult<Lines> {
     let rel = target(path, Access::Read)?;
     let file = root.open_file(&rel)?;
-    let window = lines::window(file, &rel, start, count, limit.chars())?;
+    let window = lines::window(
+        file,
+        &rel,
+        request.start,
+        request.count,
+        limit.chars(),
+        request.ending,
+    )?;
+    if let Stop::PastEnd { line_count } = window.stop {
+        return Err(past_end(&rel, &request, line_count));
+    }
     Ok(Lines {
         path: rel.as_str().to_string(),
         reason: Reason::of(window.stop, limit),
         edit: Edit::allowed_for(&rel),
         window,
     })
+}
+
+/// A first line after the file's last: an error rather than an empty window, whose range
+/// (`start_line` after `end_line`) would read as inverted, and which a client following
+/// it would take for the end of a file that has lines.
+fn past_end(rel: &RelPath, request: &WindowRequest, line_count: u64) -> ToolError {
+    ToolError::invalid_parameter(format!(
+        "{} ({}) is past the end of '{}', which has {line_count} lines",
+        request.start_field,
+        request.start,
+        rel.as_str()
+    ))
+    .with_details(json!({
+        "field": request.start_field,
+        "rule": "<= line_count",
+        "line_count": line_count,
+        "path": rel.as_str(),
+    }))
 }
 
 /// Artifacts are parsed whole; a chart or note larger than this is not an artifact.
@@ -253,10 +301,10 @@ mod tests {
             );
         }
         let span = Span::new(None, Some((Some(5), None))).unwrap();
-        assert_eq!(span.lines(), Ok((5, DEFAULT_RANGE_LINES)));
+        assert_eq!(span.lines(), Ok((5, DEFAULT_RANGE_LINES, Ending::Window)));
         let span = Span::new(None, Some((Some(5), Some(4)))).unwrap();
         assert_eq!(span.lines().unwrap_err().code, ErrorCode::InvalidParameter);
-        assert_eq!(Span::Full.lines(), Ok((1, u64::MAX)));
+        assert_eq!(Span::Full.lines(), Ok((1, u64::MAX, Ending::File)));
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::workspace::example_copy;
+
 /// Runs the binary on the example manuals with a throw-away vault, so calls (and the
 /// statistics they record) never write into the repository.
 fn manvault(args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -123,5 +125,448 @@ fn log_level_error_silences_info_lines() {
         output.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Runs the binary in `dir` with only the environment given (no workspace variables).
+fn manvault_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_manvault"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("WORKSPACE_ROOT")
+        .env_remove("MANUALS_ROOT")
+        .env_remove("VAULT_ROOT")
+        .env_remove("LOG_FORMAT")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run manvault")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn example_workspace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace")
+}
+
+/// Runs a `call --script` in `workspace`, expecting success; the printed entries.
+fn run_script(workspace: &Path, script: &Path) -> Vec<Value> {
+    let output = manvault_in(
+        workspace,
+        &["call", "--script", script.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    entries(&output.stdout)
+}
+
+/// The JSON values `call --script` printed, one a call.
+fn entries(stdout: &[u8]) -> Vec<Value> {
+    serde_json::Deserializer::from_slice(stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn help_and_version_work_whatever_the_settings_say() {
+    let temp = tempfile::tempdir().unwrap();
+    let broken = [("LOG_LEVEL", "verbose"), ("HARD_MAX_CHARS", "0")];
+    let version = manvault_in(temp.path(), &["--version"], &broken);
+    assert!(version.status.success(), "{}", text(&version.stderr));
+    assert_eq!(
+        text(&version.stdout).trim(),
+        format!("manvault {}", env!("CARGO_PKG_VERSION"))
+    );
+    for args in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["call", "--help"],
+        &["doctor", "--help"],
+        &["stats", "--help"],
+        &["help", "serve"],
+    ] {
+        let output = manvault_in(temp.path(), args, &broken);
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        let help = text(&output.stdout);
+        for variable in manvault::config::VARIABLES {
+            assert!(
+                help.contains(variable.name) && help.contains(variable.meaning),
+                "{args:?} help lacks {}",
+                variable.name
+            );
+        }
+    }
+    let tools_help = text(&manvault_in(temp.path(), &["tools", "--help"], &broken).stdout);
+    assert!(tools_help.contains("--json"), "{tools_help}");
+    assert_eq!(
+        std::fs::read_dir(temp.path()).unwrap().count(),
+        0,
+        "help created files"
+    );
+}
+
+#[test]
+fn serve_help_shows_a_configuration_per_client() {
+    let temp = tempfile::tempdir().unwrap();
+    let help = text(&manvault_in(temp.path(), &["serve", "--help"], &[]).stdout);
+    for needle in [
+        "claude mcp add manvault",
+        "\"mcpServers\"",
+        "\"servers\"",
+        "\"type\": \"stdio\"",
+        "tool_timeout_sec",
+        env!("CARGO_BIN_EXE_manvault"),
+    ] {
+        assert!(help.contains(needle), "serve --help lacks {needle}: {help}");
+    }
+}
+
+#[test]
+fn a_mistyped_workspace_is_refused_naming_the_path_and_nothing_is_created() {
+    let temp = tempfile::tempdir().unwrap();
+    let typo = temp.path().join("worksapce");
+    let typo_text = typo.to_str().unwrap();
+    for args in [
+        &["serve", "--workspace", typo_text][..],
+        &["--workspace", typo_text],
+        &["call", "manual_list", "{}", "--workspace", typo_text],
+    ] {
+        let output = manvault_in(temp.path(), args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("MANUALS_ROOT {typo_text}/manuals")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("VAULT_ROOT {typo_text}/vault")),
+            "{stderr}"
+        );
+        assert!(!typo.exists(), "{args:?} created the mistyped workspace");
+    }
+}
+
+#[test]
+fn a_call_in_an_empty_folder_creates_no_vault() {
+    let temp = tempfile::tempdir().unwrap();
+    let output = manvault_in(temp.path(), &["call", "manual_list", "{}"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    let shown = format!(
+        "MANUALS_ROOT ./manuals (= {}/manuals)",
+        temp.path().display()
+    );
+    assert!(stderr.contains(&shown), "{stderr}");
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn the_vault_is_created_at_start_only_inside_an_existing_folder_and_said_so() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(temp.path().join("manuals/m")).unwrap();
+    let output = manvault_in(
+        temp.path(),
+        &["call", "manual_list", "{}"],
+        &[("LOG_FORMAT", "json")],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(temp.path().join("vault").is_dir());
+    assert!(
+        text(&output.stderr).contains("created the vault folder ./vault"),
+        "{}",
+        text(&output.stderr)
+    );
+    let nested = temp.path().join("missing/vault");
+    let output = manvault_in(
+        temp.path(),
+        &[
+            "call",
+            "manual_list",
+            "{}",
+            "--vault",
+            nested.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!temp.path().join("missing").exists());
+}
+
+#[test]
+fn doctor_exits_0_on_a_good_workspace_and_1_on_a_problem_or_warning() {
+    let workspace = example_copy();
+    let root = workspace.path().to_str().unwrap();
+    let good = manvault_in(workspace.path(), &["doctor", "--workspace", root], &[]);
+    let report = text(&good.stdout);
+    assert_eq!(good.status.code(), Some(0), "{report}");
+    for line in [
+        "ok       MANUALS_ROOT",
+        "ok       VAULT_ROOT",
+        "ok       SYNONYMS_PATH",
+        "ok       CACHE_DIR",
+        "ok       ADAPTIVE_STATS_PATH",
+        "ok       manuals              2 manuals, 7 files",
+        "ok       synonyms",
+    ] {
+        assert!(report.contains(line), "{line:?} missing: {report}");
+    }
+
+    std::fs::create_dir(workspace.path().join("synonyms.txt")).unwrap();
+    let warned = manvault_in(workspace.path(), &["doctor", "--workspace", root], &[]);
+    assert_eq!(warned.status.code(), Some(1));
+    assert!(text(&warned.stdout).contains("warn     SYNONYMS_PATH"));
+
+    let typo = format!("{root}/nope");
+    let broken = manvault_in(workspace.path(), &["doctor", "--workspace", &typo], &[]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(text(&broken.stdout).contains("problem  MANUALS_ROOT"));
+    assert!(!Path::new(&typo).exists(), "doctor created something");
+
+    let bad_setting = manvault_in(workspace.path(), &["doctor"], &[("HARD_MAX_CHARS", "0")]);
+    assert_eq!(bad_setting.status.code(), Some(1));
+    assert!(text(&bad_setting.stdout).contains("problem  settings"));
+}
+
+/// `tools/list` as a client gets it from `manvault serve`.
+fn served_tool_list() -> Value {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_manvault"))
+        .args(["serve", "--workspace"])
+        .arg(example_workspace())
+        .env("LOG_LEVEL", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let listed = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "server closed");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 2 {
+            break message["result"].clone();
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    listed
+}
+
+#[test]
+fn tools_json_prints_exactly_what_tools_list_serves() {
+    let output = manvault(&["tools", "--json"], &[]);
+    assert!(output.status.success());
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        printed["tools"].as_array().unwrap().len(),
+        manvault::contract::TOOLS.len()
+    );
+    // Compared as a whole; printed on failure by tool name only, the list is 100 kB.
+    let served = served_tool_list();
+    if printed != served {
+        let names = |list: &Value| -> Vec<String> {
+            list["tools"]
+                .as_array()
+                .map(|tools| tools.iter().map(|t| t["name"].to_string()).collect())
+                .unwrap_or_default()
+        };
+        let differing: Vec<String> = names(&printed)
+            .into_iter()
+            .zip(printed["tools"].as_array().unwrap())
+            .filter(|(_, tool)| {
+                !served["tools"]
+                    .as_array()
+                    .is_some_and(|served| served.contains(tool))
+            })
+            .map(|(name, _)| name)
+            .collect();
+        panic!(
+            "tools --json differs from tools/list: keys {:?} vs {:?}; tools {differing:?}",
+            printed.as_object().map(|o| o.keys().collect::<Vec<_>>()),
+            served.as_object().map(|o| o.keys().collect::<Vec<_>>()),
+        );
+    }
+}
+
+#[test]
+fn a_script_runs_manual_find_then_manual_hits_with_its_trace() {
+    let workspace = example_copy();
+    let script = workspace.path().join("calls.jsonl");
+    std::fs::write(
+        &script,
+        concat!(
+            "# search, follow its first proposal, then page what it found\n",
+            r#"{"tool": "manual_find", "arguments": {"manual_id": "handbook", "query": "有給休暇の繰越し"}}"#,
+            "\n\n",
+            r#"{"next_action": 0}"#,
+            "\n",
+            r#"{"tool": "manual_hits", "arguments": {"trace_id": "$trace_id", "kind": "candidates", "limit": 2}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let entries = run_script(workspace.path(), &script);
+    assert_eq!(entries.len(), 3, "{entries:#?}");
+    assert_eq!(entries[0]["line"], 2);
+    assert_eq!(entries[0]["tool"], "manual_find");
+    let proposed = &entries[0]["answer"]["next_actions"][0];
+    assert_eq!(entries[1]["tool"], proposed["type"]);
+    assert!(entries[1]["answer"].is_object(), "{:#?}", entries[1]);
+    let trace_id = &entries[0]["answer"]["trace_id"];
+    assert!(trace_id.is_string());
+    assert_eq!(entries[2]["tool"], "manual_hits");
+    assert_eq!(
+        &entries[2]["answer"]["trace_id"], trace_id,
+        "{:#?}",
+        entries[2]
+    );
+    assert!(!entries[2]["answer"]["items"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn calls_on_stdin_share_one_process_and_a_failure_does_not_stop_them() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_manvault"))
+        .args(["call", "--workspace"])
+        .arg(example_workspace())
+        .env("VAULT_ROOT", tempfile::tempdir().unwrap().path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            concat!(
+                r#"{"tool": "manual_toc", "arguments": {"manual_id": "nope"}}"#,
+                "\n",
+                r#"{"tool": "manual_find", "arguments": {"query": "backup"}}"#,
+                "\n",
+                r#"{"tool": "manual_hits", "arguments": {"trace_id": "$trace_id", "kind": "candidates"}}"#,
+                "\n",
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "a call failed");
+    let entries = entries(&output.stdout);
+    assert_eq!(entries[0]["error"]["code"], "not_found");
+    assert!(
+        entries[2]["answer"]["items"].is_array(),
+        "{:#?}",
+        entries[2]
+    );
+}
+
+#[test]
+fn a_lost_trace_in_a_one_shot_call_points_to_scripts_instead_of_a_loop() {
+    let output = manvault(
+        &[
+            "call",
+            "manual_hits",
+            r#"{"trace_id": "t-0000000001", "kind": "candidates"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("manvault call --script"), "{stderr}");
+}
+
+#[test]
+fn log_format_pretty_is_one_readable_line_and_json_is_one_object() {
+    let pretty = manvault(&["call", "manual_list", "{}"], &[("LOG_FORMAT", "pretty")]);
+    assert!(pretty.status.success());
+    let stderr = text(&pretty.stderr);
+    let call = stderr
+        .lines()
+        .find(|line| line.contains("tool=manual_list"))
+        .unwrap_or_else(|| panic!("no call line: {stderr}"));
+    assert!(!call.starts_with('{'), "{call}");
+    assert!(
+        call.contains(" INFO ") && call.contains("ok=true"),
+        "{call}"
+    );
+
+    let json = manvault(&["call", "manual_list", "{}"], &[("LOG_FORMAT", "json")]);
+    for line in text(&json.stderr).lines() {
+        let parsed: Value = serde_json::from_str(line).expect("a JSON line");
+        assert!(parsed["ts"].is_string() && parsed["level"].is_string());
+    }
+}
+
+/// Digits from the first non-zero one to the last, of a number as written.
+fn significant_digits(number: &str) -> usize {
+    let digits: String = number.chars().filter(char::is_ascii_digit).collect();
+    digits.trim_start_matches('0').trim_end_matches('0').len()
+}
+
+#[test]
+fn logged_floats_are_rounded_to_what_they_mean() {
+    // On the example manuals this search's largest file holds one candidate in three
+    // (logged unrounded as 0.3333333432674408 before).
+    let output = manvault(
+        &["call", "manual_find", r#"{"query": "restore"}"#],
+        &[("LOG_FORMAT", "json")],
+    );
+    assert!(output.status.success());
+    let mut floats = 0;
+    for line in text(&output.stderr).lines() {
+        let parsed: Value = serde_json::from_str(line).unwrap();
+        for (key, value) in parsed.as_object().unwrap() {
+            if value.is_f64() {
+                floats += 1;
+                let written = value.to_string();
+                assert!(
+                    significant_digits(&written) <= 4 || value.as_f64().unwrap() >= 1000.0,
+                    "{key}={written} in {line}"
+                );
+            }
+        }
+    }
+    assert!(floats >= 2, "no float logged: {}", text(&output.stderr));
+}
+
+#[test]
+fn the_readme_walkthrough_script_runs() {
+    let workspace = example_copy();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/walkthrough.jsonl");
+    let entries = run_script(workspace.path(), &script);
+    let tools: Vec<&str> = entries.iter().filter_map(|e| e["tool"].as_str()).collect();
+    assert_eq!(
+        tools,
+        [
+            "manual_find",
+            "manual_hits",
+            "manual_read",
+            "bridge_copy_section",
+            "vault_read"
+        ]
+    );
+    let note = entries[4]["answer"]["text"].as_str().unwrap();
+    assert!(
+        note.contains("source_refs") && note.contains("最大二十日"),
+        "{note}"
     );
 }

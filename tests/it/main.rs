@@ -10,6 +10,7 @@ mod adaptive_wiring;
 mod bridge_tools;
 mod cli;
 mod conformance;
+mod hardening;
 mod http_transport;
 mod manual;
 mod mcp_features;

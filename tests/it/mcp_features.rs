@@ -7,7 +7,7 @@ use std::fs;
 
 use serde_json::{json, Value};
 
-use crate::support::stdio_server::Session;
+use crate::support::stdio_session::Session;
 use crate::support::workspace::example_copy;
 
 fn start(workspace: &std::path::Path) -> Session {

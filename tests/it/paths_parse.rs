@@ -62,6 +62,22 @@ const REFUSED: &[(&str, ErrorCode, &str)] = &[
     ("a\u{85}b", INVALID, "control_character"),
     ("a\u{9b}b", INVALID, "control_character"),
     ("/etc/passwd\0", INVALID, "control_character"),
+    // Bidirectional controls reorder how a name is displayed (`a\u{202e}dm.exe` shows as
+    // `aexe.md`), line and paragraph separators break it over lines in logs and listings.
+    ("a\u{202a}b.md", INVALID, "bidi_control"),
+    ("a\u{202b}b.md", INVALID, "bidi_control"),
+    ("a\u{202c}b.md", INVALID, "bidi_control"),
+    ("a\u{202d}b.md", INVALID, "bidi_control"),
+    ("notes/a\u{202e}dm.exe", INVALID, "bidi_control"),
+    ("a\u{2066}b", INVALID, "bidi_control"),
+    ("a\u{2067}b", INVALID, "bidi_control"),
+    ("a\u{2068}b", INVALID, "bidi_control"),
+    ("a\u{2069}b", INVALID, "bidi_control"),
+    ("a\u{200e}b", INVALID, "bidi_control"),
+    ("a\u{200f}b", INVALID, "bidi_control"),
+    ("a\u{61c}b", INVALID, "bidi_control"),
+    ("a\u{2028}b.md", INVALID, "line_separator"),
+    ("a\u{2029}b.md", INVALID, "line_separator"),
     // Percent-encoded dots and separators, any case, double-encoded, overlong.
     ("%2e%2e/x", INVALID, "percent_encoded"),
     ("%2E%2E%2Fx", INVALID, "percent_encoded"),

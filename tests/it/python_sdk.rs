@@ -169,8 +169,9 @@ fn python_sdk_cancels_a_search_and_a_copy_without_writing() {
         line.repeat(800_000),
     )
     .unwrap();
-    // An 8 MB manual: the first manual call indexes it for seconds in a debug build.
-    let sections: String = (0..80_000)
+    // A 24 MB manual: the server indexes it at start, for several seconds in a debug build,
+    // and a copy waits for that index; the copy is cancelled while it waits.
+    let sections: String = (0..240_000)
         .map(|n| {
             format!("## 第{n}節 手続き\n\n申請は所属長の承認を得て行う。期限は翌月末日とする。\n\n")
         })
@@ -178,7 +179,7 @@ fn python_sdk_cancels_a_search_and_a_copy_without_writing() {
     std::fs::create_dir_all(workspace.path().join("manuals/big")).unwrap();
     std::fs::write(workspace.path().join("manuals/big/big.md"), sections).unwrap();
     let server = http_server(workspace.path(), &[]);
-    for tool in ["vault_search", "bridge_copy_file"] {
+    for tool in ["bridge_copy_file", "vault_search"] {
         http_check(&server, "cancel", Some(tool));
     }
     // Both calls ended as cancelled (not finished), and the copy wrote nothing.
@@ -193,8 +194,8 @@ fn python_sdk_cancels_a_search_and_a_copy_without_writing() {
     assert!(search_ms < 2_500, "the cancelled search ran {search_ms} ms");
 }
 
-/// The log line of the first call of each of `tools`, waiting for them (the copy's index
-/// build does not stop early).
+/// The log line of the first call of each of `tools`, waiting for them (the copy waits
+/// for the index build, which does not stop early).
 fn wait_for_calls(server: &HttpServer, tools: &[&str]) -> Vec<serde_json::Value> {
     for _ in 0..1200 {
         let log = server.log();

@@ -12,16 +12,18 @@ use serde_json::{json, Value};
 use crate::support::workspace::Workspace;
 
 #[test]
-fn the_vault_folder_is_created_on_first_use() {
+fn a_vault_removed_while_serving_is_named_not_recreated() {
+    // The vault is created at start only (`workspace::prepare`); one that disappears
+    // afterwards was moved or deleted by someone, and an empty new one would hide that.
     let workspace = Workspace::new(None);
-    // The statistics handle makes the folder at start when its file lives there; a
-    // vault that disappears after that is made again by the next vault call.
-    if workspace.vault.exists() {
-        std::fs::remove_dir_all(&workspace.vault).unwrap();
-    }
+    std::fs::remove_dir_all(&workspace.vault).unwrap();
+    let error = workspace.call("vault_ls", json!({})).unwrap_err();
+    assert_eq!(error["code"], "not_found");
+    assert_eq!(error["details"]["setting"], "VAULT_ROOT");
+    assert!(!workspace.vault.exists());
+    std::fs::create_dir(&workspace.vault).unwrap();
     let listed = workspace.call("vault_ls", json!({})).unwrap();
     assert_eq!(listed["total"], 0);
-    assert!(workspace.vault.is_dir());
 }
 
 #[test]

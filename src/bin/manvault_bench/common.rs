@@ -2,10 +2,11 @@
 //! `App::call` as a client would make them, peak memory, and the ripgrep to compare with.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use manvault::app::App;
+use manvault::config::{Config, RootFlags};
 use serde_json::Value;
 
 /// A folder under the system's temporary directory, removed when dropped (also on a
@@ -57,4 +58,56 @@ pub fn ripgrep_version() -> Option<String> {
     let output = Command::new("rg").arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     Some(text.lines().next()?.to_string())
+}
+
+/// An `App` over `manuals`, with its workspace (and vault, unless given) in `workspace`,
+/// logging errors only; `settings` are extra environment settings (name, value).
+pub fn app_for(
+    manuals: &Path,
+    workspace: &Path,
+    vault: Option<&Path>,
+    settings: &[(&str, &str)],
+) -> App {
+    let flags = RootFlags {
+        workspace: Some(workspace.to_path_buf()),
+        manuals: Some(manuals.to_path_buf()),
+        vault: vault.map(Path::to_path_buf),
+    };
+    let lookup = |name: &str| {
+        if name == "LOG_LEVEL" {
+            return Some("error".to_owned());
+        }
+        settings
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| (*value).to_owned())
+    };
+    App::new(Config::load(&lookup, &flags).expect("bench configuration"))
+}
+
+/// Today's date (UTC), for the heading of a report.
+pub fn today() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    manvault::clock::date(seconds)
+}
+
+/// Runs a bench's Python baseline `script` with `--bench-dir bench --runs FILE` and
+/// returns the per-query JSON lines it wrote.
+pub fn baseline_runs(script: &Path, bench: &Path) -> Result<String, String> {
+    let scratch = Scratch::new("baseline");
+    let runs = scratch.0.join("runs.jsonl");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg("--bench-dir")
+        .arg(bench)
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .map_err(|error| error.to_string())?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    std::fs::read_to_string(&runs).map_err(|error| error.to_string())
 }

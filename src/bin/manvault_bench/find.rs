@@ -18,10 +18,11 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use manvault::app::App;
-use manvault::config::{Config, RootFlags};
 use serde_json::{json, Value};
 
-use super::common::{call, peak_memory, reset_peak_memory, ripgrep_version, Scratch};
+use super::common::{
+    app_for, baseline_runs, call, peak_memory, reset_peak_memory, ripgrep_version, today, Scratch,
+};
 
 const KS: [usize; 4] = [1, 5, 10, 20];
 const MANUAL_ID: &str = "handbook-ja";
@@ -96,16 +97,6 @@ fn load_queries(bench: &Path) -> Vec<BenchQuery> {
         .collect()
 }
 
-fn app_for(manuals: &Path, workspace: &Path, vault: Option<&Path>) -> App {
-    let flags = RootFlags {
-        workspace: Some(workspace.to_path_buf()),
-        manuals: Some(manuals.to_path_buf()),
-        vault: vault.map(Path::to_path_buf),
-    };
-    let lookup = |name: &str| (name == "LOG_LEVEL").then(|| "error".to_owned());
-    App::new(Config::load(&lookup, &flags).expect("bench configuration"))
-}
-
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
@@ -139,7 +130,7 @@ pub fn run(args: &[String]) -> ExitCode {
 /// Recall and answer size on the corpus as it is.
 fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
     let workspace = Scratch::new("recall");
-    let app = app_for(manuals, &workspace.0, options.stats_vault.as_deref());
+    let app = app_for(manuals, &workspace.0, options.stats_vault.as_deref(), &[]);
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut sizes = Vec::new();
     let mut runs = options
@@ -238,20 +229,7 @@ fn baseline_groups(
     options: &Options,
     queries: &[BenchQuery],
 ) -> Result<BTreeMap<String, Group>, String> {
-    let scratch = Scratch::new("baseline");
-    let runs = scratch.0.join("runs.jsonl");
-    let output = Command::new("python3")
-        .arg(options.bench.join("baseline_naive.py"))
-        .arg("--bench-dir")
-        .arg(&options.bench)
-        .arg("--runs")
-        .arg(&runs)
-        .output()
-        .map_err(|error| error.to_string())?;
-    if !output.status.success() {
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
-    }
-    let text = std::fs::read_to_string(&runs).map_err(|error| error.to_string())?;
+    let text = baseline_runs(&options.bench.join("baseline_naive.py"), &options.bench)?;
     let by_id: BTreeMap<String, Value> = text
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -378,7 +356,7 @@ fn speed(options: &Options, queries: &[BenchQuery]) {
         bytes as f64 / 1e6
     );
     reset_peak_memory();
-    let app = app_for(&manuals, &root.0, None);
+    let app = app_for(&manuals, &root.0, None, &[]);
     let started = Instant::now();
     call(&app, "manual_find", json!({ "query": queries[0].query }));
     let first = started.elapsed();
@@ -475,11 +453,4 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy file");
         }
     }
-}
-
-fn today() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    manvault::clock::date(seconds)
 }

@@ -245,6 +245,8 @@ pub struct Corpus {
     pub files: Vec<CorpusFile>,
     pub references: ReferenceGraph,
     pub node_count: usize,
+    /// Mean bytes of a section's own normalised text (BM25's length normalisation).
+    pub mean_node_bytes: f32,
 }
 
 impl Corpus {
@@ -319,9 +321,12 @@ impl CorpusCache {
             .collect();
         let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
         let references = ReferenceGraph::resolve(&files, &file_refs);
+        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
+        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
         let corpus = Arc::new(Corpus {
             generation: index.generation(),
-            node_count: files.iter().map(|file| file.derived.node_count()).sum(),
+            node_count,
+            mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
             files,
             references,
         });

@@ -25,13 +25,14 @@ use std::sync::OnceLock;
 use super::corpus::{Corpus, NodeKey};
 use super::links::RawReference;
 use super::plan::Plan;
-use super::query::{script_runs, Intent, Script};
+use super::query::Intent;
 use super::score::Way;
 use super::stages::{prose_lines, Candidate};
 use super::trace::Cutoff;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
+use crate::text::units::{script_runs, Script};
 pub use crate::verdict::Status;
 
 /// Most candidates in the integrated top.

@@ -18,11 +18,13 @@
 
 pub mod actions;
 pub mod corpus;
+mod fuse;
 pub mod hits;
 pub mod integrate;
 pub mod links;
 pub mod plan;
 pub mod query;
+mod relevance;
 pub mod resolve;
 pub mod scan;
 pub mod score;
@@ -149,6 +151,8 @@ pub struct FindRequest {
     pub time_ms: Option<u64>,
     /// Stage 4 thresholds in force for this search (tuned ones); the settings' otherwise.
     pub thresholds: Option<Thresholds>,
+    /// The caller's alternative wordings (searched as units of lower weight).
+    pub also: Vec<String>,
     /// Makes Stage 2 or 3 fail as a defect would, so tests can check that the earlier
     /// stages' results survive; the tool layer never sets it.
     pub fail_stage: Option<u8>,
@@ -171,6 +175,8 @@ pub struct Summary {
     pub intent: Intent,
     pub intent_inferred: bool,
     pub strict_terms: usize,
+    /// `also` wordings that were searched.
+    pub also_used: usize,
     pub scanned_files: usize,
     pub scanned_nodes: usize,
     pub candidates: usize,
@@ -304,6 +310,7 @@ impl Finder {
         let plan = Plan::new(
             Query::parse(&request.query, request.intent),
             &self.synonyms(),
+            &request.also,
         );
         let deadline = started + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
         let max_candidates = request

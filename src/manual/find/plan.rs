@@ -8,6 +8,12 @@
 //! after normalisation and separately from it (requirements §6.1), so the normaliser
 //! never has to know the dictionary.
 //!
+//! Beside those, the plan holds the query's *units* (`text::units`): the units of the
+//! query, of the synonyms of its dictionary words and of the caller's `also` wordings,
+//! each with a weight. A unit is its own pattern, in the one form it matches in (a Latin
+//! unit in normalised text as a whole word, a kana or kanji unit in loose text), since
+//! its semantics differ from a term's substring match of the same letters.
+//!
 //! The automata run leftmost-first with the longest patterns first (the fast SIMD path of
 //! aho-corasick); after a match the search restarts one character later, so every
 //! occurrence of every pattern is found except shorter patterns that start where a longer
@@ -17,29 +23,50 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use super::query::Query;
 use crate::text::loose::loose_normalized;
+use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
+use crate::text::units::{units, word_matches, Form, Unit};
 
-/// Most patterns of one query; later synonym variants are dropped beyond it, which keeps a
-/// pattern set in four machine words.
-pub const MAX_PATTERNS: usize = 256;
+/// Synonym variants of whole terms stop at this many patterns, so a query of many
+/// dictionary words stays a few thousand patterns (any query the schema accepts works;
+/// its later variants are simply not searched).
+pub const MAX_PATTERNS: usize = 2048;
+/// Units taken from synonyms and from `also`, each at most.
+const MAX_EXTRA_UNITS: usize = 256;
 
-/// A set of pattern indices.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PatternSet([u64; MAX_PATTERNS / 64]);
+/// Weight of a unit that comes from the same word written otherwise (a spelling,
+/// abbreviation or translation from the synonym dictionary), from a related word of its
+/// synonym group, and from the caller's `also` wordings, relative to the query's own.
+pub const SYNONYM_UNIT_WEIGHT: f32 = 0.5;
+pub const RELATED_UNIT_WEIGHT: f32 = 0.25;
+pub const ALSO_UNIT_WEIGHT: f32 = 0.6;
+
+/// A set of pattern indices, as many as the plan has (it grows on insert).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PatternSet(Vec<u64>);
 
 impl PatternSet {
-    pub const EMPTY: PatternSet = PatternSet([0; MAX_PATTERNS / 64]);
+    pub const EMPTY: PatternSet = PatternSet(Vec::new());
 
     pub fn insert(&mut self, pattern: usize) {
-        self.0[pattern / 64] |= 1 << (pattern % 64);
+        let word = pattern / 64;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (pattern % 64);
     }
 
     pub fn contains(&self, pattern: usize) -> bool {
-        self.0[pattern / 64] & (1 << (pattern % 64)) != 0
+        self.0
+            .get(pattern / 64)
+            .is_some_and(|word| word & (1 << (pattern % 64)) != 0)
     }
 
     pub fn union(&mut self, other: &PatternSet) {
-        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
             *mine |= theirs;
         }
     }
@@ -58,6 +85,8 @@ pub enum Role {
     Term(usize),
     Piece(usize),
     Synonym(usize),
+    /// A unit: index into [`Plan::units`].
+    Unit(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +94,27 @@ pub struct Pattern {
     pub text: String,
     pub loose: String,
     pub roles: Vec<Role>,
+}
+
+/// Where a unit of the plan came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Query,
+    /// The same word written otherwise (Sudachi's vocabulary number, a user line).
+    Synonym,
+    /// Another word of the same synonym group.
+    Related,
+    Also,
+}
+
+/// A unit the search looks for, its weight and its pattern.
+#[derive(Debug, Clone)]
+pub struct PlanUnit {
+    pub(crate) unit: Unit,
+    pub origin: Origin,
+    /// The unit kind's weight times the origin's.
+    pub weight: f32,
+    pub pattern: usize,
 }
 
 /// Pattern indices that stand for each content term.
@@ -86,6 +136,9 @@ pub struct Plan {
     /// the whole phrase.
     pub phrase_synonyms: Vec<usize>,
     pub strict: Vec<usize>,
+    pub units: Vec<PlanUnit>,
+    /// How many `also` wordings the caller gave and were searched.
+    pub also: usize,
     normalized: Matcher,
     loose: Matcher,
 }
@@ -98,11 +151,13 @@ struct Matcher {
     /// Per plan pattern: other plan patterns that are prefixes of it in this form (equal
     /// texts included, so a duplicate left out of the automaton is still reported).
     prefixes: Vec<Vec<usize>>,
+    /// Per plan pattern: the unit whose whole-word rule a match must pass, if any.
+    words: Vec<Option<Unit>>,
 }
 
 impl Matcher {
     /// `texts[i]` is pattern i's text in this form; empty texts are left out.
-    fn new(texts: &[&str]) -> Matcher {
+    fn new(texts: &[&str], words: Vec<Option<Unit>>) -> Matcher {
         let mut ids: Vec<usize> = (0..texts.len()).filter(|&i| !texts[i].is_empty()).collect();
         ids.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), texts[i]));
         ids.dedup_by_key(|&mut i| texts[i]);
@@ -128,6 +183,7 @@ impl Matcher {
             automaton,
             ids,
             prefixes,
+            words,
         }
     }
 
@@ -142,9 +198,14 @@ impl Matcher {
                 break;
             };
             let pattern = self.ids[hit.pattern().as_usize()];
-            found(pattern, hit.start());
-            for &prefix in &self.prefixes[pattern] {
-                found(prefix, hit.start());
+            let start = hit.start();
+            for pattern in std::iter::once(pattern).chain(self.prefixes[pattern].iter().copied()) {
+                let stands = self.words[pattern].as_ref().is_none_or(|unit| {
+                    word_matches(text, start..start + unit.needle().len(), unit)
+                });
+                if stands {
+                    found(pattern, start);
+                }
             }
             at = hit.start() + text[hit.start()..].chars().next().map_or(1, char::len_utf8);
         }
@@ -158,7 +219,9 @@ impl Matcher {
 }
 
 impl Plan {
-    pub fn new(query: Query, synonyms: &Synonyms) -> Plan {
+    /// The plan of `query`; `also` are the caller's alternative wordings (searched as
+    /// units of lower weight).
+    pub fn new(query: Query, synonyms: &Synonyms, also: &[String]) -> Plan {
         let mut builder = Builder::default();
         let multi_word = query.terms.len() > 1;
         let phrase = (multi_word && !query.phrase.is_empty())
@@ -205,30 +268,56 @@ impl Plan {
                 terms[index].synonyms.push(pattern);
             }
         }
+        let legacy = builder.patterns.len();
+        let (units, also_used) = plan_units(&query, synonyms, also, &mut builder);
         let patterns = builder.patterns;
-        let normal_texts: Vec<&str> = patterns.iter().map(|p| p.text.as_str()).collect();
-        // Pieces are too short to gain from loose matching; everything else may be split
-        // by a line break or markup in the source.
-        let loose_texts: Vec<&str> = patterns
-            .iter()
-            .map(|p| {
-                let whole = p.roles.iter().any(|role| !matches!(role, Role::Piece(_)));
-                if whole {
-                    p.loose.as_str()
-                } else {
-                    ""
-                }
+        let unit_of = |index: usize| -> Option<&Unit> {
+            patterns[index].roles.iter().find_map(|role| match role {
+                Role::Unit(unit) => Some(&units[*unit].unit),
+                _ => None,
             })
-            .collect();
+        };
+        // Pieces are too short to gain from loose matching; everything else may be split
+        // by a line break or markup in the source. A unit is in the one form it matches in.
+        let mut normal_texts: Vec<&str> = Vec::with_capacity(patterns.len());
+        let mut loose_texts: Vec<&str> = Vec::with_capacity(patterns.len());
+        let mut words: Vec<Option<Unit>> = Vec::with_capacity(patterns.len());
+        for (index, pattern) in patterns.iter().enumerate() {
+            match unit_of(index) {
+                Some(unit) if unit.form() == Form::Word => {
+                    normal_texts.push(unit.needle());
+                    loose_texts.push("");
+                    words.push(Some(unit.clone()));
+                }
+                Some(_) => {
+                    normal_texts.push("");
+                    loose_texts.push(&pattern.loose);
+                    words.push(None);
+                }
+                None => {
+                    let whole = index < legacy
+                        && pattern
+                            .roles
+                            .iter()
+                            .any(|role| !matches!(role, Role::Piece(_)));
+                    normal_texts.push(&pattern.text);
+                    loose_texts.push(if whole { &pattern.loose } else { "" });
+                    words.push(None);
+                }
+            }
+        }
+        let no_words = vec![None; patterns.len()];
         Plan {
-            normalized: Matcher::new(&normal_texts),
-            loose: Matcher::new(&loose_texts),
+            normalized: Matcher::new(&normal_texts, words),
+            loose: Matcher::new(&loose_texts, no_words),
             query,
             patterns,
             terms,
             phrase,
             phrase_synonyms,
             strict,
+            units,
+            also: also_used,
         }
     }
 
@@ -258,6 +347,17 @@ struct Builder {
 }
 
 impl Builder {
+    /// A new pattern for a unit (never shared with a term's pattern of the same letters,
+    /// whose match rule differs).
+    fn add_unit(&mut self, unit: &Unit, index: usize) -> usize {
+        self.patterns.push(Pattern {
+            text: unit.text.clone(),
+            loose: loose_normalized(&unit.text),
+            roles: vec![Role::Unit(index)],
+        });
+        self.patterns.len() - 1
+    }
+
     /// Index of the pattern with `text`, adding it (or the role to it) as needed.
     fn add(&mut self, text: &str, role: Role) -> usize {
         if let Some(index) = self.patterns.iter().position(|p| p.text == text) {
@@ -273,6 +373,72 @@ impl Builder {
         });
         self.patterns.len() - 1
     }
+}
+
+/// The units of the query, then of the alternatives of its dictionary words, then of the
+/// `also` wordings; a unit already planned keeps its first (highest) weight. Returns the
+/// units and how many `also` wordings gave any.
+fn plan_units(
+    query: &Query,
+    synonyms: &Synonyms,
+    also: &[String],
+    builder: &mut Builder,
+) -> (Vec<PlanUnit>, usize) {
+    let mut planned: Vec<PlanUnit> = Vec::new();
+    let mut add = |unit: Unit, origin: Origin, builder: &mut Builder| -> bool {
+        if planned.iter().any(|known| known.unit == unit) {
+            return false;
+        }
+        let factor = match origin {
+            Origin::Query => 1.0,
+            Origin::Synonym => SYNONYM_UNIT_WEIGHT,
+            Origin::Related => RELATED_UNIT_WEIGHT,
+            Origin::Also => ALSO_UNIT_WEIGHT,
+        };
+        let pattern = builder.add_unit(&unit, planned.len());
+        planned.push(PlanUnit {
+            weight: unit.kind.weight() * factor,
+            unit,
+            origin,
+            pattern,
+        });
+        true
+    };
+    for unit in units(&query.phrase) {
+        add(unit, Origin::Query, builder);
+    }
+    let mut extra = 0;
+    // The found word written otherwise (a spelling, abbreviation or translation) first,
+    // then related words of its dictionary groups (ケア for care, but also 世話 and 介護),
+    // which match more of a manual and weigh less.
+    'synonyms: for expansion in synonyms.expansions(&query.phrase) {
+        for (rank, alternative) in expansion.alternatives.iter().enumerate() {
+            let origin = if rank < expansion.same_word {
+                Origin::Synonym
+            } else {
+                Origin::Related
+            };
+            for unit in units(alternative) {
+                if extra == MAX_EXTRA_UNITS {
+                    break 'synonyms;
+                }
+                extra += usize::from(add(unit, origin, builder));
+            }
+        }
+    }
+    let mut also_used = 0;
+    let mut also_units = 0;
+    for wording in also {
+        let found = units(&normalize_str(wording));
+        also_used += usize::from(!found.is_empty());
+        for unit in found {
+            if also_units == MAX_EXTRA_UNITS {
+                break;
+            }
+            also_units += usize::from(add(unit, Origin::Also, builder));
+        }
+    }
+    (planned, also_used)
 }
 
 /// The term with one dictionary word replaced by each of its alternatives, in the
@@ -317,7 +483,7 @@ mod tests {
 
     #[test]
     fn every_occurrence_is_found_including_overlaps_and_prefixes() {
-        let plan = Plan::new(Query::parse("有給休暇の繰越し", None), &synonyms(""));
+        let plan = Plan::new(Query::parse("有給休暇の繰越し", None), &synonyms(""), &[]);
         let text = "年次有給休暇の繰越しと有給";
         let hits = all_hits(&plan, text);
         let at = |s: &str| text.find(s).unwrap();
@@ -331,7 +497,7 @@ mod tests {
 
     #[test]
     fn roles_are_merged_per_literal() {
-        let plan = Plan::new(Query::parse("「休暇」 休暇規程", None), &synonyms(""));
+        let plan = Plan::new(Query::parse("「休暇」 休暇規程", None), &synonyms(""), &[]);
         let holiday = plan.patterns.iter().find(|p| p.text == "休暇").unwrap();
         assert!(holiday.roles.contains(&Role::Strict(0)));
         assert!(holiday.roles.contains(&Role::Term(0)));
@@ -342,7 +508,11 @@ mod tests {
 
     #[test]
     fn synonym_variants_replace_one_dictionary_word() {
-        let plan = Plan::new(Query::parse("稟議手順", None), &synonyms("稟議,決裁\n"));
+        let plan = Plan::new(
+            Query::parse("稟議手順", None),
+            &synonyms("稟議,決裁\n"),
+            &[],
+        );
         let variants: Vec<&str> = plan.terms[0]
             .synonyms
             .iter()
@@ -356,7 +526,11 @@ mod tests {
 
     #[test]
     fn the_phrase_gets_synonym_variants_too() {
-        let plan = Plan::new(Query::parse("稟議 手順", None), &synonyms("稟議,決裁\n"));
+        let plan = Plan::new(
+            Query::parse("稟議 手順", None),
+            &synonyms("稟議,決裁\n"),
+            &[],
+        );
         let variants: Vec<&str> = plan
             .phrase_synonyms
             .iter()
@@ -369,7 +543,7 @@ mod tests {
 
     #[test]
     fn loose_scan_finds_terms_split_by_separators() {
-        let plan = Plan::new(Query::parse("請求書", None), &synonyms(""));
+        let plan = Plan::new(Query::parse("請求書", None), &synonyms(""), &[]);
         let set = plan.set_loose(&loose_normalized("請求 書・は"));
         assert!(set.contains(plan.terms[0].exact));
         assert!(!plan.set_normalized("請求 書").contains(plan.terms[0].exact));
@@ -378,10 +552,11 @@ mod tests {
     #[test]
     fn pattern_sets_hold_every_index() {
         let mut set = PatternSet::default();
-        for index in [0, 63, 64, 255] {
+        for index in [0, 63, 64, 255, 5000] {
             set.insert(index);
         }
-        assert!(set.contains(255) && set.contains(64) && !set.contains(1));
+        assert!(set.contains(255) && set.contains(64) && set.contains(5000));
+        assert!(!set.contains(1) && !set.contains(4999) && !set.contains(9000));
         let mut other = PatternSet::default();
         other.insert(1);
         set.union(&other);

@@ -11,6 +11,7 @@
 
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::text::normalize::normalize_str;
+use crate::text::units::{script, script_runs, Script};
 
 /// What the question is after (schema `Intent`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,29 +294,6 @@ fn is_term_separator(c: char) -> bool {
         )
 }
 
-/// Writing systems whose boundaries mark word boundaries in Japanese text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Script {
-    Kanji,
-    Katakana,
-    Hiragana,
-    Latin,
-    Other,
-}
-
-pub fn script(c: char) -> Script {
-    match c {
-        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' => {
-            Script::Kanji
-        }
-        '々' | '〆' | 'ヶ' => Script::Kanji,
-        '\u{30A0}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' => Script::Katakana,
-        '\u{3040}'..='\u{309F}' => Script::Hiragana,
-        c if c.is_alphanumeric() => Script::Latin,
-        _ => Script::Other,
-    }
-}
-
 /// Pieces of a term, one group per script run (hiragana runs are okurigana or particles,
 /// not content, and are left out):
 ///
@@ -354,29 +332,6 @@ pub fn pieces_of(term: &str) -> Vec<Vec<String>> {
         groups.push(group);
     }
     groups
-}
-
-/// Maximal runs of one script; spaces inside Latin text stay in the run.
-pub fn script_runs(text: &str) -> Vec<(Script, &str)> {
-    let mut runs = Vec::new();
-    let mut start = 0;
-    let mut current: Option<Script> = None;
-    for (at, c) in text.char_indices() {
-        let kind = match script(c) {
-            // A long-vowel mark belongs to the katakana word it follows.
-            Script::Other if c == 'ー' => Script::Katakana,
-            kind => kind,
-        };
-        if current.is_some_and(|run| run != kind) {
-            runs.push((current.expect("checked"), &text[start..at]));
-            start = at;
-        }
-        current = Some(kind);
-    }
-    if let Some(kind) = current {
-        runs.push((kind, &text[start..]));
-    }
-    runs
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use super::corpus::{CorpusFile, Label, NodeKey};
 use super::links::{leading_digits, section_number, RawReference, RawTarget};
-use super::query::{script, Script};
 use crate::manual::ManualFile;
+use crate::text::units::{script, Script};
 
 /// A title found in prose must have this many characters to count as a reference, so
 /// common short words (概要, FAQ) are not mistaken for one.

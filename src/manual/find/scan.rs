@@ -34,13 +34,15 @@ pub type Scope = Vec<ScopeEntry>;
 pub struct NodeHits {
     pub body: PatternSet,
     pub body_loose: PatternSet,
-    /// Occurrences in the normalised body, per pattern that occurred.
-    pub counts: Vec<(u16, u16)>,
+    /// Occurrences in the normalised body, per pattern that occurred, by pattern.
+    pub counts: Vec<(u32, u16)>,
+    /// Occurrences in the loose body, per pattern that occurred, by pattern.
+    pub loose_counts: Vec<(u32, u16)>,
     labels: Option<Box<LabelHits>>,
 }
 
 /// Matches in a section's own title and in the texts of links pointing at it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct LabelHits {
     title: PatternSet,
     title_loose: PatternSet,
@@ -48,7 +50,7 @@ struct LabelHits {
     links_loose: PatternSet,
 }
 
-const NO_LABELS: LabelHits = LabelHits {
+static NO_LABELS: LabelHits = LabelHits {
     title: PatternSet::EMPTY,
     title_loose: PatternSet::EMPTY,
     links: PatternSet::EMPTY,
@@ -80,16 +82,19 @@ impl NodeHits {
         self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
     }
 
+    /// Occurrences of `pattern` in the normalised body.
     pub fn count(&self, pattern: usize) -> u16 {
-        self.counts
-            .iter()
-            .find(|(p, _)| usize::from(*p) == pattern)
-            .map_or(0, |(_, count)| *count)
+        count_in(&self.counts, pattern)
+    }
+
+    /// Occurrences of `pattern` in the loose body.
+    pub fn loose_count(&self, pattern: usize) -> u16 {
+        count_in(&self.loose_counts, pattern)
     }
 
     /// Patterns matched anywhere, normalised or loose.
     pub fn any(&self) -> PatternSet {
-        let mut all = self.body;
+        let mut all = self.body.clone();
         all.union(&self.body_loose);
         if let Some(labels) = &self.labels {
             for set in [
@@ -105,8 +110,14 @@ impl NodeHits {
     }
 }
 
+fn count_in(counts: &[(u32, u16)], pattern: usize) -> u16 {
+    counts
+        .binary_search_by_key(&pattern, |(p, _)| *p as usize)
+        .map_or(0, |at| counts[at].1)
+}
+
 /// Matches of a page's title and path words (they count for the page's first section).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PageHits {
     pub normalized: PatternSet,
     pub loose: PatternSet,
@@ -277,38 +288,36 @@ fn page_hits(corpus: &Corpus, plan: &Plan, file: u32, result: &mut ScanResult) {
 fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &mut ScanResult) {
     let derived = &corpus.files[file as usize].derived;
     let mut local: HashMap<u32, NodeHits> = HashMap::new();
+    let mut tally = Tally::new(plan.patterns.len());
     for run in consecutive_runs(nodes) {
         let (first, last) = (
             run[0] as usize,
             *run.last().expect("runs are not empty") as usize,
         );
-        let starts = &derived.node_starts;
-        let base = starts[first] as usize;
-        let text = &derived.body[base..starts[last + 1] as usize];
-        plan.scan_normalized(text, |pattern, at| {
-            let node = starts.partition_point(|&start| start as usize <= base + at) - 1;
-            let hits = local.entry(node as u32).or_default();
-            hits.body.insert(pattern);
-            match hits
-                .counts
-                .iter_mut()
-                .find(|(p, _)| usize::from(*p) == pattern)
-            {
-                Some((_, count)) => *count = count.saturating_add(1),
-                None => hits.counts.push((pattern as u16, 1)),
+        for loose in [false, true] {
+            let starts = if loose {
+                &derived.loose_starts
+            } else {
+                &derived.node_starts
+            };
+            let base = starts[first] as usize;
+            let end = starts[last + 1] as usize;
+            let mut node = first;
+            let mut found = |pattern: usize, at: usize| {
+                // Matches come in text order, so the node only moves forward.
+                while starts[node + 1] as usize <= base + at {
+                    tally.flush(node as u32, loose, &mut local);
+                    node += 1;
+                }
+                tally.add(pattern);
+            };
+            if loose {
+                plan.scan_loose(&derived.loose[base..end], &mut found);
+            } else {
+                plan.scan_normalized(&derived.body[base..end], &mut found);
             }
-        });
-        let starts = &derived.loose_starts;
-        let base = starts[first] as usize;
-        let text = &derived.loose[base..starts[last + 1] as usize];
-        plan.scan_loose(text, |pattern, at| {
-            let node = starts.partition_point(|&start| start as usize <= base + at) - 1;
-            local
-                .entry(node as u32)
-                .or_default()
-                .body_loose
-                .insert(pattern);
-        });
+            tally.flush(node as u32, loose, &mut local);
+        }
     }
     for &node in nodes {
         let key = NodeKey { file, node };
@@ -317,17 +326,17 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
         let mut labels = LabelHits {
             title: plan.set_normalized(&title.text),
             title_loose: plan.set_loose(&title.loose),
-            ..NO_LABELS
+            ..LabelHits::default()
         };
         if let Some(links) = corpus.references.link_text(key) {
             labels.links = plan.set_normalized(&links.text);
             labels.links_loose = plan.set_loose(&links.loose);
         }
         let any_label = [
-            labels.title,
-            labels.title_loose,
-            labels.links,
-            labels.links_loose,
+            &labels.title,
+            &labels.title_loose,
+            &labels.links,
+            &labels.links_loose,
         ]
         .iter()
         .any(|set| !set.is_empty());
@@ -337,6 +346,50 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
         if !hits.is_empty() {
             result.hits.push((key, hits));
         }
+    }
+}
+
+/// Occurrences per pattern in the node being scanned: a counter per pattern and the list
+/// of those touched, so a node with a handful of matches costs a handful of writes
+/// however many patterns the plan has.
+struct Tally {
+    counts: Vec<u16>,
+    touched: Vec<u32>,
+}
+
+impl Tally {
+    fn new(patterns: usize) -> Tally {
+        Tally {
+            counts: vec![0; patterns],
+            touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, pattern: usize) {
+        if self.counts[pattern] == 0 {
+            self.touched.push(pattern as u32);
+        }
+        self.counts[pattern] = self.counts[pattern].saturating_add(1);
+    }
+
+    /// Moves the counts into `node`'s hits (normalised or loose) and clears them.
+    fn flush(&mut self, node: u32, loose: bool, local: &mut HashMap<u32, NodeHits>) {
+        if self.touched.is_empty() {
+            return;
+        }
+        self.touched.sort_unstable();
+        let hits = local.entry(node).or_default();
+        let (set, counts) = if loose {
+            (&mut hits.body_loose, &mut hits.loose_counts)
+        } else {
+            (&mut hits.body, &mut hits.counts)
+        };
+        for &pattern in &self.touched {
+            set.insert(pattern as usize);
+            counts.push((pattern, self.counts[pattern as usize]));
+            self.counts[pattern as usize] = 0;
+        }
+        self.touched.clear();
     }
 }
 
@@ -372,6 +425,7 @@ mod tests {
         let plan = Plan::new(
             Query::parse("有給休暇の繰越し", None),
             &Synonyms::load(None, &crate::text::normalize::normalize_str).0,
+            &[],
         );
         (dir, corpus, plan)
     }

@@ -97,7 +97,7 @@ pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored>
         .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
-            let page = scan.pages.get(&key.file).copied().unwrap_or_default();
+            let page = scan.pages.get(&key.file).cloned().unwrap_or_default();
             let above = ancestors.of(plan, corpus, key);
             score_node(plan, corpus, &weights, key, hits, page, &above)
         })
@@ -263,7 +263,7 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Sign
     if plan.strict.is_empty() {
         return 0.0;
     }
-    let mut present = hits.body;
+    let mut present = hits.body.clone();
     present.union(hits.title());
     present.union(hits.links());
     present.union(&page.normalized);
@@ -277,12 +277,18 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Sign
 
 /// Title matches of each section's ancestors, computed once per ancestor.
 #[derive(Default)]
-struct AncestorTitles {
+pub(crate) struct AncestorTitles {
     memo: HashMap<NodeKey, (PatternSet, PatternSet)>,
 }
 
 impl AncestorTitles {
-    fn of(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey) -> Vec<(PatternSet, PatternSet)> {
+    /// The (normalised, loose) pattern sets of the headings above `key` that match any.
+    pub(crate) fn of(
+        &mut self,
+        plan: &Plan,
+        corpus: &Corpus,
+        key: NodeKey,
+    ) -> Vec<(PatternSet, PatternSet)> {
         let labels = &corpus.files[key.file as usize].derived.labels;
         let mut found = Vec::new();
         let mut parent = labels[key.node as usize].parent;
@@ -292,14 +298,14 @@ impl AncestorTitles {
                 node,
             };
             let title = &labels[node as usize].title;
-            let sets = *self.memo.entry(ancestor).or_insert_with(|| {
+            let sets = self.memo.entry(ancestor).or_insert_with(|| {
                 (
                     plan.set_normalized(&title.text),
                     plan.set_loose(&title.loose),
                 )
             });
             if !sets.0.is_empty() || !sets.1.is_empty() {
-                found.push(sets);
+                found.push(sets.clone());
             }
             parent = labels[node as usize].parent;
         }
@@ -340,6 +346,7 @@ mod tests {
         let plan = Plan::new(
             Query::parse(query, None),
             &Synonyms::load(None, &normalize_str).0,
+            &[],
         );
         let scope = (0..corpus.files.len() as u32)
             .map(|file| (file, None))

@@ -9,8 +9,10 @@ use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
 use super::corpus::{Corpus, NodeKey};
+use super::fuse::fuse;
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
+use super::relevance::rank_units;
 use super::scan::{scan, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
 use super::stages::{
@@ -105,11 +107,8 @@ impl Search<'_> {
     pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
         let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline, self.call);
         let scored = score_all(self.plan, self.corpus, &scanned);
-        let mut candidates: Vec<Candidate> = scored
-            .iter()
-            .filter(|s| is_candidate(s))
-            .map(Candidate::from_scored)
-            .collect();
+        let sources = [rank_units(self.plan, self.corpus, &scanned)];
+        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
         let mut warnings = Vec::new();
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
@@ -436,6 +435,7 @@ impl SearchResult {
             intent: query.intent,
             intent_inferred: query.intent_inferred,
             strict_terms: query.strict.len(),
+            also_used: search.plan.also,
             scanned_files: self.scanned_files,
             scanned_nodes: self.scanned_nodes,
             candidates: self.candidates.len(),

@@ -440,7 +440,7 @@ fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
     let with_low = |candidate_low| {
-        with("10 minutes", |r| {
+        with("慶弔の日", |r| {
             r.thresholds = Some(Thresholds {
                 candidate_low,
                 file_bias: 0.8,
@@ -478,7 +478,8 @@ fn edits_added_and_deleted_files_show_in_the_next_search() {
     let after = finder
         .find(&index, &request("ゼッペリン"), &CallContext::local())
         .unwrap();
-    let found = places(&hits(&finder, &after, HitKind::Candidates));
+    let mut found = places(&hits(&finder, &after, HitKind::Candidates));
+    found.sort();
     assert_eq!(found, ["faq.md:3", "new.md:1"]);
     std::fs::remove_file(dir.path().join("rules/new.md")).unwrap();
     index.refresh().unwrap();
@@ -489,4 +490,126 @@ fn edits_added_and_deleted_files_show_in_the_next_search() {
         places(&hits(&finder, &gone, HitKind::Candidates)),
         ["faq.md:3"]
     );
+}
+
+const SCHEDULING: &[(&str, &str)] = &[
+    (
+        "admin/tasks.md",
+        "# Tasks\n\n## Scheduling\n\nUse anacron to run the daily maintenance of a machine that is not always on.\n\n## Users\n\nCreate users with adduser.\n",
+    ),
+    (
+        "admin/disks.md",
+        "# Disks\n\n## Quotas\n\nLimit the disk space of each user.\n",
+    ),
+];
+
+#[test]
+fn a_section_sharing_one_rare_unit_with_the_query_is_a_candidate() {
+    let (_dir, index) = index(SCHEDULING);
+    let finder = Finder::new(settings());
+    let query = "when does anacron start the backups in the night";
+    let outcome = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(
+        places(&candidates)[0],
+        "tasks.md:3",
+        "{:?}",
+        places(&candidates)
+    );
+    assert!(signals_of(&candidates, "tasks.md:3").contains(&"normalized"));
+    assert!(
+        !places(&candidates).contains(&"disks.md:3".to_owned()),
+        "a section sharing no unit is no candidate"
+    );
+}
+
+#[test]
+fn japanese_everyday_wording_finds_the_section_by_its_units() {
+    let (_dir, index) = index(&[
+        (
+            "m/cron.md",
+            "# 定期実行\n\n## スケジューリング\n\n夜間に決まった時刻でスクリプトを実行するには cron を使う。\n",
+        ),
+        ("m/quota.md", "# クォータ\n\n利用者ごとのディスク容量に上限を設ける。\n"),
+    ]);
+    let finder = Finder::new(settings());
+    let query = "毎晩決まった時刻に自作のスクリプトを自動で走らせたい";
+    let outcome = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(
+        places(&candidates)[0],
+        "cron.md:3",
+        "{:?}",
+        places(&candidates)
+    );
+    let outcome = finder
+        .find(
+            &index,
+            &request("フォルダごとの容量を調べる"),
+            &CallContext::local(),
+        )
+        .unwrap();
+    let candidates = hits(&finder, &outcome, HitKind::Candidates);
+    assert_eq!(places(&candidates)[0], "quota.md:1");
+}
+
+#[test]
+fn also_wordings_are_searched_with_a_lower_weight_and_counted() {
+    let (_dir, index) = index(SCHEDULING);
+    let finder = Finder::new(settings());
+    let query = "keep a nightly job from being skipped";
+    let plain = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
+    let plain_places = places(&hits(&finder, &plain, HitKind::Candidates));
+    assert!(
+        !plain_places.contains(&"tasks.md:3".to_owned()),
+        "{plain_places:?}"
+    );
+    assert_eq!(plain.summary.also_used, 0);
+    let helped = finder
+        .find(
+            &index,
+            &with(query, |request| {
+                request.also = vec!["anacron".into(), "・".into(), "cron.daily".into()]
+            }),
+            &CallContext::local(),
+        )
+        .unwrap();
+    let candidates = hits(&finder, &helped, HitKind::Candidates);
+    assert_eq!(places(&candidates)[0], "tasks.md:3");
+    assert_eq!(
+        helped.summary.also_used, 2,
+        "a wording without units is not counted"
+    );
+}
+
+#[test]
+fn the_longest_and_most_fragmented_queries_work() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let words: Vec<String> = (0..200).map(|n| format!("word{n}")).collect();
+    let kanji: String = ('\u{4E00}'..).step_by(7).take(1000).collect();
+    let mixed: String = "ア漢a・".repeat(250);
+    let cycled: String = "有給休暇の繰越し、rollback-deploy "
+        .chars()
+        .cycle()
+        .take(1000)
+        .collect();
+    let english = "how do I make sure that the commander decides on every rollback of a broken deploy when the security lead is away and nobody else can page the team at night or on the weekend so that the incident is handled within ten minutes as the runbook says and the customers notice nothing of what happened before the next release goes out to production with all the fixes";
+    for query in [
+        words.join(" ")[..1000].to_owned(),
+        kanji,
+        mixed,
+        cycled,
+        english.to_owned(),
+    ] {
+        assert!(query.chars().count() <= 1000);
+        let outcome = finder.find(&index, &request(&query), &CallContext::local());
+        assert!(outcome.is_ok(), "{:?}", &query[..40.min(query.len())]);
+    }
 }

@@ -67,6 +67,10 @@ pub struct Expansion {
     /// Other terms of the term's groups, normalised, best first, at most
     /// [`MAX_ALTERNATIVES`].
     pub alternatives: Vec<String>,
+    /// How many of the first alternatives are the found word itself written otherwise
+    /// (spelling variants, abbreviations, translations: Sudachi's shared vocabulary
+    /// number, or a line of the user file) rather than a related word.
+    pub same_word: usize,
 }
 
 /// The loaded synonym dictionary: builtin table plus the user's groups.
@@ -190,10 +194,12 @@ impl Synonyms {
             match self.longest_trigger_at(query_norm, start) {
                 Some((end, sites)) => {
                     let term = &query_norm[start..end];
+                    let (alternatives, same_word) = self.alternatives(term, sites);
                     expansions.push(Expansion {
                         term: term.to_owned(),
                         byte_range: start..end,
-                        alternatives: self.alternatives(term, sites),
+                        alternatives,
+                        same_word,
                     });
                     start = end;
                 }
@@ -214,25 +220,29 @@ impl Synonyms {
             .last()
     }
 
-    fn alternatives(&self, term: &str, sites: &[TriggerSite]) -> Vec<String> {
+    /// The alternatives in order of preference, and how many lead as the same word.
+    fn alternatives(&self, term: &str, sites: &[TriggerSite]) -> (Vec<String>, usize) {
         let ordered = Preference::ALL.into_iter().flat_map(|preference| {
             sites.iter().flat_map(move |site| {
                 self.groups[site.group]
                     .members
                     .iter()
                     .filter(move |member| site.preference(member) == preference)
+                    .map(move |member| (member, preference))
             })
         });
         let mut alternatives: Vec<String> = Vec::new();
-        for member in ordered {
+        let mut same_word = 0;
+        for (member, preference) in ordered {
             if alternatives.len() == MAX_ALTERNATIVES {
                 break;
             }
             if member.text != term && !alternatives.contains(&member.text) {
                 alternatives.push(member.text.clone());
+                same_word += usize::from(preference == Preference::SameVocabulary);
             }
         }
-        alternatives
+        (alternatives, same_word)
     }
 }
 

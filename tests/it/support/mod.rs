@@ -5,4 +5,5 @@ pub mod http_server;
 pub mod network;
 pub mod outside_watch;
 pub mod stdio_server;
+pub mod stdio_session;
 pub mod workspace;

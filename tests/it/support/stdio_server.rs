@@ -1,82 +1,155 @@
-//! The built binary serving MCP over stdio as a client starts it: newline-delimited
-//! JSON-RPC, initialised with protocol 2025-06-18.
+//! The built `manvault` binary as a raw stdio server: write any bytes, read the JSON-RPC
+//! lines it answers with, kill it. For tests of the framing and of faults, where a real
+//! client would not send what the test sends.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const PROTOCOL_VERSION: &str = "2025-06-18";
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
-pub struct Session {
+pub struct RawServer {
     child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-    /// Messages read while waiting for an answer (notifications), in order.
-    pub notifications: Vec<Value>,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Receiver<Vec<u8>>,
 }
 
-impl Session {
-    pub fn start(workspace: &Path, env: &BTreeMap<String, String>) -> Session {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_manvault"));
-        command
+impl RawServer {
+    /// Starts `manvault serve` on `workspace` with `env`; stderr is collected.
+    pub fn start(workspace: &Path, env: &[(&str, &str)]) -> RawServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_manvault"))
             .arg("serve")
             .env("WORKSPACE_ROOT", workspace)
             .env("LOG_LEVEL", "warn")
-            .envs(env)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = command.spawn().expect("start manvault");
-        let stdin = child.stdin.take().unwrap();
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start manvault");
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut session = Session {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-            notifications: Vec::new(),
-        };
-        let init = session.request(
-            "initialize",
-            json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "conformance", "version": "1"}}),
-        );
-        assert!(
-            init["result"]["capabilities"]["tools"].is_object(),
-            "initialize: {init}"
-        );
-        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
-    }
-
-    pub fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("write to server");
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and reads until the response with the same id (rmcp may interleave).
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let read = self.stdout.read_line(&mut line).expect("read from server");
-            assert!(read > 0, "server closed stdout while waiting for {method}");
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"));
-            if message["id"] == json!(id) {
-                return message;
+        let (line_sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if line_sender.send(line).is_err() {
+                    break;
+                }
             }
-            self.notifications.push(message);
+        });
+        let mut stderr_pipe = child.stderr.take().unwrap();
+        let (stderr_sender, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = stderr_pipe.read_to_end(&mut all);
+            let _ = stderr_sender.send(all);
+        });
+        RawServer {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
         }
+    }
+
+    /// Writes `bytes` as they are (no newline added).
+    pub fn write_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().unwrap();
+    }
+
+    /// Writes one JSON-RPC message as a line.
+    pub fn send(&mut self, message: &Value) {
+        self.write_raw(format!("{message}\n").as_bytes());
+    }
+
+    /// The next line the server writes, parsed; `None` if none comes within `patience`.
+    pub fn next_message(&self, patience: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(patience) {
+            Ok(line) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {line}")),
+            ),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Reads until the message with `id` (skipping others), within `patience`.
+    pub fn reply_to(&self, id: &Value, patience: Duration) -> Value {
+        let deadline = Instant::now() + patience;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.next_message(left) {
+                Some(message) if message["id"] == *id => return message,
+                Some(_) => continue,
+                None => panic!("no reply to id {id} within {patience:?}"),
+            }
+        }
+    }
+
+    /// Sends a request and waits (10 s at most) for its reply.
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.reply_to(&json!(id), Duration::from_secs(10))
+    }
+
+    /// `initialize` and `notifications/initialized`, as a client starts a session.
+    pub fn initialize(&mut self, id: u64) -> Value {
+        let reply = self.request(
+            id,
+            "initialize",
+            json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        reply
+    }
+
+    /// A `tools/call`, waiting for its reply.
+    pub fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        )
+    }
+
+    /// Kills the server with SIGKILL and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Closes stdin, waits (at most `patience`) for the server to exit, and returns its
+    /// exit status (`None`: still running, then killed) and everything it wrote to stderr.
+    pub fn finish(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
+        self.stdin = None;
+        let deadline = Instant::now() + patience;
+        let status = loop {
+            match self.child.try_wait().unwrap() {
+                Some(status) => break Some(status),
+                None if Instant::now() >= deadline => {
+                    self.kill();
+                    break None;
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        let stderr = self
+            .stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
+        (status, String::from_utf8_lossy(&stderr).into_owned())
     }
 }
 
-impl Drop for Session {
+impl Drop for RawServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -19,6 +19,8 @@ impl Workspace {
     pub fn new(manuals: Option<PathBuf>) -> Workspace {
         let temp = tempfile::tempdir().unwrap();
         let vault = temp.path().join("vault");
+        // What `manvault serve` does at start (`workspace::prepare`); `App` creates nothing.
+        fs::create_dir(&vault).unwrap();
         let flags = RootFlags {
             workspace: Some(temp.path().to_owned()),
             manuals,

@@ -1,0 +1,259 @@
+//! Word-level relevance: BM25 over the query's units (`text::units`), the ranked list
+//! behind the recall floor.
+//!
+//! The evidence score (`score`) rewards sections that hold the query's terms as written,
+//! loosely or as synonyms; a question in everyday words ("毎晩決まった時刻に自作のスクリプト
+//! を自動で走らせたい") rarely has one. Units cut it into the words a section may share with
+//! it, and BM25 weighs them the way a reader would: a rare unit (`スクリプト`) says more than
+//! a common one (`設定`), a unit repeated in a short section more than one in passing in a
+//! long one, and a unit in the section's heading (or its parents' headings, or the text
+//! of links pointing to it) more than one in the body.
+//!
+//! Every section holding a strong unit of the query is *significant*: the recall floor
+//! admits it as a candidate whatever its evidence score, ranked by this score (see
+//! `fuse`). Weak units (single kanji, kana bigrams) only add to a significant section's
+//! score.
+
+use super::corpus::{Corpus, NodeKey};
+use super::fuse::{RankedSource, SourceItem, UNITS_WEIGHT};
+use super::plan::{Origin, PatternSet, Plan};
+use super::scan::{NodeHits, ScanResult};
+use super::score::AncestorTitles;
+use super::Signals;
+use crate::text::units::Form;
+
+/// BM25 term-frequency saturation and length normalisation (the usual values).
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// Occurrences a unit in the section's own heading, in link texts pointing to it and in
+/// an ancestor's heading count as (BM25F-style field weights over the body's one).
+const TITLE_TF: f32 = 3.0;
+const LINK_TF: f32 = 2.0;
+const ANCESTOR_TF: f32 = 1.0;
+
+/// Scores every scanned section holding any unit of the plan, best first, as a source
+/// for `fuse` that admits the sections holding a strong unit of their own.
+pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> RankedSource {
+    let mut source = RankedSource {
+        weight: UNITS_WEIGHT,
+        items: Vec::new(),
+    };
+    if plan.units.is_empty() {
+        return source;
+    }
+    let mut ancestors = AncestorTitles::default();
+    let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
+    let mut df = vec![0u32; plan.units.len()];
+    for (key, hits) in &scan.hits {
+        let mut above = PatternSet::default();
+        for (normal, loose) in ancestors.of(plan, corpus, *key) {
+            above.union(&normal);
+            above.union(&loose);
+        }
+        let found = unit_frequencies(plan, hits, &above);
+        for frequency in found.iter().filter(|frequency| frequency.own) {
+            df[frequency.unit] += 1;
+        }
+        if !found.is_empty() {
+            occurrences.push((*key, found));
+        }
+    }
+    let sections = scan.scanned_nodes.max(1) as f32;
+    let idf: Vec<f32> = df
+        .iter()
+        .map(|&df| {
+            let df = df as f32;
+            (1.0 + (sections - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    let mean_length = corpus.mean_node_bytes.max(1.0);
+    source.items = occurrences
+        .into_iter()
+        .map(|(key, found)| {
+            let derived = &corpus.files[key.file as usize].derived;
+            let length = derived.own_text(key.node).len() as f32;
+            let norm = K1 * (1.0 - B + B * length / mean_length);
+            let mut score = 0.0;
+            let mut significant = false;
+            let mut signals = Signals::default();
+            for Frequency {
+                unit,
+                tf,
+                own,
+                signals: kinds,
+            } in found
+            {
+                let planned = &plan.units[unit];
+                score += planned.weight * idf[unit] * tf * (K1 + 1.0) / (tf + norm);
+                significant |= own && planned.unit.kind.is_strong();
+                signals.insert(kinds);
+                if matches!(planned.origin, Origin::Synonym | Origin::Related) {
+                    signals.insert(Signals::SYNONYM);
+                }
+            }
+            SourceItem {
+                key,
+                score,
+                admits: significant,
+                signals,
+            }
+        })
+        .collect();
+    source
+        .items
+        .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    source
+}
+
+/// A unit present in or above a section.
+struct Frequency {
+    /// Index into the plan's units.
+    unit: usize,
+    /// Occurrences, headings and link texts weighted as their fields.
+    tf: f32,
+    /// In the section's own text, heading or link texts (not only an ancestor's heading):
+    /// what document frequency counts.
+    own: bool,
+    signals: Signals,
+}
+
+/// The units present in or above the section, with their field-weighted frequency.
+fn unit_frequencies(plan: &Plan, hits: &NodeHits, ancestors: &PatternSet) -> Vec<Frequency> {
+    let mut found = Vec::new();
+    for (index, planned) in plan.units.iter().enumerate() {
+        let pattern = planned.pattern;
+        let (body, in_body, title, links, body_signal) = match planned.unit.form() {
+            Form::Word => (
+                hits.count(pattern),
+                &hits.body,
+                hits.title(),
+                hits.links(),
+                Signals::NORMALIZED,
+            ),
+            Form::Loose => (
+                hits.loose_count(pattern),
+                &hits.body_loose,
+                hits.title_loose(),
+                hits.links_loose(),
+                Signals::LOOSE,
+            ),
+        };
+        let mut tf = 0.0;
+        let mut signals = Signals::default();
+        if body > 0 || in_body.contains(pattern) {
+            tf += f32::from(body.max(1));
+            signals.insert(body_signal);
+        }
+        if title.contains(pattern) {
+            tf += TITLE_TF;
+            signals.insert(Signals::HEADING);
+        }
+        if links.contains(pattern) {
+            tf += LINK_TF;
+            signals.insert(Signals::LINK_TEXT);
+        }
+        let own = tf > 0.0;
+        if ancestors.contains(pattern) {
+            tf += ANCESTOR_TF;
+            signals.insert(Signals::HEADING);
+        }
+        if tf > 0.0 {
+            found.push(Frequency {
+                unit: index,
+                tf,
+                own,
+                signals,
+            });
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::manual::find::corpus::CorpusCache;
+    use crate::manual::find::query::Query;
+    use crate::manual::find::scan::scan;
+    use crate::manual::find::testing::index;
+    use crate::text::normalize::normalize_str;
+    use crate::text::synonyms::Synonyms;
+
+    /// The files of the fixture (one section each), ranked for `query`: file names, best
+    /// first, with whether the floor admits each.
+    fn ranked(files: &[(&str, &str)], query: &str) -> Vec<(String, bool)> {
+        let (_dir, index) = index(files);
+        let corpus = CorpusCache::default().sync(&index);
+        let synonyms = Synonyms::load(None, &normalize_str).0;
+        let plan = Plan::new(Query::parse(query, None), &synonyms, &[]);
+        let scope = (0..corpus.files.len() as u32)
+            .map(|file| (file, None))
+            .collect();
+        let later = Instant::now() + Duration::from_secs(60);
+        let result = scan(
+            &corpus,
+            &plan,
+            &scope,
+            later,
+            &crate::call::CallContext::local(),
+        );
+        rank_units(&plan, &corpus, &result)
+            .items
+            .iter()
+            .map(|item| {
+                let path = &corpus.files[item.key.file as usize].path;
+                (path.trim_end_matches(".md").to_owned(), item.admits)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rare_units_headings_and_short_sections_rank_first() {
+        let filler = "filler words here. ".repeat(12);
+        let daily: Vec<(String, String)> = (0..6)
+            .map(|n| {
+                let text = format!("# Task {n}\n\n{filler}A daily task.\n");
+                (format!("m/daily{n}.md"), text)
+            })
+            .collect();
+        let long = format!("# Long\n\n{filler}anacron once.\n");
+        let mut files = vec![
+            ("m/heading.md", "# Anacron\n\nRuns jobs.\n"),
+            ("m/short.md", "# Periodic\n\nanacron runs jobs.\n"),
+            ("m/long.md", &long),
+            ("m/none.md", "# Other\n\nNothing here.\n"),
+        ];
+        files.extend(
+            daily
+                .iter()
+                .map(|(path, text)| (path.as_str(), text.as_str())),
+        );
+        let order: Vec<String> = ranked(&files, "anacron daily")
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(order[..3], ["heading", "short", "long"], "{order:?}");
+        assert!(
+            order[3..].iter().all(|name| name.starts_with("daily")),
+            "{order:?}"
+        );
+        assert_eq!(order.len(), 9, "the section without a unit is not ranked");
+    }
+
+    #[test]
+    fn weak_units_alone_do_not_admit_a_section() {
+        let files = [
+            ("m/run.md", "# 実行\n\n毎晩スクリプトを走らせる。\n"),
+            ("m/walk.md", "# 歩行\n\n廊下を走らないこと。\n"),
+        ];
+        let ranked = ranked(&files, "スクリプトを走らせたい");
+        assert_eq!(ranked[0], ("run".to_owned(), true));
+        assert_eq!(
+            ranked[1],
+            ("walk".to_owned(), false),
+            "only the stem 走 is shared"
+        );
+    }
+}

@@ -1,0 +1,536 @@
+//! Search units: the pieces of normalised text that a query and a section are compared
+//! by, so a question worded the way people ask it ("フォルダごとの容量を調べる", "how do I
+//! rotate the logs") still meets sections that say the same thing in other words.
+//!
+//! Japanese has no spaces, and a whole query phrase almost never occurs in a manual, so
+//! the phrase is cut into units by writing system, the way a reader sees words:
+//!
+//! | text | units | strength |
+//! |---|---|---|
+//! | Latin and digit words (`apt-get`, `rotating`) | the joined form, and each part stemmed lightly (`apt`, `get`, `rotat`) | strong |
+//! | katakana runs (`ファイヤーウォール`) | the run, folded (`フアイヤウオル`: no long vowel or sokuon, small kana as large) | strong |
+//! | | its bigrams, for spelling variants (`フア`, `アイ`...) | weak |
+//! | kanji runs (`時刻`, `自動起動`) | the run, and its bigrams (`自動`, `動起`, `起動`) | strong |
+//! | a single kanji (`調べる` -> `調`, `戻す` -> `戻`) | the kanji: an okurigana-insensitive stem | weak |
+//! | hiragana (particles, okurigana, function words), punctuation | nothing | |
+//!
+//! English function words (a closed list) are no units either. A strong unit is
+//! *significant*: a section containing one is a candidate in its own right; a weak unit
+//! only adds to the rank of a section (a single kanji or a kana bigram occurs almost
+//! everywhere).
+//!
+//! How a unit matches is part of its definition ([`Unit::form`]): Latin units match whole
+//! words of the normalised text (a corpus word matches when its own stem is the unit);
+//! kana and kanji units match anywhere in the loose text (separators removed, kana folded
+//! by the same [`fold_kana`]), so a line break or a middle dot inside a compound does not
+//! hide it. Everything here is a pure function of normalised text: the query side and
+//! the corpus side go through the same functions.
+
+/// Writing systems whose boundaries mark word boundaries in Japanese text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Script {
+    Kanji,
+    Katakana,
+    Hiragana,
+    Latin,
+    Other,
+}
+
+pub(crate) fn script(c: char) -> Script {
+    match c {
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' => {
+            Script::Kanji
+        }
+        '々' | '〆' | 'ヶ' => Script::Kanji,
+        '\u{30A0}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' => Script::Katakana,
+        '\u{3040}'..='\u{309F}' => Script::Hiragana,
+        c if c.is_alphanumeric() => Script::Latin,
+        _ => Script::Other,
+    }
+}
+
+/// Maximal runs of one script; a long-vowel mark belongs to the katakana word it follows.
+pub(crate) fn script_runs(text: &str) -> Vec<(Script, &str)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut current: Option<Script> = None;
+    for (at, c) in text.char_indices() {
+        let kind = match script(c) {
+            Script::Other if c == 'ー' => Script::Katakana,
+            kind => kind,
+        };
+        if current.is_some_and(|run| run != kind) {
+            runs.push((current.expect("checked"), &text[start..at]));
+            start = at;
+        }
+        current = Some(kind);
+    }
+    if let Some(kind) = current {
+        runs.push((kind, &text[start..]));
+    }
+    runs
+}
+
+/// What a unit is, which fixes how it matches and how much it weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum UnitKind {
+    /// A Latin or digit word, stemmed (`rotating` -> `rotat`).
+    Word,
+    /// Words joined by `-`, `_`, `.`, `/`, `:`, `@` or `+` as written (`apt-get`,
+    /// `nsswitch.conf`), matched as a whole.
+    Joined,
+    /// A katakana run, folded.
+    Kana,
+    /// Two folded katakana characters of a longer run.
+    KanaBigram,
+    /// A run of two or more kanji.
+    KanjiRun,
+    /// Two kanji of a longer run.
+    KanjiBigram,
+    /// A lone kanji: a word of one character or the stem of an inflected word.
+    KanjiStem,
+}
+
+/// Where a unit is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// Whole words of the normalised text.
+    Word,
+    /// Anywhere in the loose text.
+    Loose,
+}
+
+impl UnitKind {
+    pub(crate) fn form(self) -> Form {
+        match self {
+            UnitKind::Word | UnitKind::Joined => Form::Word,
+            _ => Form::Loose,
+        }
+    }
+
+    /// Strong units make a section a candidate; weak ones only rank it.
+    pub(crate) fn is_strong(self) -> bool {
+        !matches!(self, UnitKind::KanaBigram | UnitKind::KanjiStem)
+    }
+
+    /// Relative weight in ranking: whole words and runs count fully, pieces of longer
+    /// runs less (a run's bigrams together already weigh more than the run), single
+    /// characters least.
+    pub(crate) fn weight(self) -> f32 {
+        match self {
+            UnitKind::Word | UnitKind::Joined | UnitKind::Kana | UnitKind::KanjiRun => 1.0,
+            UnitKind::KanjiBigram => 0.6,
+            UnitKind::KanaBigram => 0.25,
+            UnitKind::KanjiStem => 0.3,
+        }
+    }
+}
+
+/// One unit of a text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Unit {
+    /// The text the unit matches: a stem for `Word`, the folded run for kana.
+    pub(crate) text: String,
+    pub(crate) kind: UnitKind,
+}
+
+impl Unit {
+    pub(crate) fn form(&self) -> Form {
+        self.kind.form()
+    }
+
+    /// The literal to look for: the unit's text, except that a stem ending in `y` is
+    /// looked for without it (`policy` is the stem of `policies`, which starts `polic`);
+    /// [`word_matches`] then checks the stem of the word found.
+    pub(crate) fn needle(&self) -> &str {
+        match self.kind {
+            UnitKind::Word if self.text.len() > 3 => {
+                self.text.strip_suffix('y').unwrap_or(&self.text)
+            }
+            _ => &self.text,
+        }
+    }
+}
+
+/// English function words: never units (they still count inside the whole-query phrase).
+const ENGLISH_FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+    "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "even",
+    "every", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here",
+    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "may", "me",
+    "might", "more", "most", "must", "my", "no", "nor", "not", "of", "off", "on", "once", "one",
+    "only", "or", "other", "our", "ours", "out", "over", "own", "same", "shall", "she", "should",
+    "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we",
+    "were", "what", "when", "where", "whether", "which", "while", "who", "whom", "why", "will",
+    "with", "without", "would", "you", "your", "yours",
+];
+
+/// Whether `word` (lowercase) is an English function word.
+pub(crate) fn is_function_word(word: &str) -> bool {
+    ENGLISH_FUNCTION_WORDS.contains(&word)
+}
+
+/// Characters that join Latin words into one written form (`apt-get`, `/etc/skel`).
+fn is_joiner(c: char) -> bool {
+    matches!(c, '-' | '_' | '.' | '/' | ':' | '@' | '+')
+}
+
+/// Whether `c` belongs to a Latin word (letters and digits outside the Japanese scripts).
+pub(crate) fn is_word_char(c: char) -> bool {
+    script(c) == Script::Latin
+}
+
+/// Light English stemming: plural, past and progressive endings, `-tion`/`-sion` and a
+/// final `e` come off, so `rotate`, `rotating`, `rotated` and `rotation` meet at `rotat`
+/// and `install`, `installed` and `installation` at `install`. The stem is always a
+/// prefix of the word, except that `-ies` becomes `y` (see [`Unit::needle`]). Words of three letters or fewer, and words with digits, are kept as written.
+pub(crate) fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return word.to_owned();
+    }
+    let mut w = word.to_owned();
+    if let Some(base) = w.strip_suffix("ies") {
+        w = format!("{base}y");
+    } else if w.ends_with("sses") {
+        w.truncate(w.len() - 2);
+    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w.truncate(w.len() - 1);
+    }
+    for suffix in ["ion", "ing", "ed"] {
+        let Some(base) = w.strip_suffix(suffix) else {
+            continue;
+        };
+        let nominal = suffix != "ion" || base.ends_with(['t', 's']);
+        if nominal && base.len() >= 3 && base.bytes().any(is_vowel) {
+            w = base.to_owned();
+            let bytes = w.as_bytes();
+            let n = bytes.len();
+            let doubled = n >= 4
+                && bytes[n - 1] == bytes[n - 2]
+                && !is_vowel(bytes[n - 1])
+                && !matches!(bytes[n - 1], b'l' | b's' | b'z');
+            if doubled && suffix != "ion" {
+                w.truncate(n - 1);
+            }
+        }
+        break;
+    }
+    if w.len() > 4 && w.ends_with('e') {
+        w.truncate(w.len() - 1);
+    }
+    // `-ate` verbs and their `-ation` nouns: `validat(e|ion)` -> `valid`, while short
+    // bases keep it (`rotat`, `updat`).
+    if w.len() >= 7 && w.ends_with("at") {
+        w.truncate(w.len() - 2);
+    }
+    w
+}
+
+fn is_vowel(b: u8) -> bool {
+    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+}
+
+/// Folds a katakana spelling to the form its variants share: no long-vowel mark or
+/// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
+/// both fold to `ウエブブラウザ`). `None` drops the character.
+pub(crate) fn fold_kana(c: char) -> Option<char> {
+    Some(match c {
+        'ー' | 'ッ' => return None,
+        'ァ' => 'ア',
+        'ィ' => 'イ',
+        'ゥ' => 'ウ',
+        'ェ' => 'エ',
+        'ォ' => 'オ',
+        'ャ' => 'ヤ',
+        'ュ' => 'ユ',
+        'ョ' => 'ヨ',
+        'ヮ' => 'ワ',
+        'ヴ' => 'ブ',
+        c => c,
+    })
+}
+
+/// The units of a normalised text, unique, in order of first appearance.
+pub(crate) fn units(normalized: &str) -> Vec<Unit> {
+    let mut found: Vec<Unit> = Vec::new();
+    let mut add = |text: String, kind: UnitKind| {
+        let unit = Unit { text, kind };
+        if !unit.text.is_empty() && !found.contains(&unit) {
+            found.push(unit);
+        }
+    };
+    let runs = script_runs(normalized);
+    let mut index = 0;
+    while index < runs.len() {
+        let (kind, run) = runs[index];
+        match kind {
+            Script::Katakana => kana_units(run, &mut add),
+            Script::Kanji => kanji_units(run, &mut add),
+            Script::Latin => {
+                // A joined form spans runs: letters, joiners (Script::Other), letters.
+                let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+                let mut end = start + run.len();
+                while index + 1 < runs.len() {
+                    let (next_kind, next) = runs[index + 1];
+                    let joins = next_kind == Script::Latin
+                        || (next_kind == Script::Other && next.chars().all(is_joiner));
+                    if !joins {
+                        break;
+                    }
+                    end += next.len();
+                    index += 1;
+                }
+                latin_units(&normalized[start..end], &mut add);
+            }
+            Script::Hiragana | Script::Other => {}
+        }
+        index += 1;
+    }
+    found
+}
+
+fn kana_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
+    let folded: Vec<char> = run.chars().filter_map(fold_kana).collect();
+    if folded.len() < 2 {
+        return;
+    }
+    add(folded.iter().collect(), UnitKind::Kana);
+    if folded.len() >= 4 {
+        for pair in folded.windows(2) {
+            add(pair.iter().collect(), UnitKind::KanaBigram);
+        }
+    }
+}
+
+fn kanji_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
+    let chars: Vec<char> = run.chars().collect();
+    match chars.len() {
+        0 => {}
+        1 => add(run.to_owned(), UnitKind::KanjiStem),
+        2 => add(run.to_owned(), UnitKind::KanjiRun),
+        _ => {
+            add(run.to_owned(), UnitKind::KanjiRun);
+            for pair in chars.windows(2) {
+                add(pair.iter().collect(), UnitKind::KanjiBigram);
+            }
+        }
+    }
+}
+
+fn latin_units(joined: &str, add: &mut impl FnMut(String, UnitKind)) {
+    let joined = joined.trim_matches(is_joiner);
+    let parts: Vec<&str> = joined
+        .split(is_joiner)
+        .filter(|part| !part.is_empty())
+        .collect();
+    if parts.len() > 1 {
+        add(joined.to_owned(), UnitKind::Joined);
+    }
+    for part in parts {
+        if keeps_word(part) {
+            add(stem(part), UnitKind::Word);
+        }
+    }
+}
+
+/// A word is a unit unless it is a function word, a single letter or a single digit.
+fn keeps_word(word: &str) -> bool {
+    word.chars().count() >= 2 && !is_function_word(word)
+}
+
+/// Whether the match of a word-form unit at `range` of `text` stands as the unit: for
+/// `Joined`, the written form with no letter or digit on either side; for `Word`, a whole
+/// word whose stem is the unit.
+pub(crate) fn word_matches(text: &str, range: std::ops::Range<usize>, unit: &Unit) -> bool {
+    let starts_word = text[..range.start]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !is_word_char(c));
+    if !starts_word {
+        return false;
+    }
+    let rest = &text[range.end..];
+    let word_end = rest
+        .char_indices()
+        .find(|&(_, c)| !is_word_char(c))
+        .map_or(rest.len(), |(at, _)| at);
+    match unit.kind {
+        UnitKind::Word => stem(&text[range.start..range.end + word_end]) == unit.text,
+        _ => word_end == 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::normalize::normalize_str;
+
+    fn shown(query: &str) -> Vec<String> {
+        units(&normalize_str(query))
+            .into_iter()
+            .map(|unit| {
+                let mark = match unit.kind {
+                    UnitKind::Word => "w",
+                    UnitKind::Joined => "j",
+                    UnitKind::Kana => "k",
+                    UnitKind::KanaBigram => "k2",
+                    UnitKind::KanjiRun => "K",
+                    UnitKind::KanjiBigram => "K2",
+                    UnitKind::KanjiStem => "K1",
+                };
+                format!("{mark}:{}", unit.text)
+            })
+            .collect()
+    }
+
+    /// One row a query: the units it yields (kind:text), in order.
+    #[test]
+    fn japanese_queries_yield_content_units() {
+        let table: &[(&str, &[&str])] = &[
+            (
+                "フォルダごとの容量を調べる",
+                &[
+                    "k:フオルダ",
+                    "k2:フオ",
+                    "k2:オル",
+                    "k2:ルダ",
+                    "K:容量",
+                    "K1:調",
+                ],
+            ),
+            ("古い版に戻す", &["K1:古", "K1:版", "K1:戻"]),
+            (
+                "毎晩決まった時刻に自作のスクリプトを自動で走らせたい",
+                &[
+                    "K:毎晩決",
+                    "K2:毎晩",
+                    "K2:晩決",
+                    "K:時刻",
+                    "K:自作",
+                    "k:スクリプト",
+                    "k2:スク",
+                    "k2:クリ",
+                    "k2:リプ",
+                    "k2:プト",
+                    "K:自動",
+                    "K1:走",
+                ],
+            ),
+            (
+                "自動起動の設定",
+                &["K:自動起動", "K2:自動", "K2:動起", "K2:起動", "K:設定"],
+            ),
+            (
+                "ウエッブブラウザーは何を選べばいい",
+                &[
+                    "k:ウエブブラウザ",
+                    "k2:ウエ",
+                    "k2:エブ",
+                    "k2:ブブ",
+                    "k2:ブラ",
+                    "k2:ラウ",
+                    "k2:ウザ",
+                    "K1:何",
+                    "K1:選",
+                ],
+            ),
+            ("ﾒｼﾞｬｰ", &["k:メジヤ"]),
+        ];
+        for (query, expected) in table {
+            assert_eq!(shown(query), *expected, "{query}");
+        }
+    }
+
+    #[test]
+    fn latin_words_are_stemmed_and_joined_forms_kept() {
+        let table: &[(&str, &[&str])] = &[
+            (
+                "how do I rotate the log files",
+                &["w:rotat", "w:log", "w:file"],
+            ),
+            (
+                "apt-get install",
+                &["j:apt-get", "w:apt", "w:get", "w:install"],
+            ),
+            ("/etc/skel", &["j:etc/skel", "w:etc", "w:skel"]),
+            ("ＲＡＩＤ１ ipv6", &["w:raid1", "w:ipv6"]),
+            (
+                "log-rotation settings",
+                &["j:log-rotation", "w:log", "w:rotat", "w:set"],
+            ),
+            (
+                "root のパスワード",
+                &["w:root", "k:パスワド", "k2:パス", "k2:スワ", "k2:ワド"],
+            ),
+        ];
+        for (query, expected) in table {
+            assert_eq!(shown(query), *expected, "{query}");
+        }
+    }
+
+    #[test]
+    fn stems_meet_across_inflections() {
+        for family in [
+            &["rotate", "rotating", "rotated", "rotation", "rotations"][..],
+            &["install", "installing", "installed", "installation"],
+            &["configure", "configured", "configuring", "configuration"],
+            &["schedule", "scheduling", "scheduled"],
+            &["mirror", "mirrored", "mirroring", "mirrors"],
+            &["encrypt", "encrypted", "encryption"],
+            &["policy", "policies"],
+        ] {
+            let stems: Vec<String> = family.iter().map(|word| stem(word)).collect();
+            assert!(
+                stems.iter().all(|s| *s == stems[0]),
+                "{family:?}: {stems:?}"
+            );
+        }
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("logs"), "log");
+        assert_eq!(stem("added"), "add");
+        assert_eq!(stem("running"), "run");
+        assert_eq!(stem("raid1"), "raid1");
+    }
+
+    #[test]
+    fn particles_punctuation_and_function_words_are_no_units() {
+        assert!(units(&normalize_str("のをにはがとでへやも、。")).is_empty());
+        assert!(units(&normalize_str("what is the way to a"))
+            .iter()
+            .all(|u| u.text == "way"));
+    }
+
+    #[test]
+    fn kana_variants_fold_together() {
+        let fold = |s: &str| -> String { s.chars().filter_map(fold_kana).collect() };
+        assert_eq!(fold("ウインドウマネージャー"), fold("ウィンドウマネージャ"));
+        assert_eq!(fold("ファームウエア"), fold("ファームウェア"));
+        assert_eq!(fold("プロキシー"), fold("プロキシ"));
+    }
+
+    #[test]
+    fn word_units_match_whole_words_by_stem() {
+        let unit = |text: &str, kind| Unit {
+            text: text.into(),
+            kind,
+        };
+        let rotat = unit("rotat", UnitKind::Word);
+        let text = "logrotate rotates; rotation, rotatable";
+        let at = |word: &str| {
+            let start = text.find(word).unwrap();
+            start..start + "rotat".len()
+        };
+        assert!(!word_matches(text, 3..8, &rotat), "inside logrotate");
+        assert!(word_matches(text, at("rotates"), &rotat));
+        assert!(word_matches(text, at("rotation"), &rotat));
+        assert!(!word_matches(text, at("rotatable"), &rotat));
+        let policy = unit("policy", UnitKind::Word);
+        assert_eq!(policy.needle(), "polic");
+        assert!(word_matches("two policies", 4..9, &policy));
+        let joined = unit("apt-get", UnitKind::Joined);
+        assert!(word_matches("run apt-get now", 4..11, &joined));
+        assert!(!word_matches("apt-getter", 0..7, &joined));
+    }
+}

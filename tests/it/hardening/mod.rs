@@ -1,0 +1,9 @@
+//! Defects found under load, faults and hostile input (issue 12), one module a concern:
+//! each test failed before its fix. Tests that kill a process are bounded in count and
+//! time.
+
+mod glob;
+mod inputs;
+mod logs;
+mod stats_file;
+mod temp_files;
