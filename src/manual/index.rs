@@ -5,10 +5,16 @@
 //! and re-reads only files whose size or mtime changed, so an edit is visible to the next
 //! call without a restart and costs one stat per file when nothing changed. The
 //! `generation` number moves on every change, letting callers cache derived data cheaply.
+//!
+//! A search may run for a while; it must not hold up `manual_toc` or a read. So the
+//! server refreshes one working index under a lock and publishes [`ManualIndex::snapshot`]s:
+//! immutable copies sharing every file (`Arc`), which queries read without any lock
+//! while the next refresh builds the next one (the model is rust-analyzer's `Analysis`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -23,28 +29,38 @@ use crate::paths::Root;
 /// How many known ids a `not_found` for an unknown manual lists.
 const KNOWN_IDS_IN_ERROR: usize = 20;
 
+/// Default of `MAX_MANUAL_FILE_BYTES`: far above any hand-written manual page, far below
+/// what would let one file exhaust memory.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+
 #[derive(Debug)]
 pub struct ManualIndex {
     root: PathBuf,
     manuals: BTreeMap<String, Manual>,
     symlinked_manuals: BTreeSet<String>,
     generation: u64,
-    /// Skips the walk while nothing under the root changed (see `watch`).
-    watch: ChangeWatch,
+    /// Skips the walk while nothing under the root changed (see `watch`); a snapshot has
+    /// none.
+    watch: Option<ChangeWatch>,
     /// The folders of the last scan, watched before the next one.
     folders: Vec<PathBuf>,
+    /// Files larger than this are skipped (`MAX_MANUAL_FILE_BYTES`).
+    max_file_bytes: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Manual {
     files: BTreeMap<String, IndexedFile>,
     symlinks: BTreeSet<String>,
+    /// Files over the size limit, with their size: not read, listed by `manual_list`.
+    oversized: BTreeMap<String, u64>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct IndexedFile {
     stamp: FileStamp,
-    file: ManualFile,
+    /// Shared by every snapshot that holds this version of the file.
+    file: Arc<ManualFile>,
 }
 
 /// One row of `manual_ls`.
@@ -55,31 +71,53 @@ pub struct ListedFile<'a> {
 }
 
 impl ManualIndex {
-    /// Scans and loads every manual under `root` (`MANUALS_ROOT`).
+    /// Scans and loads every manual under `root` (`MANUALS_ROOT`), skipping files over
+    /// [`DEFAULT_MAX_FILE_BYTES`].
     pub fn build(root: impl Into<PathBuf>) -> io::Result<Self> {
+        Self::build_limited(root, DEFAULT_MAX_FILE_BYTES)
+    }
+
+    /// Scans and loads every manual under `root`, skipping files over `max_file_bytes`.
+    pub fn build_limited(root: impl Into<PathBuf>, max_file_bytes: u64) -> io::Result<Self> {
         let root: PathBuf = root.into();
         let mut index = ManualIndex {
+            max_file_bytes,
             folders: vec![root.clone()],
             root,
             manuals: BTreeMap::new(),
             symlinked_manuals: BTreeSet::new(),
             generation: 0,
-            watch: ChangeWatch::default(),
+            watch: Some(ChangeWatch::default()),
         };
         index.refresh()?;
         Ok(index)
     }
 
+    /// An immutable copy for queries: the same manuals and files (shared, not copied),
+    /// without the change watch. Costs a map entry per file.
+    pub fn snapshot(&self) -> ManualIndex {
+        ManualIndex {
+            root: self.root.clone(),
+            manuals: self.manuals.clone(),
+            symlinked_manuals: self.symlinked_manuals.clone(),
+            generation: self.generation,
+            watch: None,
+            folders: Vec::new(),
+            max_file_bytes: self.max_file_bytes,
+        }
+    }
+
     /// Brings the index in line with the tree: loads added and changed files, drops
     /// deleted ones. Returns whether anything changed (and the generation moved).
     pub fn refresh(&mut self) -> io::Result<bool> {
-        if !self.watch.maybe_changed() {
+        let watch = self.watch.get_or_insert_with(ChangeWatch::default);
+        if !watch.maybe_changed() {
             return Ok(false);
         }
-        self.watch.arm(&self.folders);
+        watch.arm(&self.folders);
         let scan = scan_root(&self.root)?;
         self.folders = folders_of(&self.root, scan.folders());
-        self.watch.scanned(&self.folders);
+        watch.scanned(&self.folders);
         let root = Root::open(&self.root)?;
         let next_generation = self.generation + 1;
         let mut changed = scan.symlinked_manuals != self.symlinked_manuals
@@ -91,8 +129,14 @@ impl ManualIndex {
         let mut manuals = BTreeMap::new();
         for (manual_id, tree) in trees {
             let previous = self.manuals.remove(&manual_id).unwrap_or_default();
-            let (manual, manual_changed) =
-                reconcile(&root, &manual_id, previous, tree, next_generation);
+            let (manual, manual_changed) = reconcile(
+                &root,
+                &manual_id,
+                previous,
+                tree,
+                next_generation,
+                self.max_file_bytes,
+            );
             changed |= manual_changed;
             manuals.insert(manual_id, manual);
         }
@@ -142,6 +186,15 @@ impl ManualIndex {
         Ok(manual.files.values().flat_map(|entry| entry.file.nodes()))
     }
 
+    /// The files of a manual skipped for their size, with their size, by path.
+    pub fn oversized(&self, manual_id: &str) -> ToolResult<impl Iterator<Item = (&str, u64)>> {
+        let (_, manual) = self.manual_entry(manual_id)?;
+        Ok(manual
+            .oversized
+            .iter()
+            .map(|(path, &bytes)| (path.as_str(), bytes)))
+    }
+
     pub fn file(&self, manual_id: &str, path: &str) -> ToolResult<&ManualFile> {
         let (_, manual) = self.manual_entry(manual_id)?;
         let path = normalize_relative_path(path)?;
@@ -162,10 +215,10 @@ impl ManualIndex {
         let (_, manual) = self.manual_entry(manual_id)?;
         // A JSON file's node id is its path; a Markdown node's is "<path>#L<line>".
         let file_and_line = match manual.files.get(node_id) {
-            Some(entry) => Some((&entry.file, 1)),
-            None => node_id
-                .rsplit_once("#L")
-                .and_then(|(path, line)| Some((&manual.files.get(path)?.file, line.parse().ok()?))),
+            Some(entry) => Some((&*entry.file, 1)),
+            None => node_id.rsplit_once("#L").and_then(|(path, line)| {
+                Some((&*manual.files.get(path)?.file, line.parse().ok()?))
+            }),
         };
         file_and_line
             .and_then(|(file, line)| {
@@ -205,10 +258,27 @@ fn reconcile(
     mut previous: Manual,
     tree: ManualTree,
     generation: u64,
+    max_file_bytes: u64,
 ) -> (Manual, bool) {
     let mut changed = previous.symlinks != tree.symlinks;
     let mut files = BTreeMap::new();
+    let mut oversized = BTreeMap::new();
     for (path, found) in tree.files {
+        let bytes = found.stamp.len();
+        if bytes > max_file_bytes {
+            if previous.oversized.get(&path) != Some(&bytes) {
+                tracing::warn!(
+                    manual_id,
+                    path = %path,
+                    bytes,
+                    max_bytes = max_file_bytes,
+                    "manual file skipped: larger than MAX_MANUAL_FILE_BYTES"
+                );
+            }
+            changed |= previous.files.contains_key(&path);
+            oversized.insert(path, bytes);
+            continue;
+        }
         let entry = match previous.files.remove(&path) {
             Some(kept) if kept.stamp == found.stamp => kept,
             _ => {
@@ -224,7 +294,7 @@ fn reconcile(
                 }
                 IndexedFile {
                     stamp: found.stamp,
-                    file,
+                    file: Arc::new(file),
                 }
             }
         };
@@ -235,6 +305,7 @@ fn reconcile(
         Manual {
             files,
             symlinks: tree.symlinks,
+            oversized,
         },
         changed,
     )
@@ -256,5 +327,46 @@ fn missing_file(manual_id: &str, manual: &Manual, path: &str) -> ToolError {
         .with_details(json!({ "manual_id": manual_id, "path": path, "component": component })),
         None => ToolError::not_found(format!("no file {path:?} in manual {manual_id:?}"))
             .with_details(json!({ "manual_id": manual_id, "path": path })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_over_the_size_limit_are_skipped_until_they_shrink() {
+        let big = format!("# Big\n\n{}\n", "x".repeat(200));
+        let dir = crate::test_support::tree(&[("m/small.md", "# Small\n"), ("m/big.md", &big)]);
+        let mut index = ManualIndex::build_limited(dir.path(), 100).expect("index");
+        let served: Vec<&str> = index
+            .files(Some("m"))
+            .unwrap()
+            .iter()
+            .map(|listed| listed.file.path())
+            .collect();
+        assert_eq!(served, ["small.md"]);
+        let skipped: Vec<(&str, u64)> = index.oversized("m").unwrap().collect();
+        assert_eq!(skipped, [("big.md", big.len() as u64)]);
+        assert_eq!(
+            index.file("m", "big.md").unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        std::fs::write(dir.path().join("m/big.md"), "# Big\n").unwrap();
+        assert!(index.refresh().unwrap());
+        assert!(index.file("m", "big.md").is_ok());
+        assert_eq!(index.oversized("m").unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_snapshot_keeps_its_files_while_the_index_moves_on() {
+        let dir = crate::test_support::tree(&[("m/a.md", "# A\n")]);
+        let mut index = ManualIndex::build(dir.path()).expect("index");
+        let snapshot = index.snapshot();
+        std::fs::write(dir.path().join("m/b.md"), "# B\n").unwrap();
+        assert!(index.refresh().unwrap());
+        assert_eq!(snapshot.files(None).unwrap().len(), 1);
+        assert_eq!(index.files(None).unwrap().len(), 2);
+        assert_eq!(snapshot.generation() + 1, index.generation());
     }
 }

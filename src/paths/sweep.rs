@@ -5,15 +5,20 @@
 //! [`Root::sweep_temp_files`] removes them: only regular files whose name has the
 //! writers' prefix (clients cannot create such names) and that are older than a minute,
 //! since a younger one may belong to a write in progress in another server on the same
-//! vault. The walk opens every folder with `O_NOFOLLOW` and never enters or removes a
+//! vault. Append journals are settled first (the append they record is undone if it was
+//! cut, see `write`), whatever their age, when the folder's lock can be taken at once:
+//! then their writer is dead. The walk opens every folder with `O_NOFOLLOW` and never enters or removes a
 //! link, and only enters folders a client could name (so at most `MAX_PATH_BYTES` deep).
 
 use std::time::{Duration, SystemTime};
 
-use rustix::fs::{self as fs, AtFlags, Dir, FileType, Mode};
+use std::os::fd::BorrowedFd;
+
+use rustix::fs::{self as fs, AtFlags, Dir, FileType, FlockOperation, Mode};
 
 use super::relpath::{RelPath, TEMP_FILE_PREFIX};
 use super::root::{FileInfo, Root, FOLDER_FLAGS};
+use super::write::{is_append_journal, settle_append, Settled};
 
 /// Age from which a temporary file is taken for a leftover: far longer than any write
 /// (a 64 MiB edit takes well under a second), short enough to clean up at the next start.
@@ -27,6 +32,8 @@ pub struct Swept {
     pub removed_bytes: u64,
     /// Temporary files younger than the age limit, left alone.
     pub kept_recent: u64,
+    /// Appends cut short by a crash, undone.
+    pub appends_undone: u64,
 }
 
 impl Root {
@@ -83,6 +90,10 @@ fn visit_next(
         return Visit::Done;
     };
     let kind = FileType::from_raw_mode(stat.st_mode);
+    if is_append_journal(name) && kind == FileType::RegularFile {
+        settle_journal(folder_fd, name, swept);
+        return Visit::Done;
+    }
     if name.starts_with(TEMP_FILE_PREFIX) {
         if kind == FileType::RegularFile {
             let info = FileInfo::from_stat(&stat);
@@ -108,4 +119,16 @@ fn visit_next(
         Ok(subfolder) => Visit::Enter(subfolder, path),
         Err(_) => Visit::Done,
     }
+}
+
+/// Settles the append journal `name` if no writer holds the folder's lock (one that does
+/// may be writing the append it records); the next writer of its file settles it else.
+fn settle_journal(folder: BorrowedFd<'_>, name: &str, swept: &mut Swept) {
+    if fs::flock(folder, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return;
+    }
+    if settle_append(folder, name) == Settled::Truncated {
+        swept.appends_undone += 1;
+    }
+    let _ = fs::flock(folder, FlockOperation::Unlock);
 }

@@ -8,6 +8,7 @@ mod auth;
 mod client_log;
 pub mod http;
 mod rate;
+mod stdio;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -24,7 +25,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -70,11 +71,10 @@ impl McpServer {
         }
     }
 
-    /// Serves MCP on stdin/stdout until the client closes the stream.
+    /// Serves MCP on stdin/stdout until the client closes the stream; `stdio` answers
+    /// malformed lines itself and passes the rest to rmcp.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
-        running.waiting().await?;
-        Ok(())
+        stdio::serve(self).await
     }
 
     /// Runs `work` on a blocking thread (handlers do file I/O and CPU-bound search, so

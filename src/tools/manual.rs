@@ -25,6 +25,14 @@ impl ManualTools for App {
                     Ok(ManualListItem {
                         manual_id: id.to_string(),
                         file_count: index.files(Some(id))?.len() as u64,
+                        skipped: index
+                            .oversized(id)?
+                            .map(|(path, bytes)| SkippedFile {
+                                path: path.to_string(),
+                                size_bytes: bytes,
+                                reason: SkippedFileReason::TooLarge,
+                            })
+                            .collect(),
                     })
                 })
                 .collect::<ToolResult<Vec<_>>>()?;

@@ -19,6 +19,7 @@ mod paths_parse;
 mod paths_security;
 mod python_sdk;
 mod schemas;
+mod semantic;
 mod support;
 mod vault_security;
 mod vault_tools;

@@ -7,43 +7,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use crate::support::http_server::HttpServer;
+use crate::support::python::{run, venv_python};
 
 const MCP_SDK: &str = "mcp==2.3.0";
 
-fn run(command: &mut Command) {
-    let status = command
-        .status()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(status.success(), "{command:?} failed: {status}");
-}
-
-/// The venv's python, creating the venv and installing the SDK when missing (once: the
-/// tests of this file run in parallel and share it).
 fn python() -> PathBuf {
-    static INSTALL: Mutex<()> = Mutex::new(());
-    let _one_at_a_time = INSTALL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = repo.join("target/py-venv");
-    let python = venv.join("bin/python");
-    let marker = venv.join(format!(".installed-{MCP_SDK}"));
-    if !marker.exists() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            MCP_SDK,
-        ]));
-        std::fs::write(&marker, "").unwrap();
-    }
-    python
+    venv_python(MCP_SDK)
 }
 
 #[test]

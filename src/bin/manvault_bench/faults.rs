@@ -10,6 +10,12 @@
 //! * `stats`: the `manvault` binary started on a 1 GiB statistics file of junk lines,
 //!   beside a start with no statistics file: time until `initialize` is answered, and
 //!   the bytes and lines written to stderr.
+//! * `replace`: `vault_replace` in a loop while another process (this binary, part
+//!   `editor-loop`) saves the same file by rename every 20-60 ms: editor saves later
+//!   found overwritten by older content (lost), and conflicts answered.
+//! * `append`: the `manvault` binary killed (SIGKILL) while it appends 15 MiB to a daily
+//!   log, then the file checked after the next append: cut appends left in the log; and
+//!   the time of a 1 KiB append, the price of making it all or nothing.
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -25,7 +31,8 @@ use serde_json::json;
 
 use super::common::Scratch;
 
-const USAGE: &str = "usage: manvault-bench faults [glob] [stats]   (default: all parts)";
+const USAGE: &str =
+    "usage: manvault-bench faults [glob] [stats] [replace] [append]   (default: all parts)";
 
 /// How long one measured operation may run before the bench stops waiting for it.
 const GIVE_UP: Duration = Duration::from_secs(60);
@@ -36,8 +43,22 @@ const GLOB_DEPTH: usize = 24;
 /// Size of the junk statistics file of the `stats` part (the reproduction).
 const STATS_JUNK_BYTES: u64 = 1 << 30;
 
+/// How long the `replace` part races the editor.
+const RACE: Duration = Duration::from_secs(15);
+
+/// The `append` part's kills, and the size of each killed append.
+const APPEND_KILLS: usize = 30;
+const KILLED_APPEND_BYTES: usize = 15 * 1024 * 1024;
+
 pub fn run(args: &[String]) -> ExitCode {
-    let all = ["glob", "stats"];
+    if let [part, file, millis] = args {
+        if part == "editor-loop" {
+            let millis = millis.parse().expect("milliseconds");
+            editor_loop(Path::new(file), Duration::from_millis(millis));
+            return ExitCode::SUCCESS;
+        }
+    }
+    let all = ["glob", "stats", "replace", "append"];
     let parts: Vec<&str> = if args.is_empty() {
         all.to_vec()
     } else {
@@ -50,7 +71,9 @@ pub fn run(args: &[String]) -> ExitCode {
     for part in parts {
         match part {
             "glob" => glob_part(),
-            _ => stats_part(),
+            "stats" => stats_part(),
+            "replace" => replace_part(),
+            _ => append_part(),
         }
     }
     ExitCode::SUCCESS
@@ -64,6 +87,14 @@ fn app_over(scratch: &Path) -> App {
         vault: Some(scratch.join("vault")),
     };
     App::new(Config::load(&|_| None, &flags).expect("configuration"))
+}
+
+/// Writes `content` at `relative` in the vault of `scratch`; its path.
+fn vault_file(scratch: &Scratch, relative: &str, content: &str) -> PathBuf {
+    let file = scratch.0.join("vault").join(relative);
+    fs::create_dir_all(file.parent().expect("a folder")).expect("folder");
+    fs::write(&file, content).expect("vault file");
+    file
 }
 
 /// Runs `operation` on its own thread; its duration, or `None` when it is still running
@@ -131,6 +162,25 @@ fn server_binary() -> PathBuf {
     bench.with_file_name("manvault")
 }
 
+/// `manvault serve` on `workspace`, stdin and stdout piped.
+fn spawn_server(workspace: &Path, log_level: &str, stderr: Stdio) -> std::process::Child {
+    Command::new(server_binary())
+        .arg("serve")
+        .env("WORKSPACE_ROOT", workspace)
+        .env("LOG_LEVEL", log_level)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("start manvault (build it with the bench: cargo build --release)")
+}
+
+fn initialize_request() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}})
+}
+
 /// What one server start cost.
 struct Start {
     /// Until the `initialize` reply; `None` when it did not come within [`GIVE_UP`].
@@ -143,15 +193,7 @@ struct Start {
 /// given up on), and counts what it wrote to stderr until it exits (at most
 /// [`GIVE_UP`] more, then it is killed).
 fn start_server(workspace: &Path) -> Start {
-    let mut child = Command::new(server_binary())
-        .arg("serve")
-        .env("WORKSPACE_ROOT", workspace)
-        .env("LOG_LEVEL", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start manvault (build it with the bench: cargo build --release)");
+    let mut child = spawn_server(workspace, "warn", Stdio::piped());
     let mut stderr = child.stderr.take().expect("stderr");
     let counted = std::thread::spawn(move || {
         let (mut bytes, mut lines, mut buffer) = (0u64, 0u64, vec![0u8; 1 << 16]);
@@ -167,10 +209,7 @@ fn start_server(workspace: &Path) -> Start {
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let started = Instant::now();
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}});
-    writeln!(stdin, "{request}").expect("write initialize");
+    writeln!(stdin, "{}", initialize_request()).expect("write initialize");
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         if let Some(Ok(_reply)) = stdout.lines().next() {
@@ -230,4 +269,186 @@ fn bytes(count: u64) -> String {
         1024..1_048_576 => format!("{:.1} KiB", count as f64 / 1024.0),
         _ => format!("{:.1} MiB", count as f64 / 1_048_576.0),
     }
+}
+
+/// The number after `key: ` on its line of `text`.
+fn counter(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(": "))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// The editor of the `replace` part, run as its own process for `duration`: every 20-60
+/// ms it reads the file, counts a lost save when its own last counter is not there,
+/// bumps the counter and saves by rename as editors do. Prints `saves lost`.
+fn editor_loop(file: &Path, duration: Duration) {
+    let temporary = file.with_file_name(".editor-save");
+    let (mut saved, mut lost, mut saves) = (0u64, 0u64, 0u64);
+    let mut random = 0x2545_f491_4f6c_dd1d_u64;
+    let started = Instant::now();
+    while started.elapsed() < duration {
+        let text = fs::read_to_string(file).expect("read the shared file");
+        if counter(&text, "editor") != Some(saved) {
+            lost += 1;
+        }
+        saved += 1;
+        let agent = counter(&text, "agent").unwrap_or(0);
+        let mut save = File::create(&temporary).expect("editor's temporary file");
+        write!(save, "editor: {saved}\nagent: {agent}\n").expect("write the save");
+        save.sync_all().expect("sync the save");
+        fs::rename(&temporary, file).expect("rename the save");
+        saves += 1;
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        std::thread::sleep(Duration::from_millis(20 + random % 41));
+    }
+    let text = fs::read_to_string(file).expect("read the shared file");
+    if counter(&text, "editor") != Some(saved) {
+        lost += 1;
+    }
+    println!("{saves} {lost}");
+}
+
+fn replace_part() {
+    let scratch = Scratch::new("faults-replace");
+    let relative = "notes/shared.md";
+    let file = vault_file(&scratch, relative, "editor: 0\nagent: 0\n");
+    let app = app_over(&scratch.0);
+    let editor = Command::new(std::env::current_exe().expect("own path"))
+        .args(["faults", "editor-loop"])
+        .arg(&file)
+        .arg(RACE.as_millis().to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the editor");
+    let (mut replaced, mut conflicts, mut other_errors) = (0u64, 0u64, 0u64);
+    let started = Instant::now();
+    while started.elapsed() < RACE {
+        let Some(Ok(read)) = app.call("vault_read", json!({"path": relative, "full": true})) else {
+            continue;
+        };
+        let agent = counter(read["text"].as_str().unwrap_or(""), "agent").unwrap_or(0);
+        let arguments = json!({"path": relative, "find": format!("agent: {agent}\n"),
+                               "replace": format!("agent: {}\n", agent + 1)});
+        match app.call("vault_replace", arguments).expect("a listed tool") {
+            Ok(_) => replaced += 1,
+            Err(error) if error.code.as_str() == "conflict" => conflicts += 1,
+            Err(_) => other_errors += 1,
+        }
+    }
+    let output = editor.wait_with_output().expect("the editor ends");
+    let report = String::from_utf8_lossy(&output.stdout);
+    let mut numbers = report
+        .split_whitespace()
+        .map(|n| n.parse::<u64>().unwrap_or(0));
+    let (saves, lost) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    println!(
+        "\n### replace: vault_replace racing an editor that saves every 20-60 ms for {} s\n",
+        RACE.as_secs()
+    );
+    println!("| editor saves | lost (overwritten by older content) | replaces | conflicts | other errors |");
+    println!("|---:|---:|---:|---:|---:|");
+    println!(
+        "| {saves} | {lost} ({:.1}%) | {replaced} | {conflicts} | {other_errors} |",
+        100.0 * lost as f64 / saves.max(1) as f64
+    );
+}
+
+/// The `manvault` binary started on `workspace`, initialized, with a pipe to its stdin.
+fn serve(workspace: &Path) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = spawn_server(workspace, "error", Stdio::null());
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    writeln!(stdin, "{}", initialize_request()).expect("write initialize");
+    let mut reply = String::new();
+    stdout.read_line(&mut reply).expect("initialize reply");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .expect("write initialized");
+    // Nothing more is read: the answer to the append may never come.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    (child, stdin)
+}
+
+fn append_part() {
+    let scratch = Scratch::new("faults-append");
+    let daily = "artifacts/daily/2026-11-25.md";
+    let file = vault_file(&scratch, daily, "# log\n");
+    let (mut mid_write, mut cut_left) = (0usize, 0usize);
+    for kill in 0..APPEND_KILLS {
+        let before = fs::read(&file).expect("read the log");
+        let line = format!("kill {kill}: a line of the daily log that must never be cut\n");
+        let block = line.repeat(KILLED_APPEND_BYTES / line.len());
+        let (mut child, mut stdin) = serve(&scratch.0);
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "vault_write", "arguments": {"path": daily, "content": block, "mode": "append"}}});
+        writeln!(stdin, "{call}").expect("write the append");
+        let deadline = Instant::now() + GIVE_UP;
+        let mut size = before.len() as u64;
+        while size == before.len() as u64 && Instant::now() < deadline {
+            size = fs::metadata(&file).map_or(size, |metadata| metadata.len());
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        if size < (before.len() + block.len()) as u64 {
+            mid_write += 1;
+        }
+        // The next append settles what the killed one left, as the next start would.
+        let app = app_over(&scratch.0);
+        let marker = format!("after kill {kill}\n");
+        let _ = app.call(
+            "vault_write",
+            json!({"path": daily, "content": marker, "mode": "append"}),
+        );
+        let after = fs::read(&file).expect("read the log");
+        let whole = [before.as_slice(), block.as_bytes(), marker.as_bytes()].concat();
+        let nothing = [before.as_slice(), marker.as_bytes()].concat();
+        if after != whole && after != nothing {
+            cut_left += 1;
+            // Start the next run from a log that ends with a whole line.
+            let mut repaired = after;
+            repaired.truncate(before.len());
+            fs::write(&file, repaired).expect("repair the log");
+        }
+    }
+    // The append's price, beside what an append is at the least (open, write, sync the
+    // data), interleaved so both see the same load.
+    let app = app_over(&scratch.0);
+    let (mut tool, mut plain) = (Vec::new(), Vec::new());
+    for n in 0..200 {
+        let content = format!("{n:>1023}\n");
+        let started = Instant::now();
+        let _ = app.call(
+            "vault_write",
+            json!({"path": daily, "content": content, "mode": "append"}),
+        );
+        tool.push(started.elapsed());
+        let started = Instant::now();
+        let mut log = fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .expect("open the log");
+        log.write_all(content.as_bytes())
+            .and_then(|()| log.sync_data())
+            .expect("append to the log");
+        plain.push(started.elapsed());
+    }
+    let median = |times: &mut Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    let (tool, plain) = (median(&mut tool), median(&mut plain));
+    println!("\n### append: SIGKILL during a 15 MiB append to a daily log, {APPEND_KILLS} times\n");
+    println!("| kills | landed mid-write | logs left with a cut append | 1 KiB `vault_write` append, median of 200 | open + write + fdatasync, same run | ratio |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| {APPEND_KILLS} | {mid_write} | {cut_left} | {} | {} | {:.2}x |",
+        millis(tool),
+        millis(plain),
+        tool.as_secs_f64() / plain.as_secs_f64()
+    );
 }

@@ -422,16 +422,16 @@ fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> 
     Some(times)
 }
 
-fn percentile(times: &mut [Duration], p: usize) -> Duration {
+pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
     times.sort_unstable();
     times[(times.len() * p / 100).min(times.len() - 1)]
 }
 
-fn millis(duration: Duration) -> f64 {
+pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-fn tree_bytes(path: &Path) -> u64 {
+pub fn tree_bytes(path: &Path) -> u64 {
     walkdir::WalkDir::new(path)
         .into_iter()
         .filter_map(Result::ok)
@@ -441,7 +441,7 @@ fn tree_bytes(path: &Path) -> u64 {
         .sum()
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from)
         .into_iter()
         .filter_map(Result::ok)

@@ -74,6 +74,25 @@ impl PatternSet {
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|word| *word == 0)
     }
+
+    /// The patterns in the set from `start` on, in order.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .skip(start / 64)
+            .flat_map(|(index, &word)| {
+                (0..64)
+                    .filter(move |bit| word & (1 << bit) != 0)
+                    .map(move |bit| index * 64 + bit)
+            })
+            .filter(move |&pattern| pattern >= start)
+    }
+
+    /// Whether any pattern below `end` is in the set.
+    pub fn any_below(&self, end: usize) -> bool {
+        self.iter_from(0).next().is_some_and(|first| first < end)
+    }
 }
 
 /// What a pattern stands for.
@@ -137,6 +156,9 @@ pub struct Plan {
     pub phrase_synonyms: Vec<usize>,
     pub strict: Vec<usize>,
     pub units: Vec<PlanUnit>,
+    /// The pattern of unit `i` is `first_unit_pattern + i`; every pattern before it is a
+    /// term's (phrase, strict term, term, piece, synonym variant).
+    pub first_unit_pattern: usize,
     /// How many `also` wordings the caller gave and were searched.
     pub also: usize,
     normalized: Matcher,
@@ -317,6 +339,7 @@ impl Plan {
             phrase_synonyms,
             strict,
             units,
+            first_unit_pattern: legacy,
             also: also_used,
         }
     }
@@ -396,6 +419,7 @@ fn plan_units(
             Origin::Also => ALSO_UNIT_WEIGHT,
         };
         let pattern = builder.add_unit(&unit, planned.len());
+        debug_assert_eq!(pattern + 1, builder.patterns.len(), "units come last");
         planned.push(PlanUnit {
             weight: unit.kind.weight() * factor,
             unit,
@@ -557,6 +581,8 @@ mod tests {
         }
         assert!(set.contains(255) && set.contains(64) && set.contains(5000));
         assert!(!set.contains(1) && !set.contains(4999) && !set.contains(9000));
+        assert_eq!(set.iter_from(64).collect::<Vec<_>>(), [64, 255, 5000]);
+        assert!(set.any_below(1) && !PatternSet::default().any_below(9000));
         let mut other = PatternSet::default();
         other.insert(1);
         set.union(&other);

@@ -118,10 +118,36 @@ struct Frequency {
 }
 
 /// The units present in or above the section, with their field-weighted frequency.
+/// Only the units the section's hits name are looked at, so the cost follows the
+/// section's matches, not the query's length.
 fn unit_frequencies(plan: &Plan, hits: &NodeHits, ancestors: &PatternSet) -> Vec<Frequency> {
+    let first = plan.first_unit_pattern;
+    let mut present: Vec<usize> = hits
+        .counts
+        .iter()
+        .chain(&hits.loose_counts)
+        .map(|&(pattern, _)| pattern as usize)
+        .filter(|&pattern| pattern >= first)
+        .chain(
+            [
+                &hits.body,
+                &hits.body_loose,
+                hits.title(),
+                hits.title_loose(),
+                hits.links(),
+                hits.links_loose(),
+                ancestors,
+            ]
+            .into_iter()
+            .flat_map(|set| set.iter_from(first)),
+        )
+        .collect();
+    present.sort_unstable();
+    present.dedup();
     let mut found = Vec::new();
-    for (index, planned) in plan.units.iter().enumerate() {
-        let pattern = planned.pattern;
+    for pattern in present {
+        let index = pattern - first;
+        let planned = &plan.units[index];
         let (body, in_body, title, links, body_signal) = match planned.unit.form() {
             Form::Word => (
                 hits.count(pattern),

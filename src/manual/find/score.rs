@@ -70,23 +70,29 @@ pub struct Scored {
 /// Weight of each content term: its idf over the sections of the corpus (a term found
 /// nowhere weighs most: it is what the reader asked and what is hardest to find).
 pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
-    plan.terms
-        .iter()
-        .map(|term| {
-            let df = scan
-                .hits
-                .iter()
-                .filter(|(_, hits)| hits.any().contains(term.exact))
-                .count();
-            (1.0 + node_count as f32 / (1.0 + df as f32)).ln()
-        })
+    let mut df = vec![0usize; plan.terms.len()];
+    for (_, hits) in &scan.hits {
+        let any = hits.any();
+        for (term, count) in plan.terms.iter().zip(df.iter_mut()) {
+            *count += usize::from(any.contains(term.exact));
+        }
+    }
+    df.into_iter()
+        .map(|df| (1.0 + node_count as f32 / (1.0 + df as f32)).ln())
         .collect()
 }
 
-/// Scores every section with evidence, best first.
+/// Scores every section with evidence of a term, best first (a section that only holds
+/// units is ranked by `relevance`).
 pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
-    let mut keys: Vec<NodeKey> = scan.hits.iter().map(|(key, _)| *key).collect();
+    let terms = plan.first_unit_pattern;
+    let mut keys: Vec<NodeKey> = scan
+        .hits
+        .iter()
+        .filter(|(_, hits)| hits.any().any_below(terms))
+        .map(|(key, _)| *key)
+        .collect();
     keys.extend(scan.pages.keys().map(|&file| NodeKey { file, node: 0 }));
     keys.sort();
     keys.dedup();

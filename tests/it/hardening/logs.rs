@@ -5,15 +5,13 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::stdio_server::RawServer;
+use crate::support::stdio_server::{empty_workspace, RawServer};
 
 const MARKER: &str = "MARKER-4c1d-body-text";
 
 #[test]
 fn debug_logs_carry_no_request_or_response_text() {
-    let workspace = tempfile::tempdir().unwrap();
-    // A workspace the server accepts: it refuses to start without a manuals folder.
-    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
+    let workspace = empty_workspace();
     let mut server = RawServer::start(workspace.path(), &[("LOG_LEVEL", "debug")]);
     server.initialize(1);
     server.send(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::stdio_server::RawServer;
+use crate::support::stdio_server::{empty_workspace, RawServer};
 
 /// Sparse, so the test costs no disk: only the junk lines at both ends are written.
 const HUGE_BYTES: u64 = 256 * 1024 * 1024;
@@ -15,9 +15,7 @@ const JUNK_LINES: usize = 100_000;
 
 #[test]
 fn a_huge_corrupt_statistics_file_costs_one_warning_and_is_compacted() {
-    let workspace = tempfile::tempdir().unwrap();
-    // A workspace the server accepts: it refuses to start without a manuals folder.
-    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
+    let workspace = empty_workspace();
     let stats = workspace.path().join("vault/.system/adaptive_stats.jsonl");
     fs::create_dir_all(stats.parent().unwrap()).unwrap();
     let mut file = fs::File::create(&stats).unwrap();

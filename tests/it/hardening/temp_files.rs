@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use manvault::paths::{Root, Swept, STALE_TEMP_AGE};
 
-use crate::support::stdio_server::RawServer;
+use crate::support::stdio_server::{empty_workspace, RawServer};
 
 fn write_aged(path: &Path, content: &str, age: Duration) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -50,7 +50,8 @@ fn the_sweep_removes_old_temporary_files_and_nothing_else() {
         Swept {
             removed: 3,
             removed_bytes: 5 + 9 + 5,
-            kept_recent: 1
+            kept_recent: 1,
+            appends_undone: 0,
         }
     );
     for gone in [
@@ -74,9 +75,7 @@ fn the_sweep_removes_old_temporary_files_and_nothing_else() {
 
 #[test]
 fn a_server_start_sweeps_the_vault() {
-    let workspace = tempfile::tempdir().unwrap();
-    // A workspace the server accepts: it refuses to start without a manuals folder.
-    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
+    let workspace = empty_workspace();
     let stale = workspace.path().join("vault/notes/.manvault-tmp-77-0");
     write_aged(&stale, &"x".repeat(100_000), OLD);
     let server = RawServer::start(workspace.path(), &[]);

@@ -10,6 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+/// An empty workspace the server accepts: it refuses to start without a manuals folder.
+pub fn empty_workspace() -> tempfile::TempDir {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join("manuals")).unwrap();
+    workspace
+}
+
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
 
 pub struct RawServer {

@@ -1,0 +1,292 @@
+use std::sync::atomic::Ordering;
+
+use super::*;
+use crate::embed::stub::StubEmbedder;
+use crate::test_support::tree;
+
+const GUIDE: &str = "# Guide\n\nIntro text.\n\n## Shutdown\n\nSwitch the machine off with poweroff.\n\n## Clipboard\n\nCopy and paste between terminals.\n";
+const OTHER: &str = "# Other\n\nUnrelated words about quotas.\n";
+
+struct Source(RwLock<ManualIndex>);
+
+impl IndexSource for Source {
+    fn with_index(&self, visit: &mut dyn FnMut(&ManualIndex)) {
+        visit(&self.0.read().unwrap());
+    }
+}
+
+fn settings(cache: Option<&std::path::Path>) -> SectionSettings {
+    SectionSettings {
+        passage: DEFAULT_PASSAGE,
+        batch_size: 2,
+        query_timeout: Duration::from_millis(300),
+        cache_dir: cache.map(std::path::Path::to_path_buf),
+        prefixes: "input_type".to_owned(),
+    }
+}
+
+fn manuals() -> tempfile::TempDir {
+    tree(&[
+        ("m/guide.md", GUIDE),
+        ("m/other.md", OTHER),
+        ("n/guide.md", GUIDE),
+    ])
+}
+
+fn vectors(stub: &Arc<StubEmbedder>, cache: Option<&std::path::Path>) -> SectionVectors {
+    SectionVectors::new(Arc::clone(stub) as Arc<dyn Embedder>, settings(cache))
+}
+
+fn source(root: &tempfile::TempDir) -> Arc<Source> {
+    Arc::new(Source(RwLock::new(
+        ManualIndex::build(root.path()).unwrap(),
+    )))
+}
+
+/// Whether the worker has seen `sections` sections and embedded them all.
+fn settled(vectors: &SectionVectors, sections: usize) -> bool {
+    let status = vectors.status();
+    status.sections == sections && status.pending == 0
+}
+
+fn fill(vectors: &SectionVectors, index: &ManualIndex) -> FillProgress {
+    vectors.fill(index, &mut |_| {}).expect("fill")
+}
+
+/// Polls until `done` holds (the worker runs on its own thread), failing after 10 s.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn fill_embeds_each_distinct_passage_once_and_a_restart_reuses_the_cache() {
+    let root = manuals();
+    let cache = tempfile::tempdir().unwrap();
+    let index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    let mut seen = Vec::new();
+    let done = vectors(&stub, Some(cache.path()))
+        .fill(&index, &mut |progress| seen.push(progress))
+        .unwrap();
+    // 3 + 1 + 3 nodes, but n/guide.md repeats m/guide.md: 4 distinct passages.
+    assert_eq!((done.sections, done.pending, done.embedded), (7, 0, 4));
+    assert_eq!(
+        stub.passages.load(Ordering::SeqCst),
+        4 + 1,
+        "4 passages and the probe"
+    );
+    assert_eq!(seen.last(), Some(&done));
+    assert!(seen
+        .windows(2)
+        .all(|pair| pair[0].pending >= pair[1].pending));
+
+    let again = Arc::new(StubEmbedder::default());
+    let restarted = vectors(&again, Some(cache.path()));
+    let done = fill(&restarted, &index);
+    assert_eq!((done.pending, done.embedded), (0, 0));
+    assert_eq!(again.passages.load(Ordering::SeqCst), 1, "only the probe");
+    assert!(restarted.cache_file_bytes().unwrap() > 0);
+}
+
+#[test]
+fn an_edited_section_alone_is_embedded_again() {
+    let root = manuals();
+    let mut index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    let vectors = vectors(&stub, None);
+    fill(&vectors, &index);
+    let before = stub.passages.load(Ordering::SeqCst);
+    let edited = GUIDE.replace("poweroff", "shutdown -h now");
+    std::fs::write(root.path().join("m/guide.md"), edited).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(index.refresh().unwrap());
+    let done = fill(&vectors, &index);
+    assert_eq!(done.embedded, 1);
+    assert_eq!(stub.passages.load(Ordering::SeqCst), before + 1);
+    assert_eq!(vectors.status().sections, 7);
+}
+
+#[test]
+fn top_k_ranks_the_closest_sections_per_manual() {
+    let root = manuals();
+    let index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    let vectors = vectors(&stub, None);
+    fill(&vectors, &index);
+    let query = vectors
+        .query_vector("Copy and paste between terminals")
+        .unwrap();
+    let hits = vectors.top_k(&query, &["m", "n"], 1);
+    let places: Vec<(&str, &str, u32)> = hits
+        .iter()
+        .map(|hit| (&*hit.manual_id, &*hit.path, hit.line_start))
+        .collect();
+    assert_eq!(places, [("m", "guide.md", 9), ("n", "guide.md", 9)]);
+    assert!(hits[0].score > 0.9 && (hits[0].score - hits[1].score).abs() < 1e-6);
+    let all = vectors.top_k(&query, &["m"], 10);
+    assert_eq!(all.len(), 4);
+    assert!(all.windows(2).all(|pair| pair[0].score >= pair[1].score));
+    assert!(vectors.top_k(&query, &["unknown"], 5).is_empty());
+}
+
+#[test]
+fn a_provider_that_is_down_fails_fill_and_queries_without_waiting() {
+    let root = manuals();
+    let index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    *stub.down.lock().unwrap() = Some(EmbedErrorKind::Rejected);
+    let vectors = vectors(&stub, None);
+    let error = vectors.fill(&index, &mut |_| {}).unwrap_err();
+    assert!(error.message.contains("EMBEDDINGS_URL"));
+    let status = vectors.status();
+    assert_eq!((status.sections, status.pending), (7, 7));
+    assert!(matches!(status.provider, ProviderState::Down(_)));
+    assert_eq!(
+        vectors.query_vector("anything").unwrap_err(),
+        Unavailable::NoVectorsYet
+    );
+    // Once it answers, what was given back is embedded.
+    *stub.down.lock().unwrap() = None;
+    assert_eq!(fill(&vectors, &index).pending, 0);
+    assert_eq!(vectors.status().provider, ProviderState::Ready);
+}
+
+#[test]
+fn a_query_that_times_out_pauses_query_embedding() {
+    let root = manuals();
+    let index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    let vectors = vectors(&stub, None);
+    fill(&vectors, &index);
+    stub.delay_ms.store(2_000, Ordering::SeqCst);
+    let started = Instant::now();
+    let error = vectors.query_vector("slow").unwrap_err();
+    assert!(matches!(error, Unavailable::Provider(ref e) if e.kind == EmbedErrorKind::Timeout));
+    assert!(started.elapsed() < Duration::from_millis(1_000));
+    let calls = stub.calls.load(Ordering::SeqCst);
+    assert_eq!(
+        vectors.query_vector("slow").unwrap_err(),
+        Unavailable::Paused
+    );
+    assert_eq!(
+        stub.calls.load(Ordering::SeqCst),
+        calls,
+        "no call while paused"
+    );
+}
+
+#[test]
+fn the_worker_fills_in_the_background_and_readers_never_wait() {
+    let root = manuals();
+    let source = source(&root);
+    let stub = Arc::new(StubEmbedder::default());
+    stub.delay_ms.store(150, Ordering::SeqCst);
+    let vectors = vectors(&stub, None);
+    vectors.start(Arc::clone(&source) as Arc<dyn IndexSource>);
+    eventually("some but not all sections embedded", || {
+        let status = vectors.status();
+        status.sections == 7 && status.pending > 0 && status.pending < 7
+    });
+    // Partial: ranking uses what is there, and answers while a batch is in flight.
+    let started = Instant::now();
+    let query = QueryVector {
+        vector: Quantized::new(&crate::embed::stub::stub_vector("Switch the machine off")),
+    };
+    let partial = vectors.top_k(&query, &["m", "n"], 10);
+    assert!(started.elapsed() < Duration::from_millis(100));
+    assert!(partial.len() < 7);
+    eventually("everything embedded", || vectors.pending() == 0);
+    assert_eq!(vectors.top_k(&query, &["m", "n"], 10).len(), 7);
+
+    // A new file is picked up after a nudge.
+    std::fs::write(root.path().join("n/new.md"), "# New\n\nFresh words.\n").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(source.0.write().unwrap().refresh().unwrap());
+    vectors.nudge();
+    eventually("the new file embedded", || settled(&vectors, 8));
+}
+
+#[test]
+fn the_worker_waits_out_a_provider_that_is_down_and_resumes() {
+    let root = manuals();
+    let source = source(&root);
+    let stub = Arc::new(StubEmbedder::default());
+    *stub.down.lock().unwrap() = Some(EmbedErrorKind::Unreachable);
+    let vectors = vectors(&stub, None);
+    vectors.start(source);
+    eventually("the provider reported down", || {
+        matches!(vectors.status().provider, ProviderState::Down(_))
+    });
+    assert_eq!(vectors.pending(), 7);
+    *stub.down.lock().unwrap() = None;
+    eventually("filled after the back-off", || vectors.pending() == 0);
+}
+
+#[test]
+fn another_model_means_every_section_is_embedded_again() {
+    let root = manuals();
+    let source = source(&root);
+    let stub = Arc::new(StubEmbedder::default());
+    let vectors = vectors(&stub, None);
+    vectors.start(source);
+    eventually("filled", || settled(&vectors, 7));
+    let before = stub.passages.load(Ordering::SeqCst);
+    *stub.model.lock().unwrap() = "stub-2".to_owned();
+    assert_eq!(
+        vectors.query_vector("x").unwrap_err(),
+        Unavailable::ModelChanged
+    );
+    eventually("filled again under the new model", || {
+        vectors.query_vector("x").is_ok() && vectors.pending() == 0
+    });
+    assert!(stub.passages.load(Ordering::SeqCst) >= before + 4);
+}
+
+#[test]
+fn passages_are_the_heading_and_the_start_of_the_plain_body() {
+    let text = "# Top\n\n## Links\n\n> **CAUTION** see [the `guide`](guide.md#top) and ![x](i.png)\n\n- item *one* | cell\n\n```sh\nls -l\n```\n\nSetext\n------\n\nLast <br/> line.\n";
+    let root = tree(&[("m/a.md", text), ("m/data.json", "{\"key\": [1, 2]}")]);
+    let index = ManualIndex::build(root.path()).unwrap();
+    let file = index.file("m", "a.md").unwrap();
+    let shape = PassageShape {
+        body_chars: 1000,
+        ancestors: false,
+    };
+    assert_eq!(passage(file, 0, shape), "Top");
+    assert_eq!(
+        passage(file, 1, shape),
+        "Links\nCAUTION see the guide and x item one cell ls -l"
+    );
+    assert_eq!(
+        passage(
+            file,
+            1,
+            PassageShape {
+                body_chars: 11,
+                ancestors: true
+            }
+        ),
+        "Top > Links\nCAUTION see"
+    );
+    assert_eq!(passage(file, 2, shape), "Setext\nLast line.");
+    let json = index.file("m", "data.json").unwrap();
+    assert_eq!(passage(json, 0, shape), "data.json\n{\"key\": 1, 2}");
+    assert_eq!(
+        passage(
+            file,
+            1,
+            PassageShape {
+                body_chars: 0,
+                ancestors: false
+            }
+        ),
+        "Links"
+    );
+}
