@@ -409,7 +409,7 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
         ));
         for tool in members {
             code.push_str(&format!(
-                "    #[doc = {}]\n    fn {}(&self, input: types::{}) -> crate::error::ToolResult<types::{}>;\n",
+                "    #[doc = {}]\n    fn {}(&self, input: types::{}, call: &crate::call::CallContext) -> crate::error::ToolResult<types::{}>;\n",
                 rust_string(&tool.title),
                 tool.name,
                 tool.input["title"].as_str().unwrap(),
@@ -422,12 +422,12 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
     let bounds: Vec<String> = domains.keys().map(|d| trait_name(d)).collect();
     code.push_str("/// Routes a validated call to its handler; `None` for an unknown tool name.\n");
     code.push_str(&format!(
-        "pub fn dispatch<H: {}>(handler: &H, tool: &str, arguments: serde_json::Value) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
+        "pub fn dispatch<H: {}>(handler: &H, tool: &str, arguments: serde_json::Value, call: &crate::call::CallContext) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
         bounds.join(" + ")
     ));
     for tool in tools {
         code.push_str(&format!(
-            "        {:?} => call_typed(arguments, |input| handler.{}(input)),\n",
+            "        {:?} => call_typed(arguments, |input| handler.{}(input, call)),\n",
             tool.name, tool.name
         ));
     }

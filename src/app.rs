@@ -15,6 +15,7 @@ use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
 use crate::manual::ManualIndex;
+use crate::memory::Memory;
 use crate::paths::{Root, STALE_TEMP_AGE};
 use crate::validate::InputValidators;
 use crate::vault;
@@ -42,6 +43,9 @@ pub struct App {
     rounds: Mutex<Rounds>,
     /// `vault_find` traces (the vault itself is read afresh by every search).
     pub vault_finder: VaultFinder,
+    /// The memory store, opened by the first memory call (like the vault root: a failure
+    /// is not remembered).
+    memory: OnceLock<Memory>,
 }
 
 impl App {
@@ -59,6 +63,7 @@ impl App {
             published: RwLock::new(None),
             vault: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
+            memory: OnceLock::new(),
         }
     }
 
@@ -70,21 +75,32 @@ impl App {
 
     /// Validates and runs one tool call made in `context`; `None` when no tool has that
     /// name. The log line names the actor.
-    pub(crate) fn call_with(
+    pub fn call_with(
         &self,
         tool: &str,
         arguments: Value,
         context: &CallContext,
     ) -> Option<ToolResult<Value>> {
-        contract::tool(tool)?;
+        let spec = contract::tool(tool)?;
         let started = Instant::now();
-        let result = self.validators.check(tool, &arguments).and_then(|()| {
-            contract::dispatch(self, tool, arguments).expect("every listed tool is dispatched")
-        });
+        let result = self
+            .validators
+            .check(tool, &arguments)
+            .map_err(|error| match spec.domain {
+                "memory" => crate::tools::memory::rejected(self, context, tool, error),
+                _ => error,
+            })
+            .and_then(|()| {
+                contract::dispatch(self, tool, arguments, context)
+                    .expect("every listed tool is dispatched")
+            });
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let actor = context.actor();
         match &result {
             Ok(_) => tracing::info!(tool, actor, ok = true, elapsed_ms),
+            Err(_) if context.is_cancelled() => {
+                tracing::info!(tool, actor, ok = false, cancelled = true, elapsed_ms)
+            }
             Err(error) => {
                 tracing::warn!(
                     tool,
@@ -161,6 +177,38 @@ impl App {
         }
         let root = vault::open_root(&self.config.vault_root)?;
         Ok(self.vault.get_or_init(|| root))
+    }
+}
+
+impl App {
+    /// The memory store, opened on first use; INTERNAL naming the setting at fault when
+    /// it cannot be (the next call tries again).
+    pub(crate) fn memory(&self) -> ToolResult<&Memory> {
+        if let Some(memory) = self.memory.get() {
+            return Ok(memory);
+        }
+        // The store and the audit log live under the vault by default: make sure it exists.
+        self.vault().map_err(|error| {
+            ToolError::memory(
+                crate::error::MemoryCode::Internal,
+                error.message,
+                error.details.unwrap_or_default(),
+            )
+        })?;
+        let memory = Memory::open(
+            &self.config.memory,
+            &self.config.vault_root,
+            self.config.hard_max_chars as usize,
+        )
+        .map_err(|problem| {
+            tracing::error!(problem, "the memory store cannot be opened");
+            ToolError::memory(
+                crate::error::MemoryCode::Internal,
+                "the memory store cannot be opened; check MEMORY_DB_PATH",
+                json!({ "problem": problem }),
+            )
+        })?;
+        Ok(self.memory.get_or_init(|| memory))
     }
 }
 

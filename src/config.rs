@@ -256,6 +256,60 @@ pub const VARIABLES: &[Variable] = &[
         "1 ..= 3600",
         "serve --http: how long calls in flight may finish after SIGINT/SIGTERM",
     ),
+    variable(
+        "MEMORY_DB_PATH",
+        "${VAULT_ROOT}/.system/memory.sqlite3",
+        "a file (created on demand)",
+        "the memory store (SQLite, WAL; several servers may share it)",
+    ),
+    variable(
+        "MEMORY_POLICY_PATH",
+        "${WORKSPACE_ROOT}/memory-policy.yaml",
+        "a YAML file (missing is fine)",
+        "memory policy applied when the store opens, if it differs from the one in force",
+    ),
+    variable(
+        "MEMORY_AUDIT_PATH",
+        "${VAULT_ROOT}/.system/memory_audit.jsonl",
+        "a file (created on demand)",
+        "append-only audit log of memory calls (no text)",
+    ),
+    variable(
+        "MEMORY_POLICY_SECRET",
+        "(unset)",
+        "a key",
+        "when set, pce_memory_policy_apply needs an HMAC-SHA256 signature with it",
+    ),
+    variable(
+        "MEMORY_RATE_BURST",
+        "120",
+        "1 ..= 1000000",
+        "memory calls an actor may make at once",
+    ),
+    variable(
+        "MEMORY_RATE_PER_SEC",
+        "20",
+        "0.001 ..= 1000000",
+        "memory calls an actor regains per second",
+    ),
+    variable(
+        "MEMORY_CONTEXT_MAX_TTL_SEC",
+        "3600",
+        "1 ..= 2592000",
+        "longest life of an active context (a scope's TTL may be shorter)",
+    ),
+    variable(
+        "MEMORY_FEEDBACK_BUCKET_SEC",
+        "60",
+        "1 ..= 86400",
+        "feedback bucket: the same signal on a claim counts once per bucket",
+    ),
+    variable(
+        "MEMORY_BUSY_TIMEOUT_MS",
+        "5000",
+        "0 ..= 600000",
+        "how long a memory call waits for another process's write",
+    ),
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
@@ -267,6 +321,33 @@ pub enum LogLevel {
     Warn,
     Info,
     Debug,
+}
+
+/// A value that must never reach a log line (its `Debug` prints a placeholder).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// The memory tools' settings (`MEMORY_*`).
+#[derive(Debug, Clone)]
+pub struct MemoryConfig {
+    pub db_path: PathBuf,
+    /// Applied when the store opens, if the file exists and differs from the policy in
+    /// force.
+    pub policy_path: PathBuf,
+    pub audit_path: PathBuf,
+    /// When set, `pce_memory_policy_apply` needs an HMAC-SHA256 signature with it.
+    pub policy_secret: Option<Secret>,
+    pub rate_burst: u32,
+    pub rate_per_sec: f64,
+    pub context_max_ttl_sec: u64,
+    pub feedback_bucket_sec: u64,
+    pub busy_timeout_ms: u64,
 }
 
 /// How log lines look on stderr (`LOG_FORMAT`).
@@ -363,6 +444,7 @@ pub struct Config {
     pub hard_max_chars: u32,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
+    pub memory: MemoryConfig,
 }
 
 /// The settings of `serve --http` only (the `MANVAULT_HTTP_*` variables); read when that
@@ -535,7 +617,31 @@ impl Config {
             env.number("VAULT_SCAN_MAX_CHUNK_LINES", 200, 1, 10_000)?;
         let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
         let embeddings = embeddings(&env)?;
+        let memory = MemoryConfig {
+            db_path: env.path(
+                "MEMORY_DB_PATH",
+                None,
+                vault_root.join(".system").join("memory.sqlite3"),
+            ),
+            policy_path: env.path(
+                "MEMORY_POLICY_PATH",
+                None,
+                workspace_root.join("memory-policy.yaml"),
+            ),
+            audit_path: env.path(
+                "MEMORY_AUDIT_PATH",
+                None,
+                vault_root.join(".system").join("memory_audit.jsonl"),
+            ),
+            policy_secret: env.raw("MEMORY_POLICY_SECRET").map(Secret),
+            rate_burst: env.number("MEMORY_RATE_BURST", 120, 1, 1_000_000)?,
+            rate_per_sec: env.number("MEMORY_RATE_PER_SEC", 20.0, 0.001, 1_000_000.0)?,
+            context_max_ttl_sec: env.number("MEMORY_CONTEXT_MAX_TTL_SEC", 3600, 1, 2_592_000)?,
+            feedback_bucket_sec: env.number("MEMORY_FEEDBACK_BUCKET_SEC", 60, 1, 86_400)?,
+            busy_timeout_ms: env.number("MEMORY_BUSY_TIMEOUT_MS", 5000, 0, 600_000)?,
+        };
         Ok(Config {
+            memory,
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
             embeddings,
             max_manual_file_bytes: env.number(
@@ -646,6 +752,19 @@ mod tests {
         assert!(!config.allow_file_scope && config.adaptive_tuning);
         assert_eq!(config.log_level, LogLevel::Info);
         assert_eq!(config.cache_dir, PathBuf::from("./vault/.system/cache"));
+        assert_eq!(
+            config.memory.db_path,
+            PathBuf::from("./vault/.system/memory.sqlite3")
+        );
+        assert_eq!(
+            config.memory.policy_path,
+            PathBuf::from("./memory-policy.yaml")
+        );
+        assert_eq!(
+            (config.memory.rate_burst, config.memory.rate_per_sec),
+            (120, 20.0)
+        );
+        assert!(config.memory.policy_secret.is_none());
         assert_eq!(config.embeddings, None);
     }
 
@@ -695,6 +814,8 @@ mod tests {
             ("VAULT_SCAN_DEFAULT_CHUNK_LINES", "500"),
             ("DEFAULT_MAX_STAGE", "5"),
             ("EMBEDDINGS_URL", "localhost:8000"),
+            ("MEMORY_RATE_PER_SEC", "0"),
+            ("MEMORY_FEEDBACK_BUCKET_SEC", "0"),
         ] {
             let error = load(&[(name, value)]).unwrap_err();
             assert!(error.starts_with(name), "{error}");

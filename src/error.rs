@@ -1,9 +1,11 @@
 //! The one error type that crosses the tool boundary.
 //!
-//! Every failure a client can see carries one of the seven codes of spec_v2 §7.1, a short
-//! message, and optionally a `details` object that says what to fix. Domain modules build
-//! these directly (or convert their own error types into them) so the server layer never
-//! has to guess a code.
+//! Every failure a client can see carries a code, a short message, and optionally a
+//! `details` object that says what to fix. The manual, vault, bridge and tooling tools use
+//! the seven codes of spec_v2 §7.1; the memory tools use the seed's own vocabulary
+//! (pce_memory_tools.md §6, [`MemoryCode`]), because clients of pce-memory branch on those
+//! words. Domain modules build these directly (or convert their own error types into them)
+//! so the server layer never has to guess a code.
 
 use serde_json::Value;
 
@@ -54,6 +56,7 @@ fn clip_strings(value: &mut Value, max_chars: usize) {
 }
 
 /// The seven-word error vocabulary of spec_v2 §7.1.
+/// The seven-word error vocabulary of spec_v2 §7.1, and the memory tools' own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     InvalidParameter,
@@ -63,6 +66,65 @@ pub enum ErrorCode {
     Forbidden,
     InvalidScope,
     Conflict,
+    /// A memory tool's failure, in the seed's vocabulary.
+    Memory(MemoryCode),
+}
+
+/// The error vocabulary of pce_memory_tools.md §6 (plus GONE, VALIDATION_ERROR and
+/// CONFLICT, DECISIONS.md), each with the HTTP status the seed gives it: stdio has no
+/// status line, so it travels as `details.http_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryCode {
+    ValidationError,
+    /// Over a tool's payload limit: a validation error with status 413.
+    PayloadTooLarge,
+    InvalidScope,
+    BoundaryDenied,
+    Duplicate,
+    Conflict,
+    UnknownClaim,
+    Gone,
+    PolicyMissing,
+    InvalidPolicy,
+    RateLimit,
+    Unauthorized,
+    Internal,
+}
+
+impl MemoryCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryCode::ValidationError | MemoryCode::PayloadTooLarge => "VALIDATION_ERROR",
+            MemoryCode::InvalidScope => "INVALID_SCOPE",
+            MemoryCode::BoundaryDenied => "BOUNDARY_DENIED",
+            MemoryCode::Duplicate => "DUPLICATE",
+            MemoryCode::Conflict => "CONFLICT",
+            MemoryCode::UnknownClaim => "UNKNOWN_CLAIM",
+            MemoryCode::Gone => "GONE",
+            MemoryCode::PolicyMissing => "POLICY_MISSING",
+            MemoryCode::InvalidPolicy => "INVALID_POLICY",
+            MemoryCode::RateLimit => "RATE_LIMIT",
+            MemoryCode::Unauthorized => "UNAUTHORIZED",
+            MemoryCode::Internal => "INTERNAL",
+        }
+    }
+
+    pub fn http_status(self) -> u16 {
+        match self {
+            MemoryCode::ValidationError | MemoryCode::InvalidScope | MemoryCode::InvalidPolicy => {
+                422
+            }
+            MemoryCode::PayloadTooLarge => 413,
+            MemoryCode::BoundaryDenied => 403,
+            MemoryCode::Duplicate | MemoryCode::Conflict => 409,
+            MemoryCode::UnknownClaim => 404,
+            MemoryCode::Gone => 410,
+            MemoryCode::PolicyMissing => 424,
+            MemoryCode::RateLimit => 429,
+            MemoryCode::Unauthorized => 401,
+            MemoryCode::Internal => 500,
+        }
+    }
 }
 
 impl ErrorCode {
@@ -75,6 +137,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::Memory(code) => code.as_str(),
         }
     }
 }
@@ -107,6 +170,17 @@ impl ToolError {
 
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::NotFound, message)
+    }
+
+    /// A memory tool's failure: `details` (an object, or null for none) gains the code's
+    /// `http_status`.
+    pub fn memory(code: MemoryCode, message: impl Into<String>, details: Value) -> Self {
+        let mut details = match details {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        details.insert("http_status".into(), code.http_status().into());
+        Self::new(ErrorCode::Memory(code), message).with_details(Value::Object(details))
     }
 
     /// The JSON body of an error result. Whatever a domain put into the message and the

@@ -1,7 +1,7 @@
 //! The tooling guide: which tool an agent should call first for a request, the standard
 //! workflows, and one line per tool. It is meant to be the first call of a conversation,
 //! so it is built from the served tool table (it never names a tool this build does not
-//! serve) and stays under 2,000 characters.
+//! serve) and stays under 2,200 characters (27 tools, each with a few words).
 
 use crate::text::normalize::normalize_str;
 
@@ -147,6 +147,13 @@ pub const WHEN: &[(&str, &str)] = &[
     ("artifact_audit", "check artifact"),
     ("bridge_copy_section", "copy a section"),
     ("bridge_copy_file", "copy a file"),
+    ("pce_memory_activate", "recall"),
+    ("pce_memory_search", "look up"),
+    ("pce_memory_upsert", "remember"),
+    ("pce_memory_feedback", "rate"),
+    ("pce_memory_boundary_validate", "redact"),
+    ("pce_memory_policy_apply", "policy"),
+    ("pce_memory_state", "counts"),
 ];
 
 /// One line on when to use `tool`; every served tool must have one (a test checks).

@@ -24,6 +24,33 @@ fn shown_value(instance: &Value) -> String {
     clip_to(&instance.to_string(), SHOWN_VALUE_CHARS)
 }
 
+/// Up to [`MAX_REPORTED_VIOLATIONS`] violations of `instance`, each `{pointer, expected}`
+/// (the root is pointer `/`).
+pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
+    validator
+        .iter_errors(instance)
+        .take(MAX_REPORTED_VIOLATIONS)
+        .map(|error| {
+            let pointer = error.instance_path().to_string();
+            let expected = error.masked_with(shown_value(error.instance())).to_string();
+            json!({
+                "pointer": if pointer.is_empty() { "/".to_string() } else { clip(&pointer) },
+                "expected": clip(&expected),
+            })
+        })
+        .collect()
+}
+
+/// `pointer: expected` of the first violation, the one-line message of an error.
+pub(crate) fn first_violation(violations: &[Value]) -> Option<String> {
+    let first = violations.first()?;
+    Some(format!(
+        "{}: {}",
+        first["pointer"].as_str().unwrap_or("/"),
+        first["expected"].as_str().unwrap_or("")
+    ))
+}
+
 /// A compiled validator for every tool's input schema.
 pub struct InputValidators {
     by_tool: HashMap<&'static str, jsonschema::Validator>,
@@ -51,26 +78,10 @@ impl InputValidators {
         let Some(validator) = self.by_tool.get(tool) else {
             return Err(ToolError::invalid_parameter(format!("unknown tool {tool}")));
         };
-        let violations: Vec<Value> = validator
-            .iter_errors(arguments)
-            .take(MAX_REPORTED_VIOLATIONS)
-            .map(|error| {
-                let pointer = error.instance_path().to_string();
-                let expected = error.masked_with(shown_value(error.instance())).to_string();
-                json!({
-                    "pointer": if pointer.is_empty() { "/".to_string() } else { clip(&pointer) },
-                    "expected": clip(&expected),
-                })
-            })
-            .collect();
-        let Some(first) = violations.first() else {
+        let violations = violations(validator, arguments);
+        let Some(message) = first_violation(&violations) else {
             return Ok(());
         };
-        let message = format!(
-            "{}: {}",
-            first["pointer"].as_str().unwrap_or("/"),
-            first["expected"].as_str().unwrap_or("")
-        );
         Err(ToolError::invalid_parameter(message).with_details(json!({ "violations": violations })))
     }
 }

@@ -22,12 +22,11 @@
 //!   a bounded read, not minutes.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 
 use super::record::Record;
 use crate::config::Config;
 use crate::error::{ErrorCode, ToolError};
-use crate::paths::{parse_relative, RelPath, Root};
+use crate::paths::{locate_file, RelPath, Root};
 
 pub const MAX_LINES: usize = 5_000;
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
@@ -78,30 +77,14 @@ impl StatsFile {
     /// Opens the folder that holds the statistics file; creates nothing. The error names
     /// the setting, never the server path.
     pub fn locate(config: &Config) -> Result<StatsFile, String> {
-        let path = &config.adaptive_stats_path;
-        let (folder, inside) = match path.strip_prefix(&config.vault_root) {
-            Ok(inside) => (config.vault_root.as_path(), inside),
-            Err(_) => (
-                path.parent()
-                    .filter(|parent| !parent.as_os_str().is_empty())
-                    .unwrap_or(Path::new(".")),
-                Path::new(path.file_name().unwrap_or_default()),
-            ),
-        };
-        let inside = inside
-            .to_str()
-            .ok_or("ADAPTIVE_STATS_PATH is not valid UTF-8")?;
-        let rel = parse_relative(inside)
-            .map_err(|error| format!("ADAPTIVE_STATS_PATH: {}", error.message))?;
-        let root = Root::open(folder).map_err(|error| {
-            format!(
-                "the folder of ADAPTIVE_STATS_PATH cannot be opened: {}",
-                error.kind()
-            )
-        })?;
+        let located = locate_file(
+            &config.adaptive_stats_path,
+            &config.vault_root,
+            "ADAPTIVE_STATS_PATH",
+        )?;
         Ok(StatsFile {
-            root,
-            rel,
+            root: located.root,
+            rel: located.file,
             size: None,
         })
     }

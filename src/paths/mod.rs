@@ -42,3 +42,40 @@ mod write;
 pub use relpath::{parse_relative, RelPath, MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
 pub use root::{Entry, FileInfo, FileKind, Root};
 pub use sweep::{Swept, STALE_TEMP_AGE};
+
+use std::path::{Path, PathBuf};
+
+/// A file the server keeps at a configured path (statistics, memory store, audit log):
+/// the folder opened as its [`Root`], that folder's path, and the file relative to it.
+pub struct LocatedFile {
+    pub folder: PathBuf,
+    pub root: Root,
+    pub file: RelPath,
+}
+
+/// Locates the file at `path`. Inside `vault_root` the vault root is the root, so a
+/// missing `.system/` is created by the same link-refusing walk as any vault write;
+/// elsewhere the file's own folder is. Creates nothing. Errors name `setting`, never the
+/// server path.
+pub fn locate_file(path: &Path, vault_root: &Path, setting: &str) -> Result<LocatedFile, String> {
+    let (folder, inside) = match path.strip_prefix(vault_root) {
+        Ok(inside) => (vault_root, inside),
+        Err(_) => (
+            path.parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            Path::new(path.file_name().unwrap_or_default()),
+        ),
+    };
+    let inside = inside
+        .to_str()
+        .ok_or_else(|| format!("{setting} is not valid UTF-8"))?;
+    let file = parse_relative(inside).map_err(|error| format!("{setting}: {}", error.message))?;
+    let root = Root::open(folder)
+        .map_err(|error| format!("the folder of {setting} cannot be opened: {}", error.kind()))?;
+    Ok(LocatedFile {
+        folder: folder.to_path_buf(),
+        root,
+        file,
+    })
+}

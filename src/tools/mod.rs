@@ -7,6 +7,7 @@ use crate::contract::types::NextAction;
 
 mod find;
 mod manual;
+pub(crate) mod memory;
 mod tooling;
 mod vault;
 

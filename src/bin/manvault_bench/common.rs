@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use manvault::app::App;
 use manvault::config::{Config, RootFlags};
@@ -58,6 +59,16 @@ pub fn ripgrep_version() -> Option<String> {
     let output = Command::new("rg").arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     Some(text.lines().next()?.to_string())
+}
+
+/// The `p`-th percentile of `times` (sorts them).
+pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
+    times.sort_unstable();
+    times[(times.len() * p / 100).min(times.len() - 1)]
+}
+
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
 }
 
 /// An `App` over `manuals`, with its workspace (and vault, unless given) in `workspace`,

@@ -21,7 +21,8 @@ use manvault::app::App;
 use serde_json::{json, Value};
 
 use super::common::{
-    app_for, baseline_runs, call, peak_memory, reset_peak_memory, ripgrep_version, today, Scratch,
+    app_for, baseline_runs, call, millis, peak_memory, percentile, reset_peak_memory,
+    ripgrep_version, today, Scratch,
 };
 
 const KS: [usize; 4] = [1, 5, 10, 20];
@@ -420,15 +421,6 @@ fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> 
         })
         .collect();
     Some(times)
-}
-
-pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
-    times.sort_unstable();
-    times[(times.len() * p / 100).min(times.len() - 1)]
-}
-
-pub fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
 }
 
 pub fn tree_bytes(path: &Path) -> u64 {

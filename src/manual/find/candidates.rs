@@ -61,7 +61,7 @@ pub(super) fn index_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> IndexHi
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
     let mut hits: HashMap<NodeKey, NodeHits> = HashMap::new();
-    let mut found = |pattern: IndexPattern| -> Vec<(NodeKey, u32)> {
+    let found = |pattern: IndexPattern| -> Vec<(NodeKey, u32)> {
         match pattern.sections(&view.searcher, &view.keys, &keep) {
             Ok(found) => found.unwrap_or_default(),
             Err(error) => {
@@ -85,7 +85,12 @@ pub(super) fn index_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> IndexHi
         unit_df[index] = sections.len() as u32;
         if planned.unit.kind.is_strong() {
             for (key, count) in sections {
-                record_unit(hits.entry(key).or_default(), planned.pattern, planned.unit.form(), count);
+                record_unit(
+                    hits.entry(key).or_default(),
+                    planned.pattern,
+                    planned.unit.form(),
+                    count,
+                );
             }
         } else {
             weak.push((planned.pattern, planned.unit.form(), sections));
@@ -126,7 +131,10 @@ pub(super) fn index_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> IndexHi
             node.counts.sort_unstable();
             node.loose_counts.sort_unstable();
             let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
-            node.set_titles(plan.set_normalized(&title.text), plan.set_loose(&title.loose));
+            node.set_titles(
+                plan.set_normalized(&title.text),
+                plan.set_loose(&title.loose),
+            );
             (key, node)
         })
         .collect();

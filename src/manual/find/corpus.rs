@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
-use super::index::{file_id, FileSections, Fields, SectionIndex, Written};
+use super::index::{file_id, Fields, FileSections, SectionIndex, Written};
 use super::links::{extract_references, RawReference};
 use super::resolve::ReferenceGraph;
 use crate::manual::{FileType, ManualFile, ManualIndex};

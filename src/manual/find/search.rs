@@ -22,6 +22,7 @@ use super::stages::{
 };
 use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
+use crate::call::CallContext;
 use crate::manual::{ManualFile, NodeKind};
 
 /// A section becomes a candidate at this score ...
@@ -45,6 +46,9 @@ pub(super) struct Search<'a> {
     pub plan: &'a Plan,
     pub request: &'a FindRequest,
     pub deadline: Instant,
+    /// The call: its cancellation ends the scan as the deadline does; sections scanned
+    /// are its progress.
+    pub call: &'a CallContext,
     pub thresholds: Thresholds,
     pub max_stage: u8,
     pub max_candidates: usize,
@@ -149,7 +153,7 @@ impl Search<'_> {
     /// scan over the best ranked sections (and over every section of files the index does
     /// not hold), until the verified candidates fill the cap or none are left.
     fn stage01(&self, scope: &Scope) -> Stage01 {
-        if Instant::now() >= self.deadline {
+        if self.out_of_time() {
             return Stage01 {
                 scanned: ScanResult {
                     unscanned: scope.clone(),
@@ -171,7 +175,7 @@ impl Search<'_> {
             .cloned()
             .collect();
         if !unindexed.is_empty() {
-            let direct = scan(self.corpus, self.plan, &unindexed, self.deadline);
+            let direct = scan(self.corpus, self.plan, &unindexed, self.deadline, self.call);
             let filter = ScopeFilter::new(self.corpus, &unindexed);
             stage.provisional.retain(|key| !filter.contains(*key));
             let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
@@ -201,16 +205,27 @@ impl Search<'_> {
             }
             next.sort_unstable();
             next.dedup();
-            if Instant::now() >= self.deadline {
+            if self.out_of_time() {
                 stage.left_unverified(&next);
                 break;
             }
             let keys: HashSet<NodeKey> = next.iter().copied().collect();
-            let exact = scan(self.corpus, self.plan, &scope_of(&next), self.deadline);
+            let exact = scan(
+                self.corpus,
+                self.plan,
+                &scope_of(&next),
+                self.deadline,
+                self.call,
+            );
             stage.provisional.retain(|key| !keys.contains(key));
             stage.scanned.replace(&keys, exact);
         }
         stage
+    }
+
+    /// Whether the time budget is spent or the call cancelled.
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline || self.call.is_cancelled()
     }
 
     /// The evidence scores and the fused candidates of Stages 0-1, best first.
@@ -305,7 +320,7 @@ impl Search<'_> {
     }
 
     fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {
-        if Instant::now() >= self.deadline {
+        if self.out_of_time() {
             warnings.push("stage 2 skipped: time budget spent".into());
             return;
         }
@@ -334,7 +349,7 @@ impl Search<'_> {
         warnings: &mut Vec<String>,
         in_scope: &dyn Fn(NodeKey) -> bool,
     ) {
-        if Instant::now() >= self.deadline {
+        if self.out_of_time() {
             warnings.push("stage 3 skipped: time budget spent".into());
             return;
         }

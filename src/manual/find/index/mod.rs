@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST,
-    STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STORED,
+    STRING,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -171,8 +171,7 @@ impl SectionIndex {
                 ),
             }
         }
-        Self::with_index(Index::create_in_ram(schema().0), None)
-            .expect("an index in memory opens")
+        Self::with_index(Index::create_in_ram(schema().0), None).expect("an index in memory opens")
     }
 
     fn open_in(folder: &Path) -> tantivy::Result<SectionIndex> {
@@ -184,9 +183,9 @@ impl SectionIndex {
             Ok(false) => None,
             Ok(true) => Index::open(directory.clone()).ok().filter(|index| {
                 index.schema() == schema
-                    && index.load_metas().is_ok_and(|metas| {
-                        metas.payload.as_deref() == Some(payload().as_str())
-                    })
+                    && index
+                        .load_metas()
+                        .is_ok_and(|metas| metas.payload.as_deref() == Some(payload().as_str()))
             }),
             Err(_) => None,
         };
@@ -194,7 +193,9 @@ impl SectionIndex {
             Some(index) => index,
             None => {
                 if Index::exists(&directory).unwrap_or(true) {
-                    tracing::info!("the section index was written by another version; rebuilding it");
+                    tracing::info!(
+                        "the section index was written by another version; rebuilding it"
+                    );
                     drop(directory);
                     std::fs::remove_dir_all(folder)?;
                     std::fs::create_dir_all(folder)?;
@@ -242,11 +243,6 @@ impl SectionIndex {
 
     pub(crate) fn fields(&self) -> Fields {
         self.fields
-    }
-
-    /// Whether the folder it is kept in (`None`: in memory).
-    pub(crate) fn folder(&self) -> Option<&Path> {
-        self.folder.as_deref()
     }
 
     /// Whether the index holds the sections of this version of the file.

@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(ending, ["catalog", "log", "lolog", "syslog"]);
         let starting: Vec<(&str, u32)> = v.holding("log", Edge::Starting, 10).unwrap();
         assert_eq!(starting, [("log", 0), ("logrotate", 0)]);
-        assert!(v.holding("log", Edge::Inside, 3).is_none(), "over the limit");
+        assert!(
+            v.holding("log", Edge::Inside, 3).is_none(),
+            "over the limit"
+        );
         assert_eq!(v.holding("xyz", Edge::Inside, 3), Some(vec![]));
     }
 }
