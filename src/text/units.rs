@@ -675,4 +675,87 @@ mod tests {
         assert!(word_matches("run apt-get now", 4..11, &joined));
         assert!(!word_matches("apt-getter", 0..7, &joined));
     }
+
+    fn shown_tokens(tokens: &[IndexToken]) -> Vec<String> {
+        tokens
+            .iter()
+            .map(|token| format!("{}@{}", token.text, token.position))
+            .collect()
+    }
+
+    #[test]
+    fn unit_tokens_are_grams_of_the_loose_text_stems_and_joined_forms() {
+        let text = normalize_str("請求・書を apt-get で");
+        let tokens = unit_tokens(&text);
+        assert_eq!(
+            shown_tokens(&tokens),
+            [
+                "請@0",
+                "請求@0",
+                "求@1",
+                "求書@1",
+                "書@2",
+                "書を@2",
+                "apt@4",
+                "apt-get@4",
+                "get@7"
+            ],
+            "the middle dot and spaces are gone from the loose text; で stands alone"
+        );
+        let words = word_tokens(&normalize_str("The apt-get Install"));
+        assert_eq!(
+            shown_tokens(&words),
+            ["the@0", "apt@3", "get@6", "install@9"]
+        );
+        let joined = unit_tokens("a/b.c-d/e");
+        let forms: Vec<&str> = joined
+            .iter()
+            .filter(|t| t.kind == TokenKind::Joined)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(
+            forms,
+            ["a/b", "a/b.c", "a/b.c-d", "b.c", "b.c-d", "b.c-d/e", "c-d", "c-d/e", "d/e"],
+            "windows of two to four words"
+        );
+    }
+
+    /// A text's own units are all found among its index tokens, the way the section
+    /// index looks for them: a Latin unit as its token, a kana or kanji unit as grams at
+    /// consecutive positions.
+    #[test]
+    fn every_unit_of_a_text_is_among_its_index_tokens() {
+        for text in [
+            "フォルダごとの容量を調べる",
+            "毎晩決まった時刻に自作のスクリプトを自動で走らせたい",
+            "ウエッブブラウザーは何を選べばいい",
+            "how do I rotate the log-rotation settings of /etc/skel",
+            "root のパスワード、ＲＡＩＤ１ と ipv6",
+        ] {
+            let normalized = normalize_str(text);
+            let tokens = unit_tokens(&normalized);
+            let has = |text: &str, kind: TokenKind| {
+                tokens.iter().any(|t| t.text == text && t.kind == kind)
+            };
+            for unit in units(&normalized) {
+                let found = match unit.kind {
+                    UnitKind::Word => has(&unit.text, TokenKind::Stem),
+                    UnitKind::Joined => has(&unit.text, TokenKind::Joined),
+                    _ => {
+                        let own = unit_tokens(&unit.text);
+                        let first = own[0].position;
+                        tokens.iter().any(|start| {
+                            own.iter().all(|gram| {
+                                tokens.iter().any(|t| {
+                                    t.text == gram.text
+                                        && t.position + first == start.position + gram.position
+                                })
+                            })
+                        })
+                    }
+                };
+                assert!(found, "{text}: {unit:?}");
+            }
+        }
+    }
 }

@@ -325,6 +325,8 @@ pub struct CorpusCache {
     cache_dir: Option<PathBuf>,
     /// Opened by the first sync.
     sections: Option<SectionIndex>,
+    /// What the last sync wrote to the section index.
+    last_update: Written,
 }
 
 impl CorpusCache {
@@ -334,6 +336,24 @@ impl CorpusCache {
             cache_dir,
             ..CorpusCache::default()
         }
+    }
+
+    /// A cache over an opened section index.
+    pub(crate) fn with_sections(sections: SectionIndex) -> CorpusCache {
+        CorpusCache {
+            sections: Some(sections),
+            ..CorpusCache::default()
+        }
+    }
+
+    /// The section index, once a sync opened it.
+    pub(crate) fn sections(&self) -> Option<&SectionIndex> {
+        self.sections.as_ref()
+    }
+
+    /// What the last sync wrote to the section index.
+    pub(crate) fn last_update(&self) -> Written {
+        self.last_update
     }
 
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
@@ -397,7 +417,7 @@ impl CorpusCache {
         let sections = self
             .sections
             .get_or_insert_with(|| SectionIndex::open(self.cache_dir.as_deref()));
-        update_sections(sections, &files, &file_refs, progress);
+        self.last_update = update_sections(sections, &files, &file_refs, progress);
         let (sections, unindexed) = view(sections, &files, &file_refs);
         let corpus = Arc::new(Corpus {
             generation: index.generation(),
@@ -422,7 +442,7 @@ fn update_sections(
     files: &[CorpusFile],
     manual_files: &[&ManualFile],
     progress: &mut dyn FnMut(Written),
-) {
+) -> Written {
     let stale: Vec<usize> = (0..files.len())
         .filter(|&at| !sections.holds(&files[at].manual_id, manual_files[at]))
         .collect();
@@ -435,7 +455,7 @@ fn update_sections(
         .filter(|id| !current.contains(id))
         .collect();
     if stale.is_empty() && removed.is_empty() {
-        return;
+        return Written::default();
     }
     let entries = stale.iter().map(|&at| FileSections {
         manual_id: &files[at].manual_id,
@@ -443,17 +463,23 @@ fn update_sections(
         derived: &files[at].derived,
     });
     match sections.update(entries, &removed, progress) {
-        Ok(written) => tracing::info!(
-            files = written.files,
-            sections = written.sections,
-            removed = removed.len(),
-            "section index updated"
-        ),
-        Err(error) => tracing::warn!(
-            error = %error,
-            files = stale.len(),
-            "the section index could not be updated; those files are scanned directly"
-        ),
+        Ok(written) => {
+            tracing::info!(
+                files = written.files,
+                sections = written.sections,
+                removed = removed.len(),
+                "section index updated"
+            );
+            written
+        }
+        Err(error) => {
+            tracing::warn!(
+                error = %error,
+                files = stale.len(),
+                "the section index could not be updated; those files are scanned directly"
+            );
+            Written::default()
+        }
     }
 }
 

@@ -21,7 +21,7 @@ mod candidates;
 pub mod corpus;
 mod fuse;
 pub mod hits;
-pub(crate) mod index;
+pub mod index;
 pub mod integrate;
 pub mod links;
 pub mod plan;
@@ -371,6 +371,46 @@ impl Finder {
         ))
         .with_details(json!({ "pointer": "/max_stage", "value": stage, "accepted": accepted, "setting": "HARD_MAX_STAGE" })))
     }
+}
+
+/// What `manvault index` reports of the section index.
+#[derive(Debug, Clone, Copy)]
+pub struct SectionIndexBuilt {
+    /// Files, sections and bytes of text indexed now.
+    pub files: u64,
+    pub sections: u64,
+    pub bytes: u64,
+    /// Files whose sections the index already held.
+    pub current: u64,
+    pub disk_bytes: u64,
+}
+
+/// Brings the section index under `cache_dir` in line with `index` (`manvault index`);
+/// `progress` gets the running totals. An error says why the index cannot be kept there
+/// or was not completed.
+pub fn build_section_index(
+    cache_dir: &std::path::Path,
+    index: &ManualIndex,
+    progress: &mut dyn FnMut(self::index::Written),
+) -> Result<SectionIndexBuilt, String> {
+    let sections = self::index::SectionIndex::open_on_disk(cache_dir)
+        .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?;
+    let mut cache = CorpusCache::with_sections(sections);
+    let corpus = cache.sync_reporting(index, progress);
+    if !corpus.unindexed.is_empty() {
+        return Err(format!(
+            "{} files could not be indexed (the log says why); a server scans them directly",
+            corpus.unindexed.len()
+        ));
+    }
+    let written = cache.last_update();
+    Ok(SectionIndexBuilt {
+        files: written.files,
+        sections: written.sections,
+        bytes: written.bytes,
+        current: corpus.files.len() as u64 - written.files,
+        disk_bytes: cache.sections().map_or(0, |s| s.disk_bytes()),
+    })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -68,7 +68,7 @@ impl DocKeys {
     /// The section document `doc` of segment `segment` is, if it is one of the corpus.
     pub(crate) fn key(&self, segment: usize, doc: DocId) -> Option<NodeKey> {
         let packed = *self.segments.get(segment)?.get(doc as usize)?;
-        (packed != NONE).then(|| NodeKey {
+        (packed != NONE).then_some(NodeKey {
             file: (packed >> 32) as u32,
             node: packed as u32,
         })

@@ -53,6 +53,10 @@ pub(crate) enum IndexPattern {
     Inexpressible,
 }
 
+/// A constraint's postings in one segment: its document frequency (the rarest drives
+/// the intersection), each option's postings with its position shift, and its offset.
+type OpenedConstraint = (u32, Vec<(SegmentPostings, u32)>, u32);
+
 impl IndexPattern {
     /// A normalised literal, found as a substring of the normalised or loose text.
     pub(crate) fn literal(normalized: &str, fields: &Fields, vocabulary: &Vocabulary) -> Self {
@@ -144,7 +148,7 @@ impl IndexPattern {
         let mut found = Vec::new();
         for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
             let keep_doc = |doc: DocId| keys.key(segment_ord, doc).filter(|key| keep(*key));
-            let mut opened: Vec<(u32, Vec<(SegmentPostings, u32)>, u32)> = Vec::new();
+            let mut opened: Vec<OpenedConstraint> = Vec::new();
             for constraint in constraints {
                 let inverted = segment.inverted_index(constraint.field)?;
                 let mut postings = Vec::new();

@@ -14,7 +14,8 @@
 //! changed are indexed again. Each commit carries the format and tokenizer versions as
 //! its payload; an index written with others is rebuilt, never read with terms the
 //! queries would not look for. tantivy writes segments first and switches `meta.json`
-//! atomically at a commit, and a build commits every [`COMMIT_EVERY_BYTES`], so a process
+//! atomically at a commit, and a build commits every [`COMMIT_EVERY_BYTES`] or
+//! [`COMMIT_EVERY`], so a process
 //! killed while indexing leaves the last commit intact: the next start finds it, and
 //! indexes only the files it does not hold yet. When `CACHE_DIR` cannot be used the index
 //! is kept in memory (with a warning), which is also what tests and `ManualIndex::build`
@@ -50,8 +51,10 @@ use crate::text::units::INDEX_TOKENS_VERSION;
 const FORMAT_VERSION: u32 = 1;
 /// Folder under `CACHE_DIR`.
 const FOLDER: &str = "sections";
-/// A build commits after this much text, so a kill loses at most this much work.
+/// A build commits after this much text or this much time, whichever comes first, so a
+/// kill loses at most that much work.
 const COMMIT_EVERY_BYTES: usize = 32 << 20;
+const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// Indexing memory of all writer threads together.
 const WRITER_BUDGET_BYTES: usize = 48 << 20;
 /// Writer threads at most (tantivy needs 15 MB of budget a thread).
@@ -132,7 +135,9 @@ pub(crate) struct FileSections<'a> {
 
 /// How far an update is, for a progress report.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Written {
+pub struct Written {
+    /// Files this update indexes.
+    pub total_files: u64,
     pub files: u64,
     pub sections: u64,
     pub bytes: u64,
@@ -172,6 +177,11 @@ impl SectionIndex {
             }
         }
         Self::with_index(Index::create_in_ram(schema().0), None).expect("an index in memory opens")
+    }
+
+    /// The index in `cache_dir`, an error when it cannot be kept there.
+    pub(crate) fn open_on_disk(cache_dir: &Path) -> tantivy::Result<SectionIndex> {
+        Self::open_in(&cache_dir.join(FOLDER))
     }
 
     fn open_in(folder: &Path) -> tantivy::Result<SectionIndex> {
@@ -245,6 +255,23 @@ impl SectionIndex {
         self.fields
     }
 
+    /// Bytes of the index's files on disk (0 in memory).
+    pub(crate) fn disk_bytes(&self) -> u64 {
+        let Some(folder) = &self.folder else {
+            return 0;
+        };
+        std::fs::read_dir(folder)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter_map(|entry| entry.metadata().ok())
+                    .filter(|meta| meta.is_file())
+                    .map(|meta| meta.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
     /// Whether the index holds the sections of this version of the file.
     pub(crate) fn holds(&self, manual_id: &str, file: &ManualFile) -> bool {
         self.indexed.get(&file_id(manual_id, file.path())) == Some(&file.version())
@@ -261,11 +288,11 @@ impl SectionIndex {
     }
 
     /// Replaces the sections of `files` and drops those of the files `removed` (by
-    /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] and at the end; `progress` gets
+    /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] or [`COMMIT_EVERY`] and at the end; `progress` gets
     /// the running totals after each file.
     pub(crate) fn update<'a>(
         &mut self,
-        files: impl Iterator<Item = FileSections<'a>>,
+        files: impl ExactSizeIterator<Item = FileSections<'a>>,
         removed: &[u64],
         progress: &mut dyn FnMut(Written),
     ) -> tantivy::Result<Written> {
@@ -280,8 +307,12 @@ impl SectionIndex {
             writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
             pending.push((id, None));
         }
-        let mut written = Written::default();
+        let mut written = Written {
+            total_files: files.len() as u64,
+            ..Written::default()
+        };
         let mut since_commit = 0;
+        let mut committed = std::time::Instant::now();
         for entry in files {
             let id = file_id(entry.manual_id, entry.file.path());
             writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
@@ -291,9 +322,10 @@ impl SectionIndex {
             written.sections += entry.derived.node_count() as u64;
             written.bytes += bytes as u64;
             since_commit += bytes;
-            if since_commit >= COMMIT_EVERY_BYTES {
+            if since_commit >= COMMIT_EVERY_BYTES || committed.elapsed() >= COMMIT_EVERY {
                 self.commit(&mut writer, &mut pending)?;
                 since_commit = 0;
+                committed = std::time::Instant::now();
             }
             progress(written);
         }
@@ -363,3 +395,6 @@ fn refuse_symlink(folder: &Path) -> std::io::Result<()> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests;
