@@ -263,6 +263,21 @@ impl Finder {
         lock(&self.corpus).sync(index)
     }
 
+    /// [`Self::corpus`], reporting the files the section index update writes as the
+    /// call's progress: a first search over a large manual set builds the whole index,
+    /// and the client sees it advance rather than a silent minute.
+    fn corpus_for(&self, index: &ManualIndex, call: &CallContext) -> Arc<Corpus> {
+        let mut reported: Option<u64> = None;
+        lock(&self.corpus).sync_reporting(index, &mut |written| {
+            let done = reported.get_or_insert_with(|| {
+                call.expect_work(written.total_files, "files");
+                0
+            });
+            call.work_done(written.files - *done);
+            *done = written.files;
+        })
+    }
+
     /// The synonym dictionary, reloaded when the user file changed since the last load.
     fn synonyms(&self) -> Arc<Synonyms> {
         let path = self.settings.synonyms_path.as_deref();
@@ -309,7 +324,10 @@ impl Finder {
         if let Some(id) = &manual_id {
             index.files(Some(id))?;
         }
-        let corpus = self.corpus(index);
+        let corpus = self.corpus_for(index, call);
+        // The budget bounds the search, not the index update before it: a first search
+        // that builds the section index of a large manual set still searches.
+        let searching = Instant::now();
         let listed = index.files(None)?;
         let files: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
         let plan = Plan::new(
@@ -317,7 +335,8 @@ impl Finder {
             &self.synonyms(),
             &request.also,
         );
-        let deadline = started + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
+        let deadline =
+            searching + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
         let max_candidates = request
             .max_candidates
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
