@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use manvault::config::{Config, RootFlags};
-use manvault::embed::sections::{SectionVectors, Unavailable};
+use manvault::manual::vectors::{SectionVectors, Unavailable};
 use manvault::manual::ManualIndex;
 
 use crate::support::python::venv_python;

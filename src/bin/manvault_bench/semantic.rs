@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use manvault::app::App;
 use manvault::config::{Config, EmbeddingPrefixes, EmbeddingsConfig, RootFlags};
-use manvault::embed::sections::{
+use manvault::manual::vectors::{
     PassageShape, QueryVector, SectionSettings, SectionVectors, SemanticHit, DEFAULT_PASSAGE,
 };
 use manvault::embed::{Embedder, OpenAiEmbedder};

@@ -6,7 +6,7 @@
 //!   [`PassageShape::body_chars`] characters. The cut is a measured trade (README,
 //!   "Semantic recall"): embedding cost grows with the text, and so does recall.
 //! * **Incremental**: sections are re-derived only for files whose generation moved; a
-//!   section's vector is keyed by the hash of its passage ([`super::store`]), so an
+//!   section's vector is keyed by the hash of its passage ([`crate::embed::store`]), so an
 //!   unchanged section is never embedded twice, in one run or across restarts.
 //! * **Background**: [`SectionVectors::start`] runs a worker thread that takes a few
 //!   missing passages at a time, embeds them with no lock held, stores them and publishes
@@ -31,11 +31,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use super::quantized::{Arena, Quantized};
-use super::store::{content_hash, Space, VectorStore};
-use super::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
+use super::{ManualFile, ManualIndex, NodeKind};
 use crate::config::Config;
-use crate::manual::{ManualFile, ManualIndex, NodeKind};
+use crate::embed::quantized::{Arena, Quantized};
+use crate::embed::store::{content_hash, Space, VectorStore};
+use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
 
 /// How long a batch of passages may take (a slow CPU embedding 8 long passages).
 const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
