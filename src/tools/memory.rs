@@ -143,8 +143,8 @@ fn items(
 impl MemoryTools for App {
     fn pce_memory_activate(
         &self,
-        context: &CallContext,
         input: PceMemoryActivateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryActivateOutput> {
         self.memory_call(
             context,
@@ -193,8 +193,8 @@ impl MemoryTools for App {
 
     fn pce_memory_search(
         &self,
-        context: &CallContext,
         input: PceMemorySearchInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemorySearchOutput> {
         self.memory_call(
             context,
@@ -228,8 +228,8 @@ impl MemoryTools for App {
 
     fn pce_memory_upsert(
         &self,
-        context: &CallContext,
         input: PceMemoryUpsertInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryUpsertOutput> {
         self.memory_call(
             context,
@@ -265,8 +265,8 @@ impl MemoryTools for App {
 
     fn pce_memory_feedback(
         &self,
-        context: &CallContext,
         input: PceMemoryFeedbackInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryFeedbackOutput> {
         self.memory_call(
             context,
@@ -290,8 +290,8 @@ impl MemoryTools for App {
 
     fn pce_memory_boundary_validate(
         &self,
-        context: &CallContext,
         input: PceMemoryBoundaryValidateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryBoundaryValidateOutput> {
         self.memory_call(
             context,
@@ -327,8 +327,8 @@ impl MemoryTools for App {
 
     fn pce_memory_policy_apply(
         &self,
-        context: &CallContext,
         input: PceMemoryPolicyApplyInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryPolicyApplyOutput> {
         self.memory_call(
             context,
@@ -375,8 +375,8 @@ impl MemoryTools for App {
 
     fn pce_memory_state(
         &self,
-        context: &CallContext,
         input: PceMemoryStateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryStateOutput> {
         self.memory_call(
             context,

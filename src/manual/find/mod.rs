@@ -48,6 +48,7 @@ use self::search::{log_outcome, Search};
 pub use self::semantic::SemanticReport;
 use self::semantic::SemanticSearch;
 use self::trace::{Cutoff, Place, TraceStore};
+use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::vectors::SectionVectors;
 use crate::manual::{ManualFile, ManualIndex};
@@ -316,8 +317,13 @@ impl Finder {
         }
     }
 
-    /// Runs `manual_find`.
-    pub fn find(&self, index: &ManualIndex, request: &FindRequest) -> ToolResult<FindOutcome> {
+    /// Runs `manual_find`; `call` can cut the scan short (see `scan`).
+    pub fn find(
+        &self,
+        index: &ManualIndex,
+        request: &FindRequest,
+        call: &CallContext,
+    ) -> ToolResult<FindOutcome> {
         let started = Instant::now();
         let max_stage = self.max_stage(request.max_stage)?;
         let base = match &request.only_unscanned_from {
@@ -358,6 +364,7 @@ impl Finder {
                 plan: &plan,
                 request,
                 deadline,
+                call,
                 thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
                 max_stage,
                 semantic: semantic.as_ref(),

@@ -63,7 +63,7 @@ fn semantic_finder(stub: &Arc<StubEmbedder>, index: &ManualIndex) -> Finder {
 /// derivation of the corpus and synonyms (seconds in a debug build on a loaded machine).
 fn warmed(finder: Finder, index: &ManualIndex) -> Finder {
     finder
-        .find(index, &request("fonts"))
+        .find(index, &request("fonts"), &CallContext::local())
         .expect("warm-up search");
     finder
 }
@@ -74,13 +74,13 @@ fn a_section_worded_unlike_the_query_is_found_by_meaning_alone() {
     let query = request("端末でコピペする");
 
     let lexical = Finder::new(settings());
-    let without = lexical.find(&index, &query).unwrap();
+    let without = lexical.find(&index, &query, &CallContext::local()).unwrap();
     assert_eq!(without.summary.candidates, 0);
     assert_eq!(without.summary.semantic, None);
     assert_eq!(without.summary.signal_coverage.semantic, None);
 
     let finder = semantic_finder(&stub(), &index);
-    let outcome = finder.find(&index, &query).unwrap();
+    let outcome = finder.find(&index, &query, &CallContext::local()).unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(places(&candidates)[0], "terminal.md:3", "{candidates:?}");
     assert_eq!(signals_of(&candidates, "terminal.md:3"), ["semantic"]);
@@ -105,7 +105,9 @@ fn a_section_worded_unlike_the_query_is_found_by_meaning_alone() {
 fn a_candidate_found_by_words_and_meaning_carries_both_signals() {
     let (_dir, index) = index(MANUALS);
     let finder = semantic_finder(&stub(), &index);
-    let outcome = finder.find(&index, &request("clipboard")).unwrap();
+    let outcome = finder
+        .find(&index, &request("clipboard"), &CallContext::local())
+        .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(places(&candidates)[0], "terminal.md:3");
     let signals = signals_of(&candidates, "terminal.md:3");
@@ -124,7 +126,9 @@ fn a_provider_that_is_down_leaves_a_lexical_answer_with_a_warning() {
     let finder = warmed(semantic_finder(&stub, &index), &index);
     *stub.down.lock().unwrap() = Some(EmbedErrorKind::Unreachable);
     let started = Instant::now();
-    let outcome = finder.find(&index, &request("clipboard コピペ")).unwrap();
+    let outcome = finder
+        .find(&index, &request("clipboard コピペ"), &CallContext::local())
+        .unwrap();
     assert!(started.elapsed() < Duration::from_secs(2));
     let report = outcome
         .summary
@@ -156,7 +160,9 @@ fn a_slow_provider_costs_a_search_at_most_the_query_timeout() {
     let finder = warmed(semantic_finder(&stub, &index), &index);
     stub.delay_ms.store(5_000, Ordering::SeqCst);
     let started = Instant::now();
-    let outcome = finder.find(&index, &request("clipboard")).unwrap();
+    let outcome = finder
+        .find(&index, &request("clipboard"), &CallContext::local())
+        .unwrap();
     let elapsed = started.elapsed();
     assert!(
         elapsed >= QUERY_TIMEOUT && elapsed < QUERY_TIMEOUT * 4,
@@ -166,7 +172,9 @@ fn a_slow_provider_costs_a_search_at_most_the_query_timeout() {
     assert!(warning.contains("EMBEDDINGS_TIMEOUT_MS"), "{warning}");
     // Then queries leave the provider alone for a while: no wait at all.
     let started = Instant::now();
-    let again = finder.find(&index, &request("clipboard")).unwrap();
+    let again = finder
+        .find(&index, &request("clipboard"), &CallContext::local())
+        .unwrap();
     assert!(started.elapsed() < QUERY_TIMEOUT);
     assert!(again
         .summary
@@ -191,7 +199,9 @@ fn sections_not_embedded_yet_are_counted_and_the_rest_are_searched() {
     assert!(vectors.fill(&index, &mut |_| {}).is_err());
     *stub.down.lock().unwrap() = None;
     let finder = Finder::with_vectors(settings(), Some(vectors));
-    let outcome = finder.find(&index, &request("電源を切る")).unwrap();
+    let outcome = finder
+        .find(&index, &request("電源を切る"), &CallContext::local())
+        .unwrap();
     let report = outcome.summary.semantic.clone().unwrap();
     assert!(report.used && report.pending_sections == 2, "{report:?}");
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
@@ -210,6 +220,7 @@ fn a_search_in_one_manual_lists_no_section_of_another() {
                 request.manual_id = Some("rules".to_owned());
                 request.max_stage = Some(3);
             }),
+            &CallContext::local(),
         )
         .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
