@@ -346,12 +346,9 @@ impl SectionVectors {
                 break;
             }
             let mut attempt = 1;
-            loop {
+            let stored = loop {
                 match shared.embed_batch(&batch) {
-                    Ok(stored) => {
-                        embedded += stored;
-                        break;
-                    }
+                    Ok(stored) => break stored,
                     Err(error) if error.retryable() && attempt < FILL_ATTEMPTS => {
                         std::thread::sleep(backoff(attempt));
                         attempt += 1;
@@ -361,8 +358,14 @@ impl SectionVectors {
                         return Err(error);
                     }
                 }
+            };
+            // A batch that stored nothing learnt the vector space: the counts wait for
+            // the sync that follows (until then every section looks pending, and the
+            // cached ones would then look embedded at once, making the time left short).
+            if stored > 0 {
+                embedded += stored;
+                progress(shared.progress(embedded));
             }
-            progress(shared.progress(embedded));
         }
         shared.compact();
         Ok(shared.progress(embedded))

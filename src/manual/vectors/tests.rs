@@ -95,6 +95,29 @@ fn fill_embeds_each_distinct_passage_once_and_a_restart_reuses_the_cache() {
     assert!(restarted.cache_file_bytes().unwrap() > 0);
 }
 
+/// `manvault index` computes the time left from the first report on: after a restart,
+/// cached sections must never be reported as pending (they would look embedded at once).
+#[test]
+fn fill_after_a_restart_never_reports_cached_sections_as_pending() {
+    let root = manuals();
+    let cache = tempfile::tempdir().unwrap();
+    let mut index = ManualIndex::build(root.path()).unwrap();
+    let stub = Arc::new(StubEmbedder::default());
+    fill(&vectors(&stub, Some(cache.path())), &index);
+    std::fs::write(root.path().join("m/new.md"), "# New\n\nFresh words.\n").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(index.refresh().unwrap());
+    let mut seen = Vec::new();
+    let done = vectors(&stub, Some(cache.path()))
+        .fill(&index, &mut |progress| seen.push(progress))
+        .unwrap();
+    assert_eq!((done.sections, done.embedded), (8, 1));
+    assert!(
+        seen.iter().all(|progress| progress.pending <= 1),
+        "{seen:?}"
+    );
+}
+
 #[test]
 fn an_edited_section_alone_is_embedded_again() {
     let root = manuals();
