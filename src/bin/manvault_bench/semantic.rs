@@ -271,16 +271,7 @@ impl SemanticRun {
 
     /// One line: what indexing cost.
     pub fn describe(&self) -> String {
-        let cost = &self.fill;
-        format!(
-            "index (embed sections): {} sections, {} passages embedded now in {:.0} s ({:.0} s/MB of manual text with an empty cache); cache file {:.2} MB, vectors in memory {:.2} MB",
-            cost.sections,
-            cost.embedded,
-            cost.seconds,
-            cost.seconds_per_mb(),
-            cost.cache_bytes as f64 / 1e6,
-            cost.vector_bytes as f64 / 1e6,
-        )
+        format!("index (embed sections): {}", self.fill.describe())
     }
 }
 
@@ -326,6 +317,19 @@ struct FillCost {
 impl FillCost {
     fn seconds_per_mb(&self) -> f64 {
         self.seconds / (self.corpus_bytes as f64 / 1e6)
+    }
+
+    /// What embedding the sections cost, in one sentence of a report.
+    fn describe(&self) -> String {
+        format!(
+            "{} sections ({} distinct passages embedded now) in {:.0} s = {:.0} s/MB of manual text; cache file {:.2} MB; vectors in memory {:.2} MB",
+            self.sections,
+            self.embedded,
+            self.seconds,
+            self.seconds_per_mb(),
+            self.cache_bytes as f64 / 1e6,
+            self.vector_bytes as f64 / 1e6,
+        )
     }
 }
 
@@ -402,14 +406,9 @@ impl Bench {
         let (shape, cost, semantic, mut latencies) = detailed.expect("at least one shape");
         print_recall_tables(shape, &queries, &lexical, &semantic);
         println!(
-            "\nCost ({}): {} sections ({} distinct passages embedded with an empty cache) in {:.0} s = {:.0} s/MB of manual text; cache file {:.2} MB; vectors in memory {:.2} MB; query embedding p50 {:.0} ms, p95 {:.0} ms.",
+            "\nCost ({}): {}; query embedding p50 {:.0} ms, p95 {:.0} ms.",
             shape_name(shape),
-            cost.sections,
-            cost.embedded,
-            cost.seconds,
-            cost.seconds_per_mb(),
-            cost.cache_bytes as f64 / 1e6,
-            cost.vector_bytes as f64 / 1e6,
+            cost.describe(),
             millis(percentile(&mut latencies, 50)),
             millis(percentile(&mut latencies, 95)),
         );
