@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::manual::find::build_section_index;
+use crate::manual::vectors::SectionVectors;
 use crate::manual::ManualIndex;
 use crate::progress::ProgressLog;
 
@@ -28,10 +29,16 @@ pub(super) struct Step {
 }
 
 /// The steps, in the order they run.
-pub(super) const STEPS: &[Step] = &[Step {
-    name: "section index",
-    run: index_sections,
-}];
+pub(super) const STEPS: &[Step] = &[
+    Step {
+        name: "section index",
+        run: index_sections,
+    },
+    Step {
+        name: "embed sections",
+        run: embed_sections,
+    },
+];
 
 /// Where a step reports how far it is.
 pub(super) struct Meter {
@@ -140,5 +147,31 @@ fn index_sections(
         built.bytes as f64 / 1e6,
         built.current,
         built.disk_bytes as f64 / 1e6
+    ))
+}
+
+/// Embeds every section not in the vector cache yet (semantic recall); nothing to do
+/// without `EMBEDDINGS_URL`.
+fn embed_sections(
+    config: &Config,
+    index: &ManualIndex,
+    meter: &mut Meter,
+) -> Result<String, String> {
+    let Some(vectors) = SectionVectors::from_config(config) else {
+        return Ok("nothing to do: EMBEDDINGS_URL is unset, semantic recall is off".to_owned());
+    };
+    let done = vectors
+        .fill(index, &mut |progress| {
+            let total = progress.sections as u64;
+            meter.update(total - progress.pending as u64, total, "sections");
+        })
+        .map_err(|error| format!("{error} (what was embedded so far stays cached)"))?;
+    let cache = vectors.cache_file_bytes().map_or(
+        "in memory only: CACHE_DIR is not usable".to_owned(),
+        |bytes| format!("cache {:.2} MB", bytes as f64 / 1e6),
+    );
+    Ok(format!(
+        "{} sections ({} passages embedded now, the others cached or shared); {cache}",
+        done.sections, done.embedded
     ))
 }

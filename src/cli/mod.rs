@@ -72,7 +72,8 @@ enum Command {
     #[command(after_help = help::settings())]
     Stats(RootArgs),
     /// Build the caches a server would otherwise fill itself (the section index under
-    /// CACHE_DIR), with a progress bar; exit 1 when a step failed
+    /// CACHE_DIR; section vectors when EMBEDDINGS_URL is set), with a progress bar; exit 1
+    /// when a step failed
     #[command(after_help = help::settings())]
     Index(RootArgs),
 }

@@ -44,6 +44,7 @@ pub(crate) fn rank_units(
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
+        marks: Signals::default(),
     };
     if plan.units.is_empty() {
         return source;

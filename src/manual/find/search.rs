@@ -10,12 +10,13 @@ use std::time::Instant;
 use super::actions::{next_actions, Situation};
 use super::candidates::{index_hits, ScopeFilter};
 use super::corpus::{Corpus, NodeKey};
-use super::fuse::fuse;
+use super::fuse::{fuse, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
 use super::scan::{scan, ScanResult, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
+use super::semantic::SemanticSearch;
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
@@ -52,6 +53,8 @@ pub(super) struct Search<'a> {
     pub thresholds: Thresholds,
     pub max_stage: u8,
     pub max_candidates: usize,
+    /// The `semantic` source, when semantic recall is on.
+    pub semantic: Option<&'a SemanticSearch<'a>>,
 }
 
 /// Stages 0-1 over a scope: the hits of every section with evidence, exact for the
@@ -152,7 +155,7 @@ impl Search<'_> {
     /// Stages 0-1 over `scope`: the section index's provisional hits, then rounds of the
     /// scan over the best ranked sections (and over every section of files the index does
     /// not hold), until the verified candidates fill the cap or none are left.
-    fn stage01(&self, scope: &Scope) -> Stage01 {
+    fn stage01(&self, scope: &Scope, extra: &[RankedSource]) -> Stage01 {
         if self.out_of_time() {
             return Stage01 {
                 scanned: ScanResult {
@@ -183,7 +186,7 @@ impl Search<'_> {
         }
         let batch = self.max_candidates * VERIFY_PER_CANDIDATE;
         for _ in 0..VERIFY_ROUNDS {
-            let (scored, candidates) = self.fused(&stage);
+            let (scored, candidates) = self.fused(&stage, extra);
             let verified = candidates
                 .iter()
                 .filter(|c| !stage.provisional.contains(&c.key))
@@ -229,33 +232,50 @@ impl Search<'_> {
     }
 
     /// The evidence scores and the fused candidates of Stages 0-1, best first.
-    fn fused(&self, stage: &Stage01) -> (Vec<Scored>, Vec<Candidate>) {
+    fn fused(&self, stage: &Stage01, extra: &[RankedSource]) -> (Vec<Scored>, Vec<Candidate>) {
         let scored = score_all(self.plan, self.corpus, &stage.scanned);
-        let sources = [rank_units(
+        let mut sources = vec![rank_units(
             self.plan,
             self.corpus,
             &stage.scanned,
             Some(&stage.unit_df),
         )];
+        sources.extend(extra.iter().cloned());
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         (scored, candidates)
     }
 
     pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
-        let mut stage = self.stage01(&scope);
+        let mut warnings = Vec::new();
+        // The semantic source joins every fusion, so the verification rounds also check
+        // the sections it ranks high.
+        let mut extra = Vec::new();
+        if let Some(semantic) = self.semantic {
+            extra.extend(semantic.source(self.corpus, self.files, &scope));
+            if let Some(warning) = semantic.report().warning {
+                warnings.push(format!("semantic signal missing: {warning}"));
+            }
+        }
+        let mut stage = self.stage01(&scope, &extra);
         let Verified {
             mut candidates,
             scored,
             overflow,
-        } = self.verified(&stage);
-        let mut warnings = Vec::new();
+        } = self.verified(&stage, &extra);
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
         self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
+        // Sections found by meaning alone are thin evidence: Stage 4's conditions (too
+        // few candidates, one file, no exception) look at the others.
+        let evident: Vec<Candidate> = candidates
+            .iter()
+            .filter(|c| !c.by_meaning_only())
+            .cloned()
+            .collect();
         let mut result = SearchResult {
             escalations: escalations(
-                &candidates,
+                &evident,
                 self.plan.query.intent,
                 self.thresholds.candidate_low,
                 self.thresholds.file_bias,
@@ -286,8 +306,8 @@ impl Search<'_> {
                 }
             } else {
                 let widened_scored = outside.map(|outside| {
-                    stage.merge(self.stage01(&outside));
-                    self.verified(&stage).scored
+                    stage.merge(self.stage01(&outside, &[]));
+                    self.verified(&stage, &[]).scored
                 });
                 let all_scored = widened_scored.as_deref().unwrap_or(&scored);
                 self.stage4(all_scored, &mut result);
@@ -304,8 +324,8 @@ impl Search<'_> {
 
     /// The fused candidates and evidence scores of the sections the scan verified, and
     /// the provisional candidates beyond them.
-    fn verified(&self, stage: &Stage01) -> Verified {
-        let (scored, candidates) = self.fused(stage);
+    fn verified(&self, stage: &Stage01, extra: &[RankedSource]) -> Verified {
+        let (scored, candidates) = self.fused(stage, extra);
         let (candidates, provisional): (Vec<Candidate>, Vec<Candidate>) = candidates
             .into_iter()
             .partition(|c| !stage.provisional.contains(&c.key));
@@ -469,7 +489,7 @@ fn scope_of(keys: &[NodeKey]) -> Scope {
         .collect()
 }
 
-fn in_scope(scope: &Scope, key: NodeKey) -> bool {
+pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
     scope.iter().any(|(file, nodes)| {
         *file == key.file
             && nodes
@@ -617,6 +637,7 @@ impl SearchResult {
                 synonym: count(Signals::SYNONYM),
                 exceptions: count(Signals::EXCEPTIONS),
                 reference: count(Signals::REFERENCE.with(Signals::LINK_TEXT)),
+                semantic: search.semantic.map(|_| count(Signals::SEMANTIC)),
             },
             file_bias_ratio: verdict.file_bias,
             conflict_count: verdict.conflicts.len(),
@@ -624,6 +645,7 @@ impl SearchResult {
             sufficiency_score: verdict.sufficiency,
             integration_status: verdict.status,
             cutoff_reason: cutoff,
+            semantic: search.semantic.map(SemanticSearch::report),
         }
     }
 }
@@ -718,6 +740,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
                 ("synonym", coverage.synonym),
                 ("exceptions", coverage.exceptions),
                 ("reference", coverage.reference),
+                ("semantic", coverage.semantic.unwrap_or(0)),
             ],
             warnings = ?outcome.warnings,
             "manual_find escalated"
