@@ -486,7 +486,7 @@ impl Ord for Score {
 }
 
 /// The pause before attempt `attempt + 1`: 1 s, 2 s, 4 s, … up to [`MAX_BACKOFF`].
-fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     Duration::from_secs(1u64 << attempt.saturating_sub(1).min(6)).min(MAX_BACKOFF)
 }
 

@@ -12,10 +12,14 @@ use super::policy::{self, Applied, Change, Policy};
 use super::store::{internal, schema_version};
 use super::{Call, Memory};
 use crate::contract::types::{MemoryKind, MemoryScope};
+use crate::embed::sections::ProviderState;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 
 /// What `expected_version` says when no policy was ever applied.
 pub(crate) const NO_POLICY: &str = "none";
+/// `vector_model` before the embeddings server first answered (and without
+/// `EMBEDDINGS_MODEL`).
+const UNKNOWN_MODEL: &str = "unknown";
 
 pub(crate) struct ApplyRequest<'a> {
     pub yaml: &'a str,
@@ -61,10 +65,26 @@ pub(crate) struct State {
     pub by_class: [u64; 4],
     pub active_contexts: u64,
     pub vector_model: String,
+    pub vectors: VectorState,
     pub schema_version: i64,
     pub journal_mode: String,
     pub size_bytes: u64,
     pub busy_timeout_ms: u64,
+}
+
+/// The claim vectors as this process holds them.
+pub(crate) struct VectorState {
+    /// The built-in lexical `hashgram-v1-d384` (no embeddings server configured).
+    pub builtin: bool,
+    /// Whether the provider answered last time it was asked.
+    pub provider: ProviderState,
+    /// Calls skip the provider for a while after a timeout.
+    pub paused: bool,
+    /// Dimensions of the model's vectors, once known.
+    pub dims: Option<usize>,
+    /// Claims with a vector of the model, and without one yet.
+    pub embedded: u64,
+    pub pending: u64,
 }
 
 /// Compares in time independent of where the strings first differ.
@@ -342,6 +362,11 @@ impl Memory {
                 ))
             })?;
         call.facts.decision = Some("report");
+        let (space, indexed, pending) = {
+            let index = self.current_index()?;
+            (index.space().cloned(), index.len(), index.pending())
+        };
+        let provider = &self.vectors.provider;
         Ok(State {
             policy_version,
             total: counts.iter().map(|row| row.3).sum(),
@@ -366,7 +391,19 @@ impl Memory {
             ),
             by_class: tally(super::boundary::CLASSES, &counts, 2),
             active_contexts,
-            vector_model: self.embedder.model_id().to_string(),
+            vector_model: space
+                .as_ref()
+                .map(|space| space.model.clone())
+                .or_else(|| provider.configured_model.clone())
+                .unwrap_or_else(|| UNKNOWN_MODEL.to_owned()),
+            vectors: VectorState {
+                builtin: provider.builtin,
+                provider: provider.state(),
+                paused: provider.paused(),
+                dims: space.map(|space| space.dims),
+                embedded: (indexed - pending) as u64,
+                pending: pending as u64,
+            },
             schema_version,
             journal_mode,
             size_bytes,
