@@ -13,7 +13,12 @@ use super::store::{internal, schema_version};
 use super::{Call, Memory};
 use crate::contract::types::{MemoryKind, MemoryScope};
 use crate::embed::sections::ProviderState;
+use crate::embed::Role;
 use crate::error::{MemoryCode, ToolError, ToolResult};
+
+/// What `pce_memory_state` embeds to ask an embeddings server it has not heard from
+/// (a fixed text: never a claim or a query).
+const PROBE: &str = "pce_memory_state";
 
 /// What `expected_version` says when no policy was ever applied.
 pub(crate) const NO_POLICY: &str = "none";
@@ -362,6 +367,7 @@ impl Memory {
                 ))
             })?;
         call.facts.decision = Some("report");
+        self.learn_space();
         let (space, indexed, pending) = {
             let index = self.current_index()?;
             (index.space().cloned(), index.len(), index.pending())
@@ -409,5 +415,18 @@ impl Memory {
             size_bytes,
             busy_timeout_ms: self.settings.busy_timeout_ms,
         })
+    }
+
+    /// Asks the embeddings server once (within the call deadline, not while calls skip
+    /// it) when this process has not heard from it yet, so that the state names its model
+    /// and counts the claims embedded by it rather than saying `unknown` until the first
+    /// search: a fresh `manvault call pce_memory_state` is how an operator checks it.
+    fn learn_space(&self) {
+        if self.vectors.index().space().is_some() {
+            return;
+        }
+        if let Ok((space, _)) = self.vectors.provider.embed_one(PROBE, Role::Query) {
+            self.vectors.adopt(&space);
+        }
     }
 }
