@@ -10,8 +10,10 @@ CHECK is one of
   progress QUERY      manual_find QUERY with a progress callback: at least two
                       notifications, strictly increasing, the last one complete. Prints
                       one JSON line with the counts and times.
-  cancel TOOL         starts TOOL (vault_search or bridge_copy_file, with the arguments the
-                      test prepared), abandons it after 0.5 s (the SDK sends
+  cancel TOOL [FILE]  starts TOOL (vault_search or bridge_copy_file, with the arguments the
+                      test prepared; FILE, a manual file, is appended to first, so the
+                      call waits for its index to be rebuilt, however fast the machine
+                      indexed it at start), abandons it after 0.5 s (the SDK sends
                       notifications/cancelled), then checks the session still answers.
                       Prints one JSON line.
 
@@ -124,7 +126,10 @@ async def progress(session: ClientSession, query: str) -> list:
     return problems
 
 
-async def cancel(session: ClientSession, tool: str) -> list:
+async def cancel(session: ClientSession, tool: str, changed_file: str | None) -> list:
+    if changed_file:
+        with open(changed_file, "a", encoding="utf-8") as file:
+            file.write("\n## 追記\n\n変更された節。\n")
     started = time.monotonic()
     with anyio.move_on_after(0.5) as scope:
         await session.call_tool(tool, CANCEL_ARGUMENTS[tool])
@@ -144,7 +149,7 @@ def connect(url: str, token: str):
     return streamable_http_client(url, http_client=client)
 
 
-async def run(url: str, token: str, check: str, arg: str | None) -> list:
+async def run(url: str, token: str, check: str, arg: str | None, extra: str | None) -> list:
     if check == "features":
         problems = await logging_check(url, token)
     else:
@@ -157,7 +162,7 @@ async def run(url: str, token: str, check: str, arg: str | None) -> list:
             elif check == "progress":
                 problems += await progress(session, arg)
             elif check == "cancel":
-                problems += await cancel(session, arg)
+                problems += await cancel(session, arg, extra)
             else:
                 problems.append(f"unknown check {check}")
     return problems
@@ -166,7 +171,8 @@ async def run(url: str, token: str, check: str, arg: str | None) -> list:
 def main() -> int:
     url, token, check = sys.argv[1], sys.argv[2], sys.argv[3]
     arg = sys.argv[4] if len(sys.argv) > 4 else None
-    problems = asyncio.run(run(url, token, check, arg))
+    extra = sys.argv[5] if len(sys.argv) > 5 else None
+    problems = asyncio.run(run(url, token, check, arg, extra))
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
