@@ -9,9 +9,10 @@ use super::claims::{self, ClaimRow};
 use super::contexts::{self, Context, Cursor};
 use super::policy::Policy;
 use super::rank::{self, Filter, Ranked, Scores};
-use super::vector::VectorNote;
+use super::vector::{Space, VectorNote};
 use super::{fresh_id, Call, Memory};
 use crate::contract::types::{MemoryBoundaryClass, MemoryEvidence, MemoryScope};
+use crate::embed::quantized::Quantized;
 use crate::embed::Role;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 
@@ -207,25 +208,18 @@ impl Memory {
         up_to_seq: Option<i64>,
         now_ms: i64,
     ) -> ToolResult<(Vec<Ranked>, i64, Option<VectorNote>)> {
-        let embedded = self.vectors.provider.embed_one(query, Role::Query);
-        if let Ok((space, _)) = &embedded {
+        // A policy that takes no vector candidates needs no query vector: the call does
+        // not wait for the provider, and its answer has no vectors note.
+        let wants_vectors = policy.retrieval.k_vec > 0;
+        let embedded = wants_vectors.then(|| self.vectors.provider.embed_one(query, Role::Query));
+        if let Some(Ok((space, _))) = &embedded {
             self.vectors.adopt(space);
         }
         let index = self.current_index()?;
         let pending = index.pending();
         let (query_vector, note) = match embedded {
-            Ok((space, vector)) if index.space() == Some(&space) => (
-                Some(vector),
-                (pending > 0).then_some(VectorNote::Pending { pending }),
-            ),
-            Ok(_) => (
-                None,
-                Some(VectorNote::Unavailable {
-                    reason: "the embeddings model changed during this call".to_owned(),
-                    pending,
-                }),
-            ),
-            Err(reason) => (None, Some(VectorNote::Unavailable { reason, pending })),
+            None => (None, None),
+            Some(embedded) => Self::query_vector(embedded, index.space(), pending),
         };
         let oldest_ms: Vec<(MemoryScope, Option<i64>)> = scopes
             .iter()
@@ -250,6 +244,29 @@ impl Memory {
             )
         })?;
         Ok((ranking, up_to_seq, note))
+    }
+
+    /// The query's vector if it is of the index's space, and the note when vectors did
+    /// not fully take part (`pending` claims have none of that space yet).
+    fn query_vector(
+        embedded: Result<(Space, Quantized), String>,
+        index_space: Option<&Space>,
+        pending: usize,
+    ) -> (Option<Quantized>, Option<VectorNote>) {
+        match embedded {
+            Ok((space, vector)) if index_space == Some(&space) => (
+                Some(vector),
+                (pending > 0).then_some(VectorNote::Pending { pending }),
+            ),
+            Ok(_) => (
+                None,
+                Some(VectorNote::Unavailable {
+                    reason: "the embeddings model changed during this call".to_owned(),
+                    pending,
+                }),
+            ),
+            Err(reason) => (None, Some(VectorNote::Unavailable { reason, pending })),
+        }
     }
 
     /// Stores `ranking` as a new active context.

@@ -751,6 +751,36 @@ fn a_slow_provider_costs_one_call_its_deadline_and_then_nothing() {
     assert!(state.vectors.paused);
 }
 
+/// A policy without vector candidates (`k_vec: 0`) never asks the provider for a query
+/// vector: a down provider costs its searches nothing and they carry no vectors note.
+#[test]
+fn a_policy_without_vector_candidates_embeds_no_query() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 1000);
+    let request = ApplyRequest {
+        yaml: &POLICY.replace("k_vec: 96", "k_vec: 0"),
+        dry_run: false,
+        validate_only: false,
+        expected_version: None,
+        signature: None,
+        approver: None,
+    };
+    memory
+        .apply_policy(&mut Call::new("test", NOW), request)
+        .unwrap();
+    upsert_project(
+        &memory,
+        ["解約の承認は CS チーム".to_string()],
+        MemoryBoundaryClass::Internal,
+    );
+    *stub.down.lock().unwrap() = Some(EmbedErrorKind::Unreachable);
+    let calls = stub.calls.load(Ordering::SeqCst);
+    let page = search(&memory, "解約");
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.vectors, None);
+    assert_eq!(stub.calls.load(Ordering::SeqCst), calls);
+}
+
 #[test]
 fn a_model_change_re_embeds_every_claim_in_the_background() {
     let folder = tempfile::tempdir().unwrap();
