@@ -248,6 +248,8 @@ mod tests {
         for c in ['a', 'か', '障', 'ｶ', '가'] {
             assert!(!table.is_non_starter(c), "{c:?}");
         }
+        let below_marks = ('\0'..'\u{300}').filter(|&c| table.is_non_starter(c));
+        assert_eq!(below_marks.count(), 0, "`non_starters` skips them unread");
     }
 
     /// The text of each candidate `needle`'s prefilter finds in `text`.

@@ -122,10 +122,12 @@ const NEAR_FRAGMENTS: &[&str] = &[
     "more plain text and ",
 ];
 
+/// Fragments between arbitrary characters, which reach what no list of fragments names.
 fn near_text() -> impl Strategy<Value = String> {
     let fragment = prop_oneof![
-        prop::sample::select(FRAGMENTS),
-        prop::sample::select(NEAR_FRAGMENTS),
+        prop::sample::select(FRAGMENTS).prop_map(str::to_owned),
+        prop::sample::select(NEAR_FRAGMENTS).prop_map(str::to_owned),
+        any::<char>().prop_map(String::from),
     ];
     prop::collection::vec(fragment, 0..120).prop_map(|parts| parts.concat())
 }
