@@ -20,11 +20,11 @@
 //!   single raw character folds to. Where the anchor has such a character, every
 //!   character that starts no segment of its own is a candidate too.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
@@ -35,9 +35,11 @@ use super::variants::representative;
 /// A needle's anchor and what finds its raw spellings.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
-    /// The anchor as written (ASCII case ignored) and every other character that folds
-    /// to one of its characters.
-    spellings: AhoCorasick,
+    anchor: String,
+    /// Every character other than the anchor's own that folds to one of them.
+    others: HashSet<char>,
+    /// Where the anchor or one of `others` may start.
+    fingerprints: Fingerprints,
     /// Whether combining characters are candidates too.
     combining_characters: bool,
     needle_len: usize,
@@ -50,23 +52,17 @@ impl Prefilter {
     pub(crate) fn new(needle: &str) -> Option<Prefilter> {
         let anchor = longest_anchor(needle)?;
         let table = table();
-        let mut patterns = vec![anchor.to_string()];
-        let mut seen = HashSet::new();
-        for c in anchor.chars().filter(|&c| seen.insert(c)) {
-            let others = table.preimages.get(&c).into_iter().flatten();
-            patterns.extend(
-                others
-                    .filter(|&&x| x != c.to_ascii_uppercase())
-                    .map(char::to_string),
-            );
+        let mut others = HashSet::new();
+        for c in anchor.chars() {
+            let preimages = table.preimages.get(&c).into_iter().flatten();
+            others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
         }
-        let spellings = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(&patterns)
-            .expect("an anchor and single characters");
+        let mut patterns = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
+        patterns.extend(others.iter().map(|&c| fingerprint(c)));
         Some(Prefilter {
-            spellings,
+            anchor: anchor.to_string(),
+            others,
+            fingerprints: Fingerprints::new(patterns),
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
             needle_len: needle.len(),
         })
@@ -81,14 +77,103 @@ impl Prefilter {
     /// character: every occurrence of the needle in `normalize(text)` overlaps the
     /// normalisation of one of them.
     pub(crate) fn candidates(&self, text: &str) -> Vec<Range<usize>> {
-        let spellings = self.spellings.find_iter(text).map(|found| found.range());
-        if !self.combining_characters {
-            return spellings.collect();
+        let bytes = text.as_bytes();
+        let mut spellings = Vec::new();
+        let mut from = 0;
+        while let Some(at) = self.fingerprints.next(bytes, from) {
+            from = at + 1;
+            let after = &bytes[at..];
+            if after
+                .get(..self.anchor.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(self.anchor.as_bytes()))
+            {
+                spellings.push(at..at + self.anchor.len());
+                continue;
+            }
+            // A fingerprint starts with an ASCII or a leading byte, so at a character.
+            if let Some(c) = text[at..]
+                .chars()
+                .next()
+                .filter(|c| self.others.contains(c))
+            {
+                spellings.push(at..at + c.len_utf8());
+            }
         }
-        let mut all: Vec<Range<usize>> = spellings.chain(non_starters(text)).collect();
-        all.sort_by_key(|range| range.start);
-        all
+        if self.combining_characters {
+            spellings.extend(non_starters(text));
+            spellings.sort_by_key(|range| range.start);
+        }
+        spellings
     }
+}
+
+/// Finds every place a spelling may start, a few false hits aside, by *fingerprints*:
+/// the anchor's first three bytes in every ASCII case, and the first two UTF-8 bytes of
+/// each other character. A few dozen fingerprints stand for the hundreds of characters
+/// folding onto an anchor (mathematical letters share `F0 9D`, full-width ones
+/// `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns (Teddy;
+/// an automaton reading every byte was most of a scan's time); each hit is then
+/// checked in full. Every fingerprint starts with an ASCII or a leading byte.
+#[derive(Debug)]
+enum Fingerprints {
+    Packed(packed::Searcher),
+    /// Where the CPU has no Teddy, or the fingerprints are too many for it.
+    Automaton(AhoCorasick),
+}
+
+impl Fingerprints {
+    fn new(patterns: BTreeSet<Vec<u8>>) -> Fingerprints {
+        let packed = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(&patterns)
+            .build();
+        match packed {
+            Some(searcher) => Fingerprints::Packed(searcher),
+            None => Fingerprints::Automaton(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(&patterns)
+                    .expect("short byte strings"),
+            ),
+        }
+    }
+
+    /// Where the leftmost fingerprint at or after `from` starts.
+    fn next(&self, text: &[u8], from: usize) -> Option<usize> {
+        let span = Span::from(from..text.len());
+        let found = match self {
+            Fingerprints::Packed(searcher) => searcher.find_in(text, span),
+            Fingerprints::Automaton(automaton) => automaton.find(Input::new(text).span(span)),
+        };
+        found.map(|found| found.start())
+    }
+}
+
+/// `bytes` in every combination of ASCII cases.
+fn ascii_case_variants(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
+    let mut variants = BTreeSet::from([Vec::new()]);
+    for &byte in bytes {
+        let cases = BTreeSet::from([byte.to_ascii_lowercase(), byte.to_ascii_uppercase()]);
+        variants = variants
+            .iter()
+            .flat_map(|start| {
+                cases.iter().map(move |&case| {
+                    let mut variant = start.clone();
+                    variant.push(case);
+                    variant
+                })
+            })
+            .collect();
+    }
+    variants
+}
+
+/// The first two UTF-8 bytes of `c` (its one byte if ASCII).
+fn fingerprint(c: char) -> Vec<u8> {
+    let mut utf8 = [0; 4];
+    let bytes = c.encode_utf8(&mut utf8).as_bytes();
+    bytes[..bytes.len().min(2)].to_vec()
 }
 
 /// Whether normalisation keeps `c` one for one wherever it stands (see the module doc).
@@ -252,6 +337,25 @@ mod tests {
         assert_eq!(below_marks.count(), 0, "`non_starters` skips them unread");
     }
 
+    /// Teddy is on x86_64 and aarch64 only. Anchors with one-byte fingerprints (`(`
+    /// has `[` and `{`) may get the automaton there too: slower, as exact.
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn few_fingerprints_stand_for_many_characters() {
+        let letters = Prefilter::new("incident-").unwrap().others.len();
+        assert!(
+            letters > 300,
+            "mathematical, full-width, circled letters: {letters}"
+        );
+        for needle in ["incident-", "障害対応", "がいど", "mcpサーバ"] {
+            let prefilter = Prefilter::new(needle).unwrap();
+            assert!(
+                matches!(prefilter.fingerprints, Fingerprints::Packed(_)),
+                "{needle}"
+            );
+        }
+    }
+
     /// The text of each candidate `needle`'s prefilter finds in `text`.
     fn candidate_texts<'t>(needle: &str, text: &'t str) -> Vec<&'t str> {
         let prefilter = Prefilter::new(needle).unwrap();
@@ -264,6 +368,11 @@ mod tests {
         assert_eq!(
             candidate_texts("incident-", "x INCIDENT- y ｉncident－ z incident"),
             ["INCIDENT-", "ｉ", "－"]
+        );
+        assert_eq!(
+            candidate_texts("incident-", "ｚｉ（ｔ）"),
+            ["ｉ", "ｔ"],
+            "`ｚ` and `（` share fingerprints with `ｉ` and `ｔ`; they fold to no anchor character"
         );
         assert_eq!(
             candidate_texts("がいど", "か\u{3099}いど"),

@@ -339,7 +339,7 @@ fn is_text(start: &[u8]) -> bool {
     if memchr::memchr(0, sniffed).is_some() {
         return false;
     }
-    match std::str::from_utf8(sniffed) {
+    match simdutf8::compat::from_utf8(sniffed) {
         Ok(_) => true,
         // Cut inside a character at the sniff boundary is still text.
         Err(error) => error.error_len().is_none(),
@@ -417,7 +417,10 @@ impl<R: Read> Blocks<R> {
         // Bytes that are not UTF-8 after the first block (which decided the file is text),
         // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
         // U+FFFD rather than dropping the rest of the file.
-        self.text.push_str(&String::from_utf8_lossy(&self.bytes));
+        match simdutf8::basic::from_utf8(&self.bytes) {
+            Ok(text) => self.text.push_str(text),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.bytes)),
+        }
         Advance::Block
     }
 
