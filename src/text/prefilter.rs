@@ -38,8 +38,9 @@ pub(crate) struct Prefilter {
     anchor: String,
     /// Every character other than the anchor's own that folds to one of them.
     others: HashSet<char>,
-    /// Where the anchor or one of `others` may start.
-    fingerprints: Fingerprints,
+    /// Where the anchor or one of `others` may start: one or two searches (see
+    /// [`Fingerprints`]).
+    fingerprints: Vec<Fingerprints>,
     /// Whether combining characters are candidates too.
     combining_characters: bool,
     needle_len: usize,
@@ -57,12 +58,22 @@ impl Prefilter {
             let preimages = table.preimages.get(&c).into_iter().flatten();
             others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
         }
-        let mut patterns = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
-        patterns.extend(others.iter().map(|&c| fingerprint(c)));
+        let mut whole = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
+        let mut prefixes = BTreeSet::new();
+        for &c in &others {
+            if is_common_in_japanese(c) {
+                whole.insert(c.to_string().into_bytes());
+            } else {
+                prefixes.insert(fingerprint(c));
+            }
+        }
+        let groups = [whole, prefixes]
+            .into_iter()
+            .filter(|group| !group.is_empty());
         Some(Prefilter {
             anchor: anchor.to_string(),
             others,
-            fingerprints: Fingerprints::new(patterns),
+            fingerprints: groups.map(Fingerprints::new).collect(),
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
             needle_len: needle.len(),
         })
@@ -78,10 +89,20 @@ impl Prefilter {
     /// normalisation of one of them.
     pub(crate) fn candidates(&self, text: &str) -> Vec<Range<usize>> {
         let bytes = text.as_bytes();
+        let mut starts = Vec::new();
+        for fingerprints in &self.fingerprints {
+            let mut from = 0;
+            while let Some(at) = fingerprints.next(bytes, from) {
+                starts.push(at);
+                from = at + 1;
+            }
+        }
+        if self.fingerprints.len() > 1 {
+            starts.sort_unstable();
+            starts.dedup();
+        }
         let mut spellings = Vec::new();
-        let mut from = 0;
-        while let Some(at) = self.fingerprints.next(bytes, from) {
-            from = at + 1;
+        for at in starts {
             let after = &bytes[at..];
             if after
                 .get(..self.anchor.len())
@@ -108,12 +129,16 @@ impl Prefilter {
 }
 
 /// Finds every place a spelling may start, a few false hits aside, by *fingerprints*:
-/// the anchor's first three bytes in every ASCII case, and the first two UTF-8 bytes of
-/// each other character. A few dozen fingerprints stand for the hundreds of characters
-/// folding onto an anchor (mathematical letters share `F0 9D`, full-width ones
-/// `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns (Teddy;
-/// an automaton reading every byte was most of a scan's time); each hit is then
-/// checked in full. Every fingerprint starts with an ASCII or a leading byte.
+/// the anchor's first three bytes in every ASCII case, and for each other character
+/// the first two of its UTF-8 bytes. A few dozen fingerprints stand for the hundreds of
+/// characters folding onto an anchor (mathematical letters share `F0 9D`, full-width
+/// ones `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns
+/// (Teddy; an automaton reading every byte was most of a scan's time); each hit is then
+/// checked in full. Two bytes of a kana or kanji block would hit all over Japanese
+/// text, so characters there (`㏌`, `㈱`) are searched whole, in a second search with
+/// the anchor's fingerprints (Teddy mixes patterns in buckets, and a pattern's first
+/// bytes are all it looks at, so short and long ones are best apart). Every
+/// fingerprint starts with an ASCII or a leading byte.
 #[derive(Debug)]
 enum Fingerprints {
     Packed(packed::Searcher),
@@ -167,6 +192,12 @@ fn ascii_case_variants(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
             .collect();
     }
     variants
+}
+
+/// Whether `c` is in the blocks of kana, CJK symbols and kanji (leading bytes
+/// `E3`-`E9`), which make up most of a Japanese text.
+fn is_common_in_japanese(c: char) -> bool {
+    ('\u{3000}'..='\u{9FFF}').contains(&c)
 }
 
 /// The first two UTF-8 bytes of `c` (its one byte if ASCII).
@@ -338,7 +369,9 @@ mod tests {
     }
 
     /// Teddy is on x86_64 and aarch64 only. Anchors with one-byte fingerprints (`(`
-    /// has `[` and `{`) may get the automaton there too: slower, as exact.
+    /// has `[` and `{`) or with many look-alikes in the kana and kanji blocks (`m`, `c`
+    /// and `p` have dozens of squared units such as `㎎`) may get the automaton there
+    /// too: slower, as exact.
     #[test]
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn few_fingerprints_stand_for_many_characters() {
@@ -347,12 +380,11 @@ mod tests {
             letters > 300,
             "mathematical, full-width, circled letters: {letters}"
         );
-        for needle in ["incident-", "障害対応", "がいど", "mcpサーバ"] {
+        for needle in ["incident-", "障害対応", "がいど", "error-rate", "サーバ"] {
             let prefilter = Prefilter::new(needle).unwrap();
-            assert!(
-                matches!(prefilter.fingerprints, Fingerprints::Packed(_)),
-                "{needle}"
-            );
+            for fingerprints in &prefilter.fingerprints {
+                assert!(matches!(fingerprints, Fingerprints::Packed(_)), "{needle}");
+            }
         }
     }
 
@@ -374,6 +406,12 @@ mod tests {
             ["ｉ", "ｔ"],
             "`ｚ` and `（` share fingerprints with `ｉ` and `ｔ`; they fold to no anchor character"
         );
+        assert_eq!(
+            candidate_texts("in", "㏌ですinINin"),
+            ["㏌", "in", "IN", "in"],
+            "both searches, in order, the anchor also where it overlaps itself"
+        );
+        assert_eq!(candidate_texts("aa", "aaa"), ["aa", "aa"]);
         assert_eq!(
             candidate_texts("がいど", "か\u{3099}いど"),
             ["\u{3099}"],
