@@ -478,6 +478,54 @@ mod tests {
         assert!(is_text(&late));
     }
 
+    /// The line and the first characters of each hit `search_block` reports in `text`.
+    fn hits(text: &str, needle: &Needle) -> Vec<(u64, String)> {
+        let mut blocks = Blocks::new(text.as_bytes());
+        let (mut last_hit_line, mut hits) = (0, Vec::new());
+        while blocks.advance() == Advance::Block {
+            search_block(blocks.current(), needle, &mut last_hit_line, &mut |found| {
+                let start = found.block[found.original..].chars().take(4).collect();
+                hits.push((found.line, start));
+                true
+            });
+        }
+        hits
+    }
+
+    #[test]
+    fn the_prefilter_finds_what_normalising_every_block_finds() {
+        let spellings = [
+            "see INCIDENT-4711 now",
+            "ｉｎｃｉｄｅｎｔ－４７１１",
+            "㏌cident-四七一一 and incident-4711 twice",
+            "incident-４７１１ with full-width digits",
+            "incident 4711 is no hit",
+        ];
+        let mut text = String::new();
+        for line in 0..60_000 {
+            text.push_str(if line % 7 == 0 {
+                spellings[line / 7 % spellings.len()]
+            } else {
+                "障害対応の手順を確認する。"
+            });
+            text.push('\n');
+        }
+        let with_prefilter = Needle::new(&searchable("Incident-4711").unwrap());
+        assert!(with_prefilter.prefilter.is_some());
+        let whole = Needle {
+            prefilter: None,
+            ..Needle::new(&searchable("Incident-4711").unwrap())
+        };
+        let found = hits(&text, &with_prefilter);
+        assert!(
+            text.len() > 2 * BLOCK_BYTES,
+            "the text must span several blocks"
+        );
+        let hit_lines = (0..60_000).filter(|line| line % 7 == 0 && line / 7 % 5 != 4);
+        assert_eq!(found.len(), hit_lines.count(), "four of five spellings");
+        assert_eq!(found, hits(&text, &whole));
+    }
+
     #[test]
     fn blocks_carry_an_overlap_and_count_its_lines() {
         let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
