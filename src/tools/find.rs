@@ -138,6 +138,7 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
                 synonym: coverage.synonym as u64,
                 exceptions: coverage.exceptions as u64,
                 reference: coverage.reference as u64,
+                semantic: coverage.semantic.map(|count| count as u64),
             },
             file_bias_ratio: rounded(summary.file_bias_ratio, 100.0),
             conflict_count: summary.conflict_count as u64,
@@ -147,6 +148,11 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
             cutoff_reason: summary
                 .cutoff_reason
                 .map(|cutoff| wire_enum(cutoff.as_str())),
+            semantic: summary.semantic.map(|report| FindSemantic {
+                used: report.used,
+                pending_sections: report.pending_sections as u64,
+                warning: report.warning.map(str::to_owned),
+            }),
         },
         next_actions: next_actions(outcome.next_actions),
     }
