@@ -78,9 +78,17 @@ struct Sizes {
 
 impl Sizes {
     fn add(&mut self, chars: usize) {
-        self.count += 1;
+        self.add_shared(1, chars);
+    }
+
+    /// `chars` shared by `count` items (the max is the largest share).
+    fn add_shared(&mut self, count: usize, chars: usize) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
         self.chars += chars;
-        self.max = self.max.max(chars);
+        self.max = self.max.max(chars / count);
     }
 
     fn cell(&self) -> String {
@@ -89,7 +97,7 @@ impl Sizes {
         }
         let mean = self.chars as f64 / self.count as f64;
         format!(
-            "| {} | {:.0} / {} | {:.0} ",
+            "| {} | {:.1} / {} | {:.0} ",
             self.count,
             mean,
             self.max,
@@ -118,6 +126,11 @@ impl Column<'_> {
         self.row(row)[index].add(chars);
     }
 
+    fn add_shared(&mut self, row: &str, count: usize, chars: usize) {
+        let index = self.index;
+        self.row(row)[index].add_shared(count, chars);
+    }
+
     /// The row named `row`, added at the end of the table when it is new.
     fn row(&mut self, row: &str) -> &mut [Sizes; 2] {
         if !self.table.rows.contains_key(row) {
@@ -131,14 +144,21 @@ impl Column<'_> {
         self.add(row, text_chars(answer));
     }
 
-    /// A page of `key` items: each item (with the comma that separates it), and the page
-    /// around them (the answer with no items).
+    /// A page of `key` items: each item (with the comma that separates it), each item with
+    /// its share of the page (the page's characters over its items: what a page costs an
+    /// item), and the page around them (the answer with no items).
     fn page(&mut self, row: &str, answer: &Value, key: &str) {
         let item_row = format!("{row}, per item");
         self.row(&item_row);
-        for item in answer[key].as_array().into_iter().flatten() {
+        let items = answer[key].as_array().map_or(&[][..], Vec::as_slice);
+        for item in items {
             self.add(&item_row, text_chars(item) + 1);
         }
+        self.add_shared(
+            &format!("{row}, per item with its page share"),
+            items.len(),
+            text_chars(answer),
+        );
         let mut empty = answer.clone();
         empty[key] = json!([]);
         self.add(&format!("{row}, page without items"), text_chars(&empty));
@@ -256,13 +276,17 @@ fn pages(app: &App, column: &mut Column, row: &str, tool: &str, arguments: Value
     }
 }
 
-/// The refs of a page of hits, whatever the item holds them in.
+/// The refs of a page of hits: the items themselves, or (in answers before the diet, so the
+/// bench runs on older commits for a comparison) their `ref`.
 fn refs_of(page: &Value) -> Vec<Value> {
     page["items"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|item| item.get("ref").cloned().filter(|r| r.is_object()))
+        .filter_map(|item| match item.get("ref") {
+            Some(reference) => reference.is_object().then(|| reference.clone()),
+            None => item.get("path").is_some().then(|| item.clone()),
+        })
         .collect()
 }
 
