@@ -7,8 +7,7 @@
 //!
 //! Adding a tool means adding `schemas/tools/<name>.input.json` + `.output.json` (the input
 //! schema carries the tool's metadata under `x-tool`) and implementing the generated trait
-//! method; nothing here changes. A tool whose `x-tool.context` is true also receives the
-//! caller's `CallContext` (who is calling: the memory tools rate-limit and audit by actor).
+//! method; nothing here changes.
 //!
 //! typify 0.8 reads schemas in the draft-07 model and panics on external `$ref`s, so shared
 //! definitions are resolved here: clients get each schema bundled (the shared definitions it
@@ -57,8 +56,6 @@ struct ToolDef {
     domain: String,
     order: i64,
     annotations: Map<String, Value>,
-    /// Whether the handler receives the caller's `CallContext`.
-    takes_context: bool,
     input: Value,
     output: Value,
 }
@@ -167,10 +164,6 @@ fn load_tools(dir: &Path) -> Vec<ToolDef> {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default(),
-            takes_context: meta
-                .get("context")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
             input,
             output,
         });
@@ -516,13 +509,8 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
             trait_name(domain)
         ));
         for tool in members {
-            let context = if tool.takes_context {
-                "context: &crate::call::CallContext, "
-            } else {
-                ""
-            };
             code.push_str(&format!(
-                "    #[doc = {}]\n    fn {}(&self, {context}input: types::{}) -> crate::error::ToolResult<types::{}>;\n",
+                "    #[doc = {}]\n    fn {}(&self, input: types::{}, call: &crate::call::CallContext) -> crate::error::ToolResult<types::{}>;\n",
                 rust_string(&tool.title),
                 tool.name,
                 tool.input["title"].as_str().unwrap(),
@@ -535,13 +523,12 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
     let bounds: Vec<String> = domains.keys().map(|d| trait_name(d)).collect();
     code.push_str("/// Routes a validated call to its handler; `None` for an unknown tool name.\n");
     code.push_str(&format!(
-        "pub fn dispatch<H: {}>(handler: &H, context: &crate::call::CallContext, tool: &str, arguments: serde_json::Value) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
+        "pub fn dispatch<H: {}>(handler: &H, tool: &str, arguments: serde_json::Value, call: &crate::call::CallContext) -> Option<crate::error::ToolResult<serde_json::Value>> {{\n    Some(match tool {{\n",
         bounds.join(" + ")
     ));
     for tool in tools {
-        let context = if tool.takes_context { "context, " } else { "" };
         code.push_str(&format!(
-            "        {:?} => call_typed(arguments, |input| handler.{}({context}input)),\n",
+            "        {:?} => call_typed(arguments, |input| handler.{}(input, call)),\n",
             tool.name, tool.name
         ));
     }

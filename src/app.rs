@@ -75,7 +75,7 @@ impl App {
 
     /// Validates and runs one tool call made in `context`; `None` when no tool has that
     /// name. The log line names the actor.
-    pub(crate) fn call_with(
+    pub fn call_with(
         &self,
         tool: &str,
         arguments: Value,
@@ -91,13 +91,16 @@ impl App {
                 _ => error,
             })
             .and_then(|()| {
-                contract::dispatch(self, context, tool, arguments)
+                contract::dispatch(self, tool, arguments, context)
                     .expect("every listed tool is dispatched")
             });
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let actor = context.actor();
         match &result {
             Ok(_) => tracing::info!(tool, actor, ok = true, elapsed_ms),
+            Err(_) if context.is_cancelled() => {
+                tracing::info!(tool, actor, ok = false, cancelled = true, elapsed_ms)
+            }
             Err(error) => {
                 tracing::warn!(
                     tool,

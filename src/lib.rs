@@ -5,7 +5,7 @@ pub mod adaptive;
 pub mod app;
 pub mod artifact;
 pub mod bridge;
-pub(crate) mod call;
+pub mod call;
 pub mod cli;
 pub mod clock;
 pub(crate) mod completion;

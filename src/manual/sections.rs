@@ -14,10 +14,10 @@
 //! single level-0 node, so it is still listed, searched and read by node.
 
 use comrak::nodes::{AstNode, NodeValue};
-use comrak::{parse_document, Anchorizer, Arena, Options};
+use comrak::{parse_document, Arena, Options};
 
 use super::front_matter::front_matter_title;
-use super::heading::heading_text;
+use super::heading::{heading_text, Slugs};
 use super::lines::{LineSpan, LineTable};
 use super::node::{Node, NodeKind};
 
@@ -49,7 +49,7 @@ pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
     let mut outline = Outline::default();
     let mut front_matter_end = 0;
     let mut headings = Vec::new();
-    let mut anchorizer = Anchorizer::new();
+    let mut slugs = Slugs::default();
     for block in root.descendants() {
         let data = block.data.borrow();
         match &data.value {
@@ -58,7 +58,7 @@ pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
                 outline.page_title = front_matter_title(raw);
             }
             NodeValue::Heading(heading) => {
-                headings.push(found_heading(block, heading.level, &mut anchorizer))
+                headings.push(found_heading(block, heading.level, &mut slugs))
             }
             NodeValue::CodeBlock(_) => outline.code_blocks.push(LineSpan {
                 start_line: data.sourcepos.start.line as u32,
@@ -100,13 +100,9 @@ fn parse_options() -> Options<'static> {
     options
 }
 
-fn found_heading<'a>(
-    heading: &'a AstNode<'a>,
-    level: u8,
-    anchorizer: &mut Anchorizer,
-) -> FoundHeading {
+fn found_heading<'a>(heading: &'a AstNode<'a>, level: u8, slugs: &mut Slugs) -> FoundHeading {
     let line = heading.data.borrow().sourcepos.start.line as u32;
-    let text = heading_text(heading, anchorizer);
+    let text = heading_text(heading, slugs);
     FoundHeading {
         line,
         level,

@@ -36,7 +36,7 @@ use crate::error::{ErrorCode, ToolError};
 static TEMP_FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Permissions asked for new files; the process umask still applies, as for any program.
-const NEW_FILE_MODE: u32 = 0o666;
+const NEW_FILE_MODE: Mode = Mode::from_raw_mode(0o666);
 
 /// A temporary name can be taken only by a leftover of an earlier process that had our
 /// pid; a few fresh counters are enough to step past such leftovers.
@@ -64,9 +64,9 @@ impl Root {
         let mut temp = TempFile::write(&folder, bytes, None, rel)?;
         match temp.rename_onto(name, RenameFlags::NOREPLACE) {
             Ok(()) => {}
-            // File systems without `RENAME_NOREPLACE`: `linkat` also refuses an existing
+            // File systems without an exclusive rename: `linkat` also refuses an existing
             // target, and dropping `temp` removes the temporary name afterwards.
-            Err(Errno::INVAL | Errno::NOSYS) => {
+            Err(errno) if rename_flag_unsupported(errno) => {
                 fs::linkat(&folder, temp.name.as_str(), &folder, name, AtFlags::empty())
                     .map_err(|errno| existing_or(errno, &folder, name, rel))?;
             }
@@ -86,11 +86,11 @@ impl Root {
     /// syncing the new content takes milliseconds. So with `expected` the version is
     /// checked when the lock is taken, again just before the new content takes the name,
     /// and once more on what it displaced: the two names are exchanged atomically
-    /// (`RENAME_EXCHANGE`), so the displaced file is still there to be checked, and put
-    /// back (the answer then `conflict`) if it is not the version read. Without
-    /// `RENAME_EXCHANGE` (a file system that lacks it) the new content is renamed over the
-    /// name after the last check, which leaves a window of microseconds instead of the
-    /// write's milliseconds.
+    /// (`RENAME_EXCHANGE` on Linux, `RENAME_SWAP` on macOS), so the displaced file is
+    /// still there to be checked, and put back (the answer then `conflict`) if it is not
+    /// the version read. On a file system that cannot exchange names the new content is
+    /// renamed over the name after the last check, which leaves a window of microseconds
+    /// instead of the write's milliseconds.
     pub fn replace(
         &self,
         rel: &RelPath,
@@ -333,6 +333,15 @@ fn truncate_cut_append(folder: BorrowedFd<'_>, record: &JournalRecord) -> Settle
     }
 }
 
+/// Whether a rename with `RenameFlags` failed only because the file system (or kernel)
+/// lacks that kind of rename. rustix maps the flags to Linux's `renameat2`
+/// (`RENAME_NOREPLACE`, `RENAME_EXCHANGE`; `EINVAL` where a file system lacks them,
+/// `ENOSYS` on old kernels) and to macOS's `renameatx_np` (`RENAME_EXCL`, `RENAME_SWAP`;
+/// `ENOTSUP` where a file system lacks them, `ENOSYS` before macOS 10.12).
+fn rename_flag_unsupported(errno: Errno) -> bool {
+    matches!(errno, Errno::INVAL | Errno::NOSYS | Errno::NOTSUP)
+}
+
 /// The `conflict` of a conditional replace whose file changed since it was read.
 fn changed_since_read(rel: &RelPath) -> ToolError {
     ToolError::new(
@@ -432,12 +441,7 @@ impl<'f> TempFile<'f> {
         for _ in 0..TEMP_NAME_ATTEMPTS {
             let counter = TEMP_FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
             let name = format!("{TEMP_FILE_PREFIX}{}-{counter}", std::process::id());
-            match fs::openat(
-                folder,
-                name.as_str(),
-                flags,
-                Mode::from_raw_mode(NEW_FILE_MODE),
-            ) {
+            match fs::openat(folder, name.as_str(), flags, NEW_FILE_MODE) {
                 Ok(fd) => {
                     return Ok((
                         TempFile {
@@ -490,7 +494,7 @@ impl<'f> TempFile<'f> {
         );
         match exchanged {
             Ok(()) => {}
-            Err(Errno::INVAL | Errno::NOSYS) => {
+            Err(errno) if rename_flag_unsupported(errno) => {
                 return self
                     .rename_onto(target, RenameFlags::empty())
                     .map_err(refused)

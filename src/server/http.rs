@@ -17,7 +17,7 @@
 //! are atomic (temp + rename), so even a call cut by the grace period leaves the old file
 //! or the new one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -209,33 +209,47 @@ impl ShutdownSignals {
 struct Gate {
     tokens: Tokens,
     limiter: RateLimiter,
-    /// Session id -> (actor that opened it, order of opening).
-    owners: Mutex<HashMap<String, (String, u64)>>,
+    owners: Mutex<Owners>,
     drain: Drain,
 }
 
 impl Gate {
-    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, u64)>> {
+    fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
         self.owners.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
 
-    fn remember_owner(&self, session: &str, actor: &str) {
-        let mut owners = self.owners();
-        let order = owners
-            .values()
-            .map(|(_, order)| *order + 1)
-            .max()
-            .unwrap_or(0);
-        owners.insert(session.to_owned(), (actor.to_owned(), order));
-        if owners.len() > MAX_SESSIONS {
-            let oldest = owners
-                .iter()
-                .min_by_key(|(_, (_, order))| *order)
-                .map(|(session, _)| session.clone());
-            if let Some(oldest) = oldest {
-                owners.remove(&oldest);
-            }
+/// Which actor opened each session, and the order they were opened in, so the oldest is
+/// forgotten first beyond `MAX_SESSIONS`.
+#[derive(Default)]
+struct Owners {
+    actor_of: HashMap<String, String>,
+    /// Session ids, oldest first; ids closed since are dropped lazily.
+    opened: VecDeque<String>,
+}
+
+impl Owners {
+    fn open(&mut self, session: &str, actor: &str) {
+        self.actor_of.insert(session.to_owned(), actor.to_owned());
+        self.opened.push_back(session.to_owned());
+        while self.actor_of.len() > MAX_SESSIONS {
+            match self.opened.pop_front() {
+                Some(oldest) => self.actor_of.remove(&oldest),
+                None => break,
+            };
         }
+        if self.opened.len() > 2 * MAX_SESSIONS {
+            let actor_of = &self.actor_of;
+            self.opened.retain(|session| actor_of.contains_key(session));
+        }
+    }
+
+    fn close(&mut self, session: &str) {
+        self.actor_of.remove(session);
+    }
+
+    fn owner(&self, session: &str) -> Option<&str> {
+        self.actor_of.get(session).map(String::as_str)
     }
 }
 
@@ -311,8 +325,7 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
     if let Some(session) = &session {
-        let owner = gate.owners().get(session).map(|(owner, _)| owner.clone());
-        if owner.as_deref() != Some(actor.as_str()) {
+        if gate.owners().owner(session) != Some(actor.as_str()) {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
         }
     }
@@ -341,11 +354,11 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     match (&session, response.headers().get(SESSION_HEADER)) {
         (None, Some(opened)) => {
             if let Ok(opened) = opened.to_str() {
-                gate.remember_owner(opened, &actor);
+                gate.owners().open(opened, &actor);
             }
         }
         (Some(closed), _) if method == Method::DELETE && response.status().is_success() => {
-            gate.owners().remove(closed);
+            gate.owners().close(closed);
         }
         _ => {}
     }
@@ -404,6 +417,25 @@ fn set_rate_headers(headers: &mut HeaderMap, standing: &Standing) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_sessions_are_forgotten_beyond_the_bound() {
+        let mut owners = Owners::default();
+        for n in 0..MAX_SESSIONS + 2 {
+            owners.open(&format!("s{n}"), "alice");
+        }
+        assert_eq!(owners.owner("s0"), None);
+        assert_eq!(owners.owner("s1"), None);
+        assert_eq!(owners.owner("s2"), Some("alice"));
+        owners.close("s2");
+        assert_eq!(owners.owner("s2"), None);
+        for n in 0..3 * MAX_SESSIONS {
+            owners.open(&format!("t{n}"), "bob");
+            owners.close(&format!("t{n}"));
+        }
+        assert!(owners.opened.len() <= 2 * MAX_SESSIONS + 1);
+        assert_eq!(owners.actor_of.len(), MAX_SESSIONS - 1);
+    }
 
     #[test]
     fn hosts_are_loopback_the_bound_address_and_the_configured_names() {

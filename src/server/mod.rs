@@ -11,23 +11,27 @@ mod rate;
 mod stdio;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::app::App;
-use crate::call::CallContext;
+use crate::call::{CallContext, ProgressReport};
 use crate::completion::Target;
 use crate::contract::{ToolSpec, TOOLS};
 use crate::error::{ErrorCode as ToolCode, ToolError, ToolResult};
@@ -79,7 +83,10 @@ impl McpServer {
 
     /// Runs `work` on a blocking thread (handlers do file I/O and CPU-bound search, so
     /// they stay off the reactor) inside the session's span, so its log events reach the
-    /// session; a panic in `work` becomes an internal error, not a crash.
+    /// session. The call's context carries the actor, a progress sink when the request
+    /// has a progress token, and the cancellation flag: on `notifications/cancelled` the
+    /// flag is raised and the work is still awaited, so nothing runs on after the answer
+    /// and nothing is left half done. A panic in `work` becomes an internal error.
     async fn blocking<T: Send + 'static>(
         &self,
         request: &RequestContext<RoleServer>,
@@ -87,20 +94,57 @@ impl McpServer {
     ) -> Result<T, ErrorData> {
         self.log.attach(&request.peer);
         let app = Arc::clone(&self.app);
-        let call = call_context(request);
+        let (call, progress) = call_context(request);
+        let cancel = call.cancel_flag();
         let span = self.log.span();
-        tokio::task::spawn_blocking(move || span.in_scope(|| work(&app, &call)))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("request task failed: {e}"), None))
+        let mut task = tokio::task::spawn_blocking(move || span.in_scope(|| work(&app, &call)));
+        let done = tokio::select! {
+            done = &mut task => done,
+            () = request.ct.cancelled() => {
+                cancel.store(true, Ordering::Relaxed);
+                let cancelled_at = Instant::now();
+                let done = task.await;
+                let stopped_after_ms = cancelled_at.elapsed().as_millis() as u64;
+                tracing::info!(stopped_after_ms, "cancelled call stopped");
+                done
+            }
+        };
+        // The context was dropped with the work: the last progress goes out before the answer.
+        if let Some(progress) = progress {
+            let _ = progress.await;
+        }
+        done.map_err(|e| ErrorData::internal_error(format!("request task failed: {e}"), None))
     }
 }
 
-/// The per-call context of a request: the actor the HTTP layer authenticated, else local.
-fn call_context(request: &RequestContext<RoleServer>) -> CallContext {
-    match auth::actor_of(&request.extensions) {
+/// The per-call context of a request: the actor the HTTP layer authenticated (else
+/// local) and, when the request asks for progress, a sink that forwards it as
+/// `notifications/progress` in order; the forwarding task ends once the context is gone.
+fn call_context(request: &RequestContext<RoleServer>) -> (CallContext, Option<JoinHandle<()>>) {
+    let call = match auth::actor_of(&request.extensions) {
         Some(actor) => CallContext::for_actor(actor),
         None => CallContext::local(),
-    }
+    };
+    let Some(token) = request.meta.get_progress_token() else {
+        return (call, None);
+    };
+    let (sender, mut reports) = mpsc::unbounded_channel::<ProgressReport>();
+    let peer = request.peer.clone();
+    let forwarding = tokio::spawn(async move {
+        while let Some(report) = reports.recv().await {
+            let progress = ProgressNotificationParam::new(token.clone(), report.done as f64)
+                .with_total(report.total as f64)
+                .with_message(report.message);
+            if peer.notify_progress(progress).await.is_err() {
+                break;
+            }
+        }
+    });
+    let call = call.with_progress(move |report| {
+        // A closed channel means the request is over; nothing is waiting for progress.
+        let _ = sender.send(report);
+    });
+    (call, Some(forwarding))
 }
 
 /// The tools `tools/list` serves, in table order; `manvault tools --json` prints the same

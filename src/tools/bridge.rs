@@ -6,6 +6,7 @@
 use super::manual::manual_ref;
 use crate::app::App;
 use crate::bridge::{self, Copy, Mode, Origin, Selection};
+use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::BridgeTools;
 use crate::error::{ToolError, ToolResult};
@@ -49,6 +50,7 @@ impl BridgeTools for App {
     fn bridge_copy_section(
         &self,
         input: BridgeCopySectionInput,
+        call: &CallContext,
     ) -> ToolResult<BridgeCopySectionOutput> {
         let selection = match (input.end_line, input.include_descendants) {
             (Some(_), Some(_)) => {
@@ -70,11 +72,16 @@ impl BridgeTools for App {
             &input.dest_path,
             input.mode,
             input.trace_id.as_deref(),
+            call,
         )?;
         Ok(written.into())
     }
 
-    fn bridge_copy_file(&self, input: BridgeCopyFileInput) -> ToolResult<BridgeCopyFileOutput> {
+    fn bridge_copy_file(
+        &self,
+        input: BridgeCopyFileInput,
+        call: &CallContext,
+    ) -> ToolResult<BridgeCopyFileOutput> {
         let reference = ManualRef {
             target: "manual".into(),
             manual_id: Some(input.manual_id),
@@ -87,6 +94,7 @@ impl BridgeTools for App {
             &input.dest_path,
             input.mode,
             input.trace_id.as_deref(),
+            call,
         )?;
         Ok(written.into())
     }
@@ -95,6 +103,8 @@ impl BridgeTools for App {
 impl App {
     /// Copies the `selection` at `reference` to `dest_path`. The manual text is taken out
     /// of the index first, so the index lock is not held while the vault is written.
+    /// Progress is the three steps (take the text, compose, write); a call cancelled
+    /// before the write writes nothing, and the write itself is atomic.
     fn copy(
         &self,
         reference: ManualRef,
@@ -102,8 +112,10 @@ impl App {
         dest_path: &str,
         mode: Option<CopyMode>,
         trace_id: Option<&str>,
+        call: &CallContext,
     ) -> ToolResult<CopyWritten> {
         let mode = mode.unwrap_or(CopyMode::Create);
+        call.expect_work(3, "steps");
         let copy = self.with_manuals(|index| {
             let resolved = reference.resolve(index)?;
             let lines = bridge::select(resolved.file, resolved.start_line, selection)?;
@@ -125,6 +137,8 @@ impl App {
             .and_then(extension_of)
             .is_some_and(|extension| matches!(extension.as_str(), "md" | "markdown"));
         let composed = bridge::compose(&copy, markdown, domain_mode, existing);
+        call.work_done(2);
+        call.check_cancelled()?;
         let written = match domain_mode {
             Mode::Create => write::create(root, dest_path, &composed.content)?,
             Mode::Overwrite => {
@@ -132,6 +146,7 @@ impl App {
             }
             Mode::Append => write::write(root, dest_path, &composed.content, WriteMode::Append)?,
         };
+        call.work_done(1);
         if let Some(trace_id) = trace_id {
             // The ref of the first line copied, as `manual_read` counts its first line.
             super::find::record_read(

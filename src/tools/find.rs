@@ -8,6 +8,7 @@ use super::{flag, next_actions, nonzero, page, rounded, significant, trim_action
 use crate::adaptive::{FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey};
 use crate::app::App;
 use crate::artifact::est_tokens;
+use crate::call::CallContext;
 use crate::clock;
 use crate::contract::types::*;
 use crate::error::ToolResult;
@@ -20,7 +21,11 @@ use crate::manual::find::{
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
 pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
 
-pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<ManualFindOutput> {
+pub(crate) fn manual_find(
+    app: &App,
+    input: ManualFindInput,
+    call: &CallContext,
+) -> ToolResult<ManualFindOutput> {
     let now = clock::now();
     let chars_in = json_chars(&input);
     let query_hash = Fingerprint::of_query(&input.query);
@@ -45,7 +50,9 @@ pub(crate) fn manual_find(app: &App, input: ManualFindInput) -> ToolResult<Manua
         }),
         fail_stage: None,
     };
-    let outcome = app.with_manuals(|index| app.finder.find(index, &request))?;
+    let outcome = app.with_manuals(|index| app.finder.find(index, &request, call))?;
+    // A cancelled search is cut, not finished: it must not count in the statistics.
+    call.check_cancelled()?;
     let facts = FindFacts {
         summary: AdaptiveSummary {
             trace_id: outcome.trace_id.clone(),

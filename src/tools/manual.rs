@@ -3,6 +3,7 @@
 
 use super::{find, flag, page, wire_enum};
 use crate::app::App;
+use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::ManualTools;
 use crate::error::ToolResult;
@@ -12,7 +13,11 @@ const DEFAULT_LS_LIMIT: u64 = 200;
 const DEFAULT_TOC_LIMIT: u64 = 200;
 
 impl ManualTools for App {
-    fn manual_list(&self, _input: ManualListInput) -> ToolResult<ManualListOutput> {
+    fn manual_list(
+        &self,
+        _input: ManualListInput,
+        _call: &CallContext,
+    ) -> ToolResult<ManualListOutput> {
         self.with_manuals(|index| {
             let items = index
                 .manual_ids()
@@ -35,7 +40,7 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_ls(&self, input: ManualLsInput) -> ToolResult<ManualLsOutput> {
+    fn manual_ls(&self, input: ManualLsInput, _call: &CallContext) -> ToolResult<ManualLsOutput> {
         self.with_manuals(|index| {
             let files = index
                 .files(input.manual_id.as_deref())?
@@ -58,7 +63,11 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_toc(&self, input: ManualTocInput) -> ToolResult<ManualTocOutput> {
+    fn manual_toc(
+        &self,
+        input: ManualTocInput,
+        _call: &CallContext,
+    ) -> ToolResult<ManualTocOutput> {
         self.with_manuals(|index| {
             let only_path = match &input.path {
                 Some(path) => Some(index.file(&input.manual_id, path)?.path().to_string()),
@@ -85,7 +94,11 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_read(&self, input: ManualReadInput) -> ToolResult<ManualReadOutput> {
+    fn manual_read(
+        &self,
+        input: ManualReadInput,
+        _call: &CallContext,
+    ) -> ToolResult<ManualReadOutput> {
         let limits = input.limits.unwrap_or_default();
         let expand = input.expand.unwrap_or_default();
         let request = manual::ReadRequest {
@@ -132,15 +145,27 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_find(&self, input: ManualFindInput) -> ToolResult<ManualFindOutput> {
-        find::manual_find(self, input)
+    fn manual_find(
+        &self,
+        input: ManualFindInput,
+        call: &CallContext,
+    ) -> ToolResult<ManualFindOutput> {
+        find::manual_find(self, input, call)
     }
 
-    fn manual_hits(&self, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {
+    fn manual_hits(
+        &self,
+        input: ManualHitsInput,
+        _call: &CallContext,
+    ) -> ToolResult<ManualHitsOutput> {
         find::manual_hits(self, input)
     }
 
-    fn manual_excepts(&self, input: ManualExceptsInput) -> ToolResult<ManualExceptsOutput> {
+    fn manual_excepts(
+        &self,
+        input: ManualExceptsInput,
+        _call: &CallContext,
+    ) -> ToolResult<ManualExceptsOutput> {
         let request = manual::ExceptsRequest {
             manual_id: &input.manual_id,
             node_id: input.node_id.as_deref(),

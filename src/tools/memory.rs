@@ -145,8 +145,8 @@ fn items(
 impl MemoryTools for App {
     fn pce_memory_activate(
         &self,
-        context: &CallContext,
         input: PceMemoryActivateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryActivateOutput> {
         self.memory_call(
             context,
@@ -199,8 +199,8 @@ impl MemoryTools for App {
 
     fn pce_memory_search(
         &self,
-        context: &CallContext,
         input: PceMemorySearchInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemorySearchOutput> {
         self.memory_call(
             context,
@@ -234,8 +234,8 @@ impl MemoryTools for App {
 
     fn pce_memory_upsert(
         &self,
-        context: &CallContext,
         input: PceMemoryUpsertInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryUpsertOutput> {
         self.memory_call(
             context,
@@ -271,8 +271,8 @@ impl MemoryTools for App {
 
     fn pce_memory_feedback(
         &self,
-        context: &CallContext,
         input: PceMemoryFeedbackInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryFeedbackOutput> {
         self.memory_call(
             context,
@@ -296,8 +296,8 @@ impl MemoryTools for App {
 
     fn pce_memory_boundary_validate(
         &self,
-        context: &CallContext,
         input: PceMemoryBoundaryValidateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryBoundaryValidateOutput> {
         self.memory_call(
             context,
@@ -333,8 +333,8 @@ impl MemoryTools for App {
 
     fn pce_memory_policy_apply(
         &self,
-        context: &CallContext,
         input: PceMemoryPolicyApplyInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryPolicyApplyOutput> {
         self.memory_call(
             context,
@@ -381,8 +381,8 @@ impl MemoryTools for App {
 
     fn pce_memory_state(
         &self,
-        context: &CallContext,
         input: PceMemoryStateInput,
+        context: &CallContext,
     ) -> ToolResult<PceMemoryStateOutput> {
         self.memory_call(
             context,

@@ -2,13 +2,18 @@
 
 use super::wire_enum;
 use crate::app::App;
+use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::{ToolingTools, TOOLS};
 use crate::error::ToolResult;
 use crate::tooling::{goal_of, plan, when, Goal};
 
 impl ToolingTools for App {
-    fn get_tooling_guide(&self, input: GetToolingGuideInput) -> ToolResult<GetToolingGuideOutput> {
+    fn get_tooling_guide(
+        &self,
+        input: GetToolingGuideInput,
+        _call: &CallContext,
+    ) -> ToolResult<GetToolingGuideOutput> {
         let goal = match input.intent {
             Some(GuideGoal::ExhaustiveLookup) => Goal::ExhaustiveLookup,
             Some(GuideGoal::Transcription) => Goal::Transcription,

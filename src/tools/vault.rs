@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use super::find::MAX_FIND_RESPONSE_CHARS;
 use super::{next_actions, nonzero, page, rounded, trim_actions, wire_enum};
 use crate::app::App;
+use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::{self, VaultTools};
 use crate::error::ToolResult;
@@ -31,7 +32,7 @@ const OFFER_EDIT: f64 = 0.3;
 const STOP_AT_END: f64 = 1.0;
 
 impl VaultTools for App {
-    fn vault_ls(&self, input: VaultLsInput) -> ToolResult<VaultLsOutput> {
+    fn vault_ls(&self, input: VaultLsInput, _call: &CallContext) -> ToolResult<VaultLsOutput> {
         let root = self.vault()?;
         let files = listing::list(
             root,
@@ -59,7 +60,11 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_read(&self, input: VaultReadInput) -> ToolResult<VaultReadOutput> {
+    fn vault_read(
+        &self,
+        input: VaultReadInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultReadOutput> {
         let span = Span::new(
             input.full,
             input.range.map(|range| (range.start_line, range.end_line)),
@@ -103,7 +108,11 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_scan(&self, input: VaultScanInput) -> ToolResult<VaultScanOutput> {
+    fn vault_scan(
+        &self,
+        input: VaultScanInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultScanOutput> {
         let max_chars = input.limits.and_then(|limits| limits.max_chars);
         let bounds = ChunkBounds {
             default: self.config.vault_scan_default_chunk_lines,
@@ -153,7 +162,11 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_search(&self, input: VaultSearchInput) -> ToolResult<VaultSearchOutput> {
+    fn vault_search(
+        &self,
+        input: VaultSearchInput,
+        call: &CallContext,
+    ) -> ToolResult<VaultSearchOutput> {
         let scope = input.scope.unwrap_or_default();
         let offset = input.offset.unwrap_or(0);
         let request = SearchRequest {
@@ -162,7 +175,7 @@ impl VaultTools for App {
             offset,
             limit: input.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
         };
-        let found = search::search(self.vault()?, &request)?;
+        let found = search::search(self.vault()?, &request, call)?;
         let end = offset + found.hits.len() as u64;
         Ok(VaultSearchOutput {
             items: found
@@ -181,7 +194,7 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_find(&self, input: VaultFindInput) -> ToolResult<VaultFindOutput> {
+    fn vault_find(&self, input: VaultFindInput, call: &CallContext) -> ToolResult<VaultFindOutput> {
         let scope = input.scope.unwrap_or_default();
         let budget = input.budget.unwrap_or_default();
         let request = FindRequest {
@@ -192,7 +205,7 @@ impl VaultTools for App {
             time_ms: budget.time_ms,
             coverage_served: contract::tool("vault_coverage").is_some(),
         };
-        let outcome = self.vault_finder.find(self.vault()?, &request)?;
+        let outcome = self.vault_finder.find(self.vault()?, &request, call)?;
         let summary = outcome.summary;
         let mut output = VaultFindOutput {
             trace_id: outcome.trace_id,
@@ -226,7 +239,11 @@ impl VaultTools for App {
         Ok(output)
     }
 
-    fn vault_create(&self, input: VaultCreateInput) -> ToolResult<VaultCreateOutput> {
+    fn vault_create(
+        &self,
+        input: VaultCreateInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultCreateOutput> {
         let written = write::create(self.vault()?, &input.path, &input.content)?;
         Ok(VaultCreateOutput {
             written_path: written.path,
@@ -234,7 +251,11 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_write(&self, input: VaultWriteInput) -> ToolResult<VaultWriteOutput> {
+    fn vault_write(
+        &self,
+        input: VaultWriteInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultWriteOutput> {
         let mode = match input.mode {
             VaultWriteInputMode::Overwrite => WriteMode::Overwrite,
             VaultWriteInputMode::Append => WriteMode::Append,
@@ -247,15 +268,27 @@ impl VaultTools for App {
         })
     }
 
-    fn vault_coverage(&self, input: VaultCoverageInput) -> ToolResult<VaultCoverageOutput> {
+    fn vault_coverage(
+        &self,
+        input: VaultCoverageInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultCoverageOutput> {
         super::audit::vault_coverage(self, input)
     }
 
-    fn artifact_audit(&self, input: ArtifactAuditInput) -> ToolResult<ArtifactAuditOutput> {
+    fn artifact_audit(
+        &self,
+        input: ArtifactAuditInput,
+        _call: &CallContext,
+    ) -> ToolResult<ArtifactAuditOutput> {
         super::audit::artifact_audit(self, input)
     }
 
-    fn vault_replace(&self, input: VaultReplaceInput) -> ToolResult<VaultReplaceOutput> {
+    fn vault_replace(
+        &self,
+        input: VaultReplaceInput,
+        _call: &CallContext,
+    ) -> ToolResult<VaultReplaceOutput> {
         let replaced = write::replace(
             self.vault()?,
             &input.path,

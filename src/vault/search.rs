@@ -19,6 +19,7 @@ use std::ops::Range;
 use memchr::memmem::Finder;
 use serde_json::json;
 
+use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, RelPath, Root};
 use crate::text::lines::LineIndex;
@@ -84,11 +85,19 @@ pub(super) fn searchable(query: &str) -> ToolResult<String> {
     Ok(needle.to_owned())
 }
 
-pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage> {
+/// Searches the vault; `call` receives progress per file and stops the search between
+/// blocks once cancelled (the answer is then the cancellation error).
+pub fn search(
+    root: &Root,
+    request: &SearchRequest<'_>,
+    call: &CallContext,
+) -> ToolResult<SearchPage> {
     let needle = searchable(request.query)?;
     let files = Scope::new(request.scope)?.files(root)?;
     let finder = Finder::new(needle.as_bytes());
-    let outcomes = count_in_parallel(root, &files, &finder);
+    call.expect_work(files.len() as u64, "files");
+    let outcomes = count_in_parallel(root, &files, &finder, call);
+    call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
     let mut page = SearchPage {
         hits: Vec::new(),
@@ -108,7 +117,7 @@ pub fn search(root: &Root, request: &SearchRequest<'_>) -> ToolResult<SearchPage
             // Only the files holding the page are read a second time, for snippets.
             let wanted = window.start.saturating_sub(first)..window.end - first;
             page.hits
-                .extend(snippets(root, &file.path, &finder, wanted));
+                .extend(snippets(root, &file.path, &finder, wanted, call));
         }
     }
     Ok(page)
@@ -125,18 +134,28 @@ enum Outcome {
 }
 
 /// Counts the hits of every file over the available cores.
-fn count_in_parallel(root: &Root, files: &[Entry], finder: &Finder<'_>) -> Vec<Outcome> {
+fn count_in_parallel(
+    root: &Root,
+    files: &[Entry],
+    finder: &Finder<'_>,
+    call: &CallContext,
+) -> Vec<Outcome> {
     let runs = over_cores(files, |run| {
         run.iter()
             .map(|file| {
+                if call.is_cancelled() {
+                    return Outcome::Skipped;
+                }
                 let mut hits = 0;
-                match each_hit(root, &file.path, finder, |_| {
+                let outcome = match each_hit(root, &file.path, finder, call, |_| {
                     hits += 1;
                     true
                 }) {
                     Ok(()) => Outcome::Searched { hits },
                     Err(Skip) => Outcome::Skipped,
-                }
+                };
+                call.work_done(1);
+                outcome
             })
             .collect::<Vec<_>>()
     });
@@ -165,10 +184,16 @@ pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T
 
 /// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file
 /// changed since it was counted yields what it holds now.
-fn snippets(root: &Root, rel: &RelPath, finder: &Finder<'_>, wanted: Range<u64>) -> Vec<Hit> {
+fn snippets(
+    root: &Root,
+    rel: &RelPath,
+    finder: &Finder<'_>,
+    wanted: Range<u64>,
+    call: &CallContext,
+) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut index = 0;
-    let _ = each_hit(root, rel, finder, |found| {
+    let _ = each_hit(root, rel, finder, call, |found| {
         if wanted.contains(&index) {
             hits.push(Hit {
                 path: rel.as_str().to_string(),
@@ -193,16 +218,17 @@ struct Found<'b> {
 }
 
 /// Calls `on_hit` for the first match on each line of `rel`, in order, until it returns
-/// false.
+/// false or the call is cancelled.
 fn each_hit(
     root: &Root,
     rel: &RelPath,
     finder: &Finder<'_>,
+    call: &CallContext,
     mut on_hit: impl FnMut(Found<'_>) -> bool,
 ) -> Result<(), Skip> {
     let mut last_hit_line = 0;
     each_block(root, rel, |block| {
-        search_block(block, finder, &mut last_hit_line, &mut on_hit)
+        !call.is_cancelled() && search_block(block, finder, &mut last_hit_line, &mut on_hit)
     })
 }
 

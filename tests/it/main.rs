@@ -15,6 +15,7 @@ mod http_transport;
 mod manual;
 mod mcp_features;
 mod memory_tools;
+mod official_conformance;
 mod paths_parse;
 mod paths_security;
 mod python_sdk;

@@ -152,11 +152,33 @@ struct Unwritable {
     path: PathBuf,
 }
 
+/// Sets or clears the immutable attribute (Linux: `FS_IOC_SETFLAGS`), which only a
+/// privileged process may set; whether that worked.
+#[cfg(target_os = "linux")]
+fn set_immutable(file: &File, _path: &Path, immutable: bool) -> bool {
+    let flags = rustix::fs::ioctl_getflags(file).unwrap();
+    let flags = if immutable {
+        flags | rustix::fs::IFlags::IMMUTABLE
+    } else {
+        flags - rustix::fs::IFlags::IMMUTABLE
+    };
+    rustix::fs::ioctl_setflags(file, flags).is_ok()
+}
+
+/// The same with macOS's `chflags` (the owner's immutable flag, which binds root too).
+#[cfg(not(target_os = "linux"))]
+fn set_immutable(_file: &File, path: &Path, immutable: bool) -> bool {
+    std::process::Command::new("chflags")
+        .arg(if immutable { "uchg" } else { "nouchg" })
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 impl Unwritable {
     fn new(path: &Path) -> Unwritable {
         let file = File::open(path).unwrap();
-        let flags = rustix::fs::ioctl_getflags(&file).unwrap();
-        if rustix::fs::ioctl_setflags(&file, flags | rustix::fs::IFlags::IMMUTABLE).is_ok() {
+        if set_immutable(&file, path, true) {
             return Unwritable {
                 file,
                 previous_mode: None,
@@ -181,11 +203,7 @@ impl Unwritable {
 impl Drop for Unwritable {
     fn drop(&mut self) {
         match self.previous_mode {
-            None => {
-                let flags = rustix::fs::ioctl_getflags(&self.file).unwrap();
-                rustix::fs::ioctl_setflags(&self.file, flags - rustix::fs::IFlags::IMMUTABLE)
-                    .unwrap();
-            }
+            None => assert!(set_immutable(&self.file, &self.path, false)),
             Some(mode) => {
                 fs::set_permissions(&self.path, fs::Permissions::from_mode(mode)).unwrap()
             }
@@ -493,14 +511,12 @@ fn hardlinked_targets_are_never_written() {
 #[test]
 fn folders_and_special_files_are_not_opened_as_files() {
     let fixture = Fixture::new();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        fixture.vault.join("pipe"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    // The `mkfifo` command: rustix offers `mkfifoat` on Linux only.
+    let made = std::process::Command::new("mkfifo")
+        .arg(fixture.vault.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
     // On its own thread with its own `Root`, so that a hang fails the test instead of
     // blocking it.
     let (done, finished) = mpsc::channel();

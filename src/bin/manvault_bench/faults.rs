@@ -16,6 +16,9 @@
 //! * `append`: the `manvault` binary killed (SIGKILL) while it appends 15 MiB to a daily
 //!   log, then the file checked after the next append: cut appends left in the log; and
 //!   the time of a 1 KiB append, the price of making it all or nothing.
+//! * `snapshot`: `manual_toc` timed while other threads run `manual_find` back to back on
+//!   the handbook bench copied six times (about 55 MB), beside `manual_toc` alone in the
+//!   same run: a search must not hold up the other manual tools (item 10).
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -29,10 +32,11 @@ use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use serde_json::json;
 
-use super::common::Scratch;
+use super::common::{app_for, call, percentile, Scratch};
+use super::find::copy_tree;
 
 const USAGE: &str =
-    "usage: manvault-bench faults [glob] [stats] [replace] [append]   (default: all parts)";
+    "usage: manvault-bench faults [glob] [stats] [replace] [append] [snapshot]   (default: all parts)";
 
 /// How long one measured operation may run before the bench stops waiting for it.
 const GIVE_UP: Duration = Duration::from_secs(60);
@@ -58,7 +62,7 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
-    let all = ["glob", "stats", "replace", "append"];
+    let all = ["glob", "stats", "replace", "append", "snapshot"];
     let parts: Vec<&str> = if args.is_empty() {
         all.to_vec()
     } else {
@@ -73,7 +77,8 @@ pub fn run(args: &[String]) -> ExitCode {
             "glob" => glob_part(),
             "stats" => stats_part(),
             "replace" => replace_part(),
-            _ => append_part(),
+            "append" => append_part(),
+            _ => snapshot_part(),
         }
     }
     ExitCode::SUCCESS
@@ -450,5 +455,82 @@ fn append_part() {
         millis(tool),
         millis(plain),
         tool.as_secs_f64() / plain.as_secs_f64()
+    );
+}
+
+/// Copies of the handbook bench the `snapshot` part searches (as `manvault-bench find`).
+const SNAPSHOT_COPIES: usize = 6;
+/// `manual_toc` calls timed in each condition of the `snapshot` part.
+const SNAPSHOT_TOCS: usize = 40;
+
+fn snapshot_part() {
+    let handbook =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/manuals/handbook-ja");
+    if !handbook.is_dir() {
+        println!("snapshot: SKIPPED, {} is absent", handbook.display());
+        return;
+    }
+    let scratch = Scratch::new("snapshot");
+    let manuals = scratch.0.join("manuals");
+    for copy in 1..=SNAPSHOT_COPIES {
+        copy_tree(&handbook, &manuals.join(format!("handbook-{copy}")));
+    }
+    let app = Arc::new(app_for(
+        &manuals,
+        &scratch.0,
+        Some(&scratch.0.join("vault")),
+        &[],
+    ));
+    let toc = || {
+        let started = Instant::now();
+        call(&app, "manual_toc", json!({ "manual_id": "handbook-1" }));
+        started.elapsed()
+    };
+    // The first call builds the index; neither condition should pay for it.
+    call(&app, "manual_find", json!({ "query": "有給休暇の繰越し" }));
+    let mut alone: Vec<Duration> = (0..SNAPSHOT_TOCS).map(|_| toc()).collect();
+    let searching = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let searches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let finders: Vec<_> = [
+        "有給休暇の繰越し",
+        "経費精算の締め日と例外",
+        "在宅勤務の申請手順",
+    ]
+    .into_iter()
+    .map(|query| {
+        let (app, searching, searches) = (
+            Arc::clone(&app),
+            Arc::clone(&searching),
+            Arc::clone(&searches),
+        );
+        std::thread::spawn(move || {
+            while searching.load(std::sync::atomic::Ordering::Relaxed) {
+                call(&app, "manual_find", json!({ "query": query }));
+                searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    })
+    .collect();
+    let mut during: Vec<Duration> = (0..SNAPSHOT_TOCS).map(|_| toc()).collect();
+    searching.store(false, std::sync::atomic::Ordering::Relaxed);
+    for finder in finders {
+        finder.join().expect("finder thread");
+    }
+    println!("\n### snapshot: manual_toc while manual_find runs ({SNAPSHOT_COPIES} copies of the handbook)\n");
+    println!("| manual_toc | p50 | max |");
+    println!("|---|---:|---:|");
+    let max = |times: &[Duration]| times.iter().max().copied().unwrap_or_default();
+    let alone_max = max(&alone);
+    let during_max = max(&during);
+    println!(
+        "| alone | {} | {} |",
+        millis(percentile(&mut alone, 50)),
+        millis(alone_max)
+    );
+    println!(
+        "| while 3 threads search ({} searches) | {} | {} |",
+        searches.load(std::sync::atomic::Ordering::Relaxed),
+        millis(percentile(&mut during, 50)),
+        millis(during_max)
     );
 }

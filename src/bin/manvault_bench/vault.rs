@@ -65,17 +65,17 @@ pub fn run(args: &[String]) -> ExitCode {
 }
 
 /// A small deterministic generator, so every run measures the same data.
-struct XorShift(u64);
+pub(super) struct XorShift(pub(super) u64);
 
 impl XorShift {
-    fn next(&mut self) -> usize {
+    pub(super) fn next(&mut self) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0 as usize
     }
 
-    fn sentence(&mut self) -> &'static str {
+    pub(super) fn sentence(&mut self) -> &'static str {
         if self.next().is_multiple_of(2) {
             JAPANESE[self.next() % JAPANESE.len()]
         } else {
@@ -173,7 +173,7 @@ fn run_vault_bench() {
 
 /// `FILES` Markdown files of about `FILE_BYTES`, every 100th with the rare term once.
 /// Returns how many files hold the rare term.
-fn build_vault(folder: &Path) -> usize {
+pub(super) fn build_vault(folder: &Path) -> usize {
     let mut random = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut rare = 0;
     for file in 0..FILES {

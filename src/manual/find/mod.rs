@@ -45,6 +45,7 @@ use self::plan::Plan;
 use self::query::{Intent, Query};
 use self::search::{log_outcome, Search};
 use self::trace::{Cutoff, Place, TraceStore};
+use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::{ManualFile, ManualIndex};
 use crate::text::normalize::normalize_str;
@@ -281,8 +282,13 @@ impl Finder {
         }
     }
 
-    /// Runs `manual_find`.
-    pub fn find(&self, index: &ManualIndex, request: &FindRequest) -> ToolResult<FindOutcome> {
+    /// Runs `manual_find`; `call` can cut the scan short (see `scan`).
+    pub fn find(
+        &self,
+        index: &ManualIndex,
+        request: &FindRequest,
+        call: &CallContext,
+    ) -> ToolResult<FindOutcome> {
         let started = Instant::now();
         let max_stage = self.max_stage(request.max_stage)?;
         let base = match &request.only_unscanned_from {
@@ -317,6 +323,7 @@ impl Finder {
             plan: &plan,
             request,
             deadline,
+            call,
             thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
             max_stage,
         };

@@ -218,7 +218,13 @@ mod tests {
             .map(|file| (file, None))
             .collect();
         let later = Instant::now() + Duration::from_secs(60);
-        let result = scan(&corpus, &plan, &scope, later);
+        let result = scan(
+            &corpus,
+            &plan,
+            &scope,
+            later,
+            &crate::call::CallContext::local(),
+        );
         rank_units(&plan, &corpus, &result)
             .items
             .iter()

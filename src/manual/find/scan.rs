@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use super::corpus::{Corpus, NodeKey};
 use super::plan::{PatternSet, Plan};
+use crate::call::CallContext;
 
 /// Sections scanned between two looks at the clock.
 const CHUNK_NODES: usize = 64;
@@ -163,15 +164,30 @@ impl ScanResult {
 /// Below this many bytes of text a second thread costs more than it saves.
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
 
-/// Scans `scope` until done or `deadline`, on every available core: the scope is cut
-/// into consecutive parts of about equal text size, one per thread, and the parts'
-/// results are joined in scope order (so unscanned sections stay in scan order).
-pub fn scan(corpus: &Corpus, plan: &Plan, scope: &Scope, deadline: Instant) -> ScanResult {
+/// Scans `scope` until done, `deadline` or the call's cancellation, on every available
+/// core: the scope is cut into consecutive parts of about equal text size, one per
+/// thread, and the parts' results are joined in scope order (so unscanned sections stay
+/// in scan order). Sections scanned are the call's progress.
+pub fn scan(
+    corpus: &Corpus,
+    plan: &Plan,
+    scope: &Scope,
+    deadline: Instant,
+    call: &CallContext,
+) -> ScanResult {
     let total: usize = scope.iter().map(|entry| text_size(corpus, entry)).sum();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(total / PARALLEL_MIN_BYTES + 1);
-    scan_in_parts(corpus, plan, scope, deadline, threads)
+    let sections = scope
+        .iter()
+        .map(|(file, nodes)| match nodes {
+            Some(nodes) => nodes.len(),
+            None => corpus.files[*file as usize].derived.node_count(),
+        })
+        .sum::<usize>();
+    call.expect_work(sections as u64, "sections");
+    scan_in_parts(corpus, plan, scope, deadline, threads, call)
 }
 
 fn text_size(corpus: &Corpus, entry: &ScopeEntry) -> usize {
@@ -184,11 +200,12 @@ fn scan_in_parts(
     scope: &Scope,
     deadline: Instant,
     threads: usize,
+    call: &CallContext,
 ) -> ScanResult {
     let size = |entry: &ScopeEntry| text_size(corpus, entry);
     let total: usize = scope.iter().map(size).sum();
     if threads <= 1 {
-        return scan_part(corpus, plan, scope, deadline);
+        return scan_part(corpus, plan, scope, deadline, call);
     }
     let mut parts: Vec<&[ScopeEntry]> = Vec::with_capacity(threads);
     let mut start = 0;
@@ -204,7 +221,7 @@ fn scan_in_parts(
     std::thread::scope(|threads| {
         let handles: Vec<_> = parts
             .iter()
-            .map(|part| threads.spawn(move || scan_part(corpus, plan, part, deadline)))
+            .map(|part| threads.spawn(move || scan_part(corpus, plan, part, deadline, call)))
             .collect();
         let mut result = ScanResult::default();
         for handle in handles {
@@ -214,7 +231,13 @@ fn scan_in_parts(
     })
 }
 
-fn scan_part(corpus: &Corpus, plan: &Plan, scope: &[ScopeEntry], deadline: Instant) -> ScanResult {
+fn scan_part(
+    corpus: &Corpus,
+    plan: &Plan,
+    scope: &[ScopeEntry],
+    deadline: Instant,
+    call: &CallContext,
+) -> ScanResult {
     let mut result = ScanResult::default();
     let mut cut = false;
     for (file, nodes) in scope {
@@ -228,12 +251,13 @@ fn scan_part(corpus: &Corpus, plan: &Plan, scope: &[ScopeEntry], deadline: Insta
         };
         let mut scanned_here = 0;
         for chunk in nodes.chunks(CHUNK_NODES) {
-            if cut || Instant::now() >= deadline {
+            if cut || Instant::now() >= deadline || call.is_cancelled() {
                 cut = true;
                 break;
             }
             scan_nodes(corpus, plan, *file, chunk, &mut result);
             scanned_here += chunk.len();
+            call.work_done(chunk.len() as u64);
         }
         if scanned_here > 0 {
             result.scanned_files += 1;
@@ -416,7 +440,7 @@ mod tests {
     fn every_section_is_scanned_with_body_loose_and_title_evidence() {
         let (_dir, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
-        let result = scan(&corpus, &plan, &all(&corpus), later);
+        let result = scan(&corpus, &plan, &all(&corpus), later, &CallContext::local());
         assert_eq!((result.scanned_files, result.scanned_nodes), (6, 12));
         assert!(result.unscanned.is_empty());
         let term = plan.terms[1].exact;
@@ -433,8 +457,9 @@ mod tests {
     fn parts_on_several_threads_give_the_same_result() {
         let (_dir, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
-        let one = scan_in_parts(&corpus, &plan, &all(&corpus), later, 1);
-        let three = scan_in_parts(&corpus, &plan, &all(&corpus), later, 3);
+        let local = CallContext::local();
+        let one = scan_in_parts(&corpus, &plan, &all(&corpus), later, 1, &local);
+        let three = scan_in_parts(&corpus, &plan, &all(&corpus), later, 3, &local);
         assert_eq!(one.scanned_nodes, three.scanned_nodes);
         let keys: Vec<_> = three.hits.iter().map(|(key, _)| *key).collect();
         let expected: Vec<_> = one.hits.iter().map(|(key, _)| *key).collect();
@@ -448,12 +473,25 @@ mod tests {
     #[test]
     fn a_spent_budget_leaves_everything_unscanned_in_order() {
         let (_dir, corpus, plan) = setup();
-        let result = scan_in_parts(&corpus, &plan, &all(&corpus), Instant::now(), 2);
+        let local = CallContext::local();
+        let result = scan_in_parts(&corpus, &plan, &all(&corpus), Instant::now(), 2, &local);
         assert_eq!(result.scanned_nodes, 0);
         assert!(result.hits.is_empty());
         let files: Vec<u32> = result.unscanned.iter().map(|(file, _)| *file).collect();
         assert_eq!(files, [0, 1, 2, 3, 4, 5]);
         assert_eq!(result.unscanned[0].1.as_deref(), Some(&[0, 1][..]));
+    }
+
+    #[test]
+    fn a_cancelled_call_stops_the_scan_as_a_spent_budget_does() {
+        let (_dir, corpus, plan) = setup();
+        let later = Instant::now() + Duration::from_secs(60);
+        let call = CallContext::local();
+        call.cancel_flag()
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let result = scan(&corpus, &plan, &all(&corpus), later, &call);
+        assert_eq!(result.scanned_nodes, 0);
+        assert_eq!(result.unscanned.len(), corpus.files.len());
     }
 
     #[test]

@@ -362,6 +362,7 @@ mod tests {
             &plan,
             &scope,
             Instant::now() + Duration::from_secs(60),
+            &crate::call::CallContext::local(),
         );
         let scored = score_all(&plan, &corpus, &result)
             .into_iter()

@@ -21,6 +21,7 @@ use super::stages::{
 };
 use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
+use crate::call::CallContext;
 use crate::manual::{ManualFile, NodeKind};
 
 /// A section becomes a candidate at this score ...
@@ -38,6 +39,9 @@ pub(super) struct Search<'a> {
     pub plan: &'a Plan,
     pub request: &'a FindRequest,
     pub deadline: Instant,
+    /// The call: its cancellation ends the scan as the deadline does; sections scanned
+    /// are its progress.
+    pub call: &'a CallContext,
     pub thresholds: Thresholds,
     pub max_stage: u8,
 }
@@ -101,7 +105,7 @@ impl Search<'_> {
     }
 
     pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
-        let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline);
+        let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline, self.call);
         let scored = score_all(self.plan, self.corpus, &scanned);
         let sources = [rank_units(self.plan, self.corpus, &scanned)];
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
@@ -140,8 +144,9 @@ impl Search<'_> {
                         .extend(self.unscanned(outside, Cutoff::StageCap));
                 }
             } else {
-                let more =
-                    outside.map(|outside| scan(self.corpus, self.plan, &outside, self.deadline));
+                let more = outside.map(|outside| {
+                    scan(self.corpus, self.plan, &outside, self.deadline, self.call)
+                });
                 let widened_scored = more.map(|more| {
                     scanned.merge(more);
                     score_all(self.plan, self.corpus, &scanned)
@@ -160,7 +165,7 @@ impl Search<'_> {
     }
 
     fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {
-        if Instant::now() >= self.deadline {
+        if Instant::now() >= self.deadline || self.call.is_cancelled() {
             warnings.push("stage 2 skipped: time budget spent".into());
             return;
         }
@@ -189,7 +194,7 @@ impl Search<'_> {
         warnings: &mut Vec<String>,
         in_scope: &dyn Fn(NodeKey) -> bool,
     ) {
-        if Instant::now() >= self.deadline {
+        if Instant::now() >= self.deadline || self.call.is_cancelled() {
             warnings.push("stage 3 skipped: time budget spent".into());
             return;
         }

@@ -99,7 +99,9 @@ fn signals_of(items: &[HitItem], place: &str) -> Vec<&'static str> {
 fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("有給休暇の繰越し")).unwrap();
+    let outcome = finder
+        .find(&index, &request("有給休暇の繰越し"), &CallContext::local())
+        .unwrap();
     let summary = &outcome.summary;
     assert_eq!(summary.intent, Intent::Unknown);
     assert!(summary.intent_inferred);
@@ -121,7 +123,9 @@ fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
 fn different_numbers_for_one_unit_are_a_conflict() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("繰越し")).unwrap();
+    let outcome = finder
+        .find(&index, &request("繰越し"), &CallContext::local())
+        .unwrap();
     assert_eq!(outcome.summary.conflict_count, 1);
     assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
@@ -143,7 +147,9 @@ fn a_rule_and_an_exception_to_it_are_a_conflict() {
         ),
     ]);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("rollback")).unwrap();
+    let outcome = finder
+        .find(&index, &request("rollback"), &CallContext::local())
+        .unwrap();
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["a.md:3", "b.md:3"]);
     let hint = conflicts[0].gap_hint.as_deref().unwrap();
@@ -154,7 +160,9 @@ fn a_rule_and_an_exception_to_it_are_a_conflict() {
 fn unmatched_terms_and_unresolved_references_are_gaps() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("broken zeppelin")).unwrap();
+    let outcome = finder
+        .find(&index, &request("broken zeppelin"), &CallContext::local())
+        .unwrap();
     let gaps = hits(&finder, &outcome, HitKind::Gaps);
     let hints: Vec<&str> = gaps.iter().filter_map(|g| g.gap_hint.as_deref()).collect();
     assert!(
@@ -174,7 +182,9 @@ fn unmatched_terms_and_unresolved_references_are_gaps() {
 fn references_reach_sections_the_query_does_not_mention() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("10 minutes")).unwrap();
+    let outcome = finder
+        .find(&index, &request("10 minutes"), &CallContext::local())
+        .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(places(&candidates)[0], "deploy.md:3");
     assert!(signals_of(&candidates, "incident.md:3").contains(&"reference"));
@@ -185,13 +195,17 @@ fn references_reach_sections_the_query_does_not_mention() {
 fn a_failing_stage_2_or_3_keeps_the_earlier_results_and_warns() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let whole = finder.find(&index, &request("10 minutes")).unwrap();
+    let whole = finder
+        .find(&index, &request("10 minutes"), &CallContext::local())
+        .unwrap();
     for stage in [2, 3] {
         let failing = FindRequest {
             fail_stage: Some(stage),
             ..request("10 minutes")
         };
-        let outcome = finder.find(&index, &failing).unwrap();
+        let outcome = finder
+            .find(&index, &failing, &CallContext::local())
+            .unwrap();
         assert_eq!(outcome.summary.warnings, 1, "stage {stage}");
         assert!(outcome.warnings[0].contains(&format!("stage {stage} failed")));
         let candidates = hits(&finder, &outcome, HitKind::Candidates);
@@ -211,7 +225,11 @@ fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
     let cut = finder
-        .find(&index, &with("繰越し", |r| r.time_ms = Some(0)))
+        .find(
+            &index,
+            &with("繰越し", |r| r.time_ms = Some(0)),
+            &CallContext::local(),
+        )
         .unwrap();
     assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
     assert_eq!(cut.summary.scanned_nodes, 0);
@@ -226,6 +244,7 @@ fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
             &with("繰越し", |r| {
                 r.only_unscanned_from = Some(cut.trace_id.clone())
             }),
+            &CallContext::local(),
         )
         .unwrap();
     assert_eq!(rest.summary.scanned_nodes, 11);
@@ -241,7 +260,11 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
     let capped = finder
-        .find(&index, &with("繰越し", |r| r.max_candidates = Some(1)))
+        .find(
+            &index,
+            &with("繰越し", |r| r.max_candidates = Some(1)),
+            &CallContext::local(),
+        )
         .unwrap();
     assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::CandidateCap));
     assert_eq!(capped.summary.candidates, 1);
@@ -254,6 +277,7 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
             &with("繰越し", |r| {
                 r.only_unscanned_from = Some(capped.trace_id.clone())
             }),
+            &CallContext::local(),
         )
         .unwrap();
     assert_eq!(rest.summary.scanned_nodes, left.len());
@@ -270,6 +294,7 @@ fn unknown_traces_are_not_found_without_fallback() {
             &with("繰越し", |r| {
                 r.only_unscanned_from = Some("t-000000nope".into())
             }),
+            &CallContext::local(),
         )
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::NotFound);
@@ -289,7 +314,11 @@ fn max_stage_is_three_or_four_within_the_hard_limit() {
     let finder = Finder::new(settings());
     for stage in [2, 5] {
         let error = finder
-            .find(&index, &with("x", |r| r.max_stage = Some(stage)))
+            .find(
+                &index,
+                &with("x", |r| r.max_stage = Some(stage)),
+                &CallContext::local(),
+            )
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidParameter, "{stage}");
     }
@@ -299,7 +328,11 @@ fn max_stage_is_three_or_four_within_the_hard_limit() {
         ..settings()
     });
     let error = capped
-        .find(&index, &with("x", |r| r.max_stage = Some(4)))
+        .find(
+            &index,
+            &with("x", |r| r.max_stage = Some(4)),
+            &CallContext::local(),
+        )
         .unwrap_err();
     assert_eq!(error.details.unwrap()["accepted"], serde_json::json!([3]));
 }
@@ -313,7 +346,9 @@ fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
         max_stage: Some(max_stage),
         ..request("rollback")
     };
-    let capped = finder.find(&index, &narrowed(3)).unwrap();
+    let capped = finder
+        .find(&index, &narrowed(3), &CallContext::local())
+        .unwrap();
     assert_eq!(capped.summary.candidates, 0);
     assert_eq!(capped.summary.max_stage_applied, 3);
     assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::StageCap));
@@ -325,7 +360,9 @@ fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
         capped.next_actions[0].params.as_ref().unwrap()["max_stage"],
         4
     );
-    let widened = finder.find(&index, &narrowed(4)).unwrap();
+    let widened = finder
+        .find(&index, &narrowed(4), &CallContext::local())
+        .unwrap();
     assert!(widened.summary.scope_expanded);
     assert_eq!(widened.summary.max_stage_applied, 4);
     let candidates = hits(&finder, &widened, HitKind::Candidates);
@@ -337,7 +374,11 @@ fn an_exceptions_question_ranks_stated_exceptions_first() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
     let outcome = finder
-        .find(&index, &request("rollback exceptions"))
+        .find(
+            &index,
+            &request("rollback exceptions"),
+            &CallContext::local(),
+        )
         .unwrap();
     assert_eq!(outcome.summary.intent, Intent::Exceptions);
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
@@ -349,7 +390,9 @@ fn an_exceptions_question_ranks_stated_exceptions_first() {
 fn strict_terms_are_marked_and_other_matches_stay() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("「繰越し」 休暇")).unwrap();
+    let outcome = finder
+        .find(&index, &request("「繰越し」 休暇"), &CallContext::local())
+        .unwrap();
     assert_eq!(outcome.summary.strict_terms, 1);
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert!(candidates[0].signals.contains(&"strict"));
@@ -370,7 +413,9 @@ fn user_synonyms_find_other_wordings() {
         synonyms_path: Some(synonyms),
         ..settings()
     });
-    let outcome = finder.find(&index, &request("繰越し")).unwrap();
+    let outcome = finder
+        .find(&index, &request("繰越し"), &CallContext::local())
+        .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(places(&candidates), ["a.md:3"]);
     assert!(candidates[0].signals.contains(&"synonym"));
@@ -381,7 +426,9 @@ fn user_synonyms_find_other_wordings() {
 fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
     let (_dir, index) = index(FILES);
     let finder = Finder::new(settings());
-    let outcome = finder.find(&index, &request("特別休暇")).unwrap();
+    let outcome = finder
+        .find(&index, &request("特別休暇"), &CallContext::local())
+        .unwrap();
     assert_eq!(outcome.summary.integration_status, Status::Ready);
     assert_eq!(outcome.summary.sufficiency_score, 1.0);
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
@@ -402,11 +449,15 @@ fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
             })
         })
     };
-    let few = finder.find(&index, &with_low(10)).unwrap();
+    let few = finder
+        .find(&index, &with_low(10), &CallContext::local())
+        .unwrap();
     assert!(few.summary.scope_expanded, "fewer than 10 candidates");
     assert_eq!(few.max_stage_allowed, 4);
     assert!(few.stage4_added >= 1 && few.stage4_added_chars > 0);
-    let enough = finder.find(&index, &with_low(1)).unwrap();
+    let enough = finder
+        .find(&index, &with_low(1), &CallContext::local())
+        .unwrap();
     assert!(!enough.summary.scope_expanded);
     assert_eq!((enough.stage4_added, enough.stage4_added_chars), (0, 0));
 }
@@ -415,7 +466,9 @@ fn tuned_thresholds_decide_stage_4_and_its_cost_is_reported() {
 fn edits_added_and_deleted_files_show_in_the_next_search() {
     let (dir, mut index) = index(FILES);
     let finder = Finder::new(settings());
-    let before = finder.find(&index, &request("ゼッペリン")).unwrap();
+    let before = finder
+        .find(&index, &request("ゼッペリン"), &CallContext::local())
+        .unwrap();
     assert_eq!(before.summary.candidates, 0);
     std::fs::write(
         dir.path().join("rules/faq.md"),
@@ -424,13 +477,17 @@ fn edits_added_and_deleted_files_show_in_the_next_search() {
     .unwrap();
     std::fs::write(dir.path().join("rules/new.md"), "# 新規\n\nゼッペリン。\n").unwrap();
     index.refresh().unwrap();
-    let after = finder.find(&index, &request("ゼッペリン")).unwrap();
+    let after = finder
+        .find(&index, &request("ゼッペリン"), &CallContext::local())
+        .unwrap();
     let mut found = places(&hits(&finder, &after, HitKind::Candidates));
     found.sort();
     assert_eq!(found, ["faq.md:3", "new.md:1"]);
     std::fs::remove_file(dir.path().join("rules/new.md")).unwrap();
     index.refresh().unwrap();
-    let gone = finder.find(&index, &request("ゼッペリン")).unwrap();
+    let gone = finder
+        .find(&index, &request("ゼッペリン"), &CallContext::local())
+        .unwrap();
     assert_eq!(
         places(&hits(&finder, &gone, HitKind::Candidates)),
         ["faq.md:3"]
@@ -453,7 +510,9 @@ fn a_section_sharing_one_rare_unit_with_the_query_is_a_candidate() {
     let (_dir, index) = index(SCHEDULING);
     let finder = Finder::new(settings());
     let query = "when does anacron start the backups in the night";
-    let outcome = finder.find(&index, &request(query)).unwrap();
+    let outcome = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(
         places(&candidates)[0],
@@ -479,7 +538,9 @@ fn japanese_everyday_wording_finds_the_section_by_its_units() {
     ]);
     let finder = Finder::new(settings());
     let query = "毎晩決まった時刻に自作のスクリプトを自動で走らせたい";
-    let outcome = finder.find(&index, &request(query)).unwrap();
+    let outcome = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(
         places(&candidates)[0],
@@ -488,7 +549,11 @@ fn japanese_everyday_wording_finds_the_section_by_its_units() {
         places(&candidates)
     );
     let outcome = finder
-        .find(&index, &request("フォルダごとの容量を調べる"))
+        .find(
+            &index,
+            &request("フォルダごとの容量を調べる"),
+            &CallContext::local(),
+        )
         .unwrap();
     let candidates = hits(&finder, &outcome, HitKind::Candidates);
     assert_eq!(places(&candidates)[0], "quota.md:1");
@@ -499,7 +564,9 @@ fn also_wordings_are_searched_with_a_lower_weight_and_counted() {
     let (_dir, index) = index(SCHEDULING);
     let finder = Finder::new(settings());
     let query = "keep a nightly job from being skipped";
-    let plain = finder.find(&index, &request(query)).unwrap();
+    let plain = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
     let plain_places = places(&hits(&finder, &plain, HitKind::Candidates));
     assert!(
         !plain_places.contains(&"tasks.md:3".to_owned()),
@@ -512,6 +579,7 @@ fn also_wordings_are_searched_with_a_lower_weight_and_counted() {
             &with(query, |request| {
                 request.also = vec!["anacron".into(), "・".into(), "cron.daily".into()]
             }),
+            &CallContext::local(),
         )
         .unwrap();
     let candidates = hits(&finder, &helped, HitKind::Candidates);
@@ -547,7 +615,7 @@ fn the_longest_and_most_fragmented_queries_work() {
         english.to_owned(),
     ] {
         assert!(query.chars().count() <= 1000);
-        let outcome = finder.find(&index, &request(&query));
+        let outcome = finder.find(&index, &request(&query), &CallContext::local());
         assert!(outcome.is_ok(), "{:?}", &query[..40.min(query.len())]);
     }
 }

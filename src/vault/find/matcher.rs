@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use aho_corasick::AhoCorasick;
 
+use crate::call::CallContext;
 use crate::manual::find::query::split_terms;
 use crate::paths::{RelPath, Root};
 use crate::text::lines::LineIndex;
@@ -308,16 +309,18 @@ pub fn search_file(
     rel: &RelPath,
     patterns: &Patterns,
     deadline: Instant,
+    call: &CallContext,
     keep: usize,
     score: Score<'_>,
 ) -> FileOutcome {
-    if Instant::now() >= deadline {
+    let stop = || Instant::now() >= deadline || call.is_cancelled();
+    if stop() {
         return FileOutcome::Unscanned;
     }
     let mut found = Ranges::new(patterns.len(), keep, score);
     let mut out_of_time = false;
     let read = each_block(root, rel, |block| {
-        if Instant::now() >= deadline {
+        if stop() {
             out_of_time = true;
             return false;
         }
@@ -348,7 +351,15 @@ mod tests {
         let (_dir, root) = vault(&[("a.md", content)]);
         let patterns = Patterns::new(&normalize_str(query));
         let rel = crate::paths::parse_relative("a.md").unwrap();
-        search_file(&root, &rel, &patterns, later(), keep, score)
+        search_file(
+            &root,
+            &rel,
+            &patterns,
+            later(),
+            &CallContext::local(),
+            keep,
+            score,
+        )
     }
 
     fn ranges_of(content: &str, query: &str) -> Vec<LineRange> {
@@ -435,7 +446,8 @@ mod tests {
         let (_dir, root) = vault(&[("a.md", "term\n")]);
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let patterns = Patterns::new("term");
-        let spent = search_file(&root, &rel, &patterns, Instant::now(), 10, &|_| 0.0);
+        let local = CallContext::local();
+        let spent = search_file(&root, &rel, &patterns, Instant::now(), &local, 10, &|_| 0.0);
         assert_eq!(spent, FileOutcome::Unscanned);
     }
 

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use self::actions::{next_actions, AskedScope, Situation};
 use self::integrate::{integrate, score, Best, Candidate};
 use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally};
+use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
 use crate::trace::{Cutoff, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
@@ -121,8 +122,15 @@ impl VaultFinder {
         }
     }
 
-    /// Runs `vault_find` over the vault `root`.
-    pub fn find(&self, root: &Root, request: &FindRequest<'_>) -> ToolResult<FindOutcome> {
+    /// Runs `vault_find` over the vault `root`; `call` receives progress per file and,
+    /// once cancelled, ends the search as the time budget does (the answer is then the
+    /// cancellation error, and no trace is kept).
+    pub fn find(
+        &self,
+        root: &Root,
+        request: &FindRequest<'_>,
+        call: &CallContext,
+    ) -> ToolResult<FindOutcome> {
         let started = Instant::now();
         let phrase = searchable(request.query)?;
         let left_by: Option<HashSet<String>> = match request.only_unscanned_from {
@@ -155,9 +163,11 @@ impl VaultFinder {
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
             .max(1);
         let score = |range: &LineRange| score(range, &patterns);
+        call.expect_work(files.len() as u64, "files");
         let runs = over_cores(&files, |run| {
-            search_run(root, run, &patterns, deadline, cap, &score)
+            search_run(root, run, &patterns, deadline, call, cap, &score)
         });
+        call.check_cancelled()?;
         let found = Gathered::of(&files, runs, cap);
         let cutoff = if !found.unscanned.is_empty() {
             Some(Cutoff::TimeBudget)
@@ -232,6 +242,7 @@ fn search_run(
     run: &[RelPath],
     patterns: &Patterns,
     deadline: Instant,
+    call: &CallContext,
     cap: usize,
     score: Score<'_>,
 ) -> Run {
@@ -239,7 +250,8 @@ fn search_run(
     let outcomes = run
         .iter()
         .map(|path| {
-            let mut outcome = search_file(root, path, patterns, deadline, cap, score);
+            let mut outcome = search_file(root, path, patterns, deadline, call, cap, score);
+            call.work_done(1);
             if let FileOutcome::Searched { ranges, .. } = &mut outcome {
                 let found = std::mem::take(ranges).into_iter();
                 best.offer(found.map(|range| Candidate::new(path.clone(), range, patterns)));

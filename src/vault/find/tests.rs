@@ -2,6 +2,7 @@
 
 use super::testing::vault;
 use super::*;
+use crate::call::CallContext;
 use crate::error::ErrorCode;
 
 fn finder() -> VaultFinder {
@@ -28,7 +29,7 @@ fn continue_from(finder: &VaultFinder, root: &Root, trace_id: &str, query: &str)
         only_unscanned_from: Some(trace_id),
         ..request(query)
     };
-    finder.find(root, &request).unwrap()
+    finder.find(root, &request, &CallContext::local()).unwrap()
 }
 
 /// The paths of the proposed reads, in order.
@@ -65,7 +66,9 @@ const NOTES: &[(&str, &str)] = &[
 #[test]
 fn finds_every_visible_file_loosely_too_and_never_hidden_ones() {
     let (_dir, root) = vault(NOTES);
-    let outcome = finder().find(&root, &request("有給休暇")).unwrap();
+    let outcome = finder()
+        .find(&root, &request("有給休暇"), &CallContext::local())
+        .unwrap();
     let summary = &outcome.summary;
     assert_eq!(
         summary.scanned_files, 4,
@@ -95,7 +98,9 @@ fn scope_narrows_and_daily_logs_can_be_left_out() {
         },
         ..request("有給休暇")
     };
-    let outcome = finder().find(&root, &no_daily).unwrap();
+    let outcome = finder()
+        .find(&root, &no_daily, &CallContext::local())
+        .unwrap();
     assert_eq!(outcome.summary.scanned_files, 3);
     assert!(!reads(&outcome)
         .iter()
@@ -109,7 +114,9 @@ fn scope_narrows_and_daily_logs_can_be_left_out() {
         },
         ..request("有給休暇")
     };
-    let outcome = finder().find(&root, &artifacts).unwrap();
+    let outcome = finder()
+        .find(&root, &artifacts, &CallContext::local())
+        .unwrap();
     assert_eq!(outcome.summary.scanned_files, 2);
     assert_eq!(outcome.summary.candidates, 2, "too few: widen");
     let widen = outcome
@@ -131,7 +138,7 @@ fn a_spent_budget_is_reported_and_the_continuation_searches_what_was_left() {
         time_ms: Some(0),
         ..request("有給休暇")
     };
-    let cut = finder.find(&root, &spent).unwrap();
+    let cut = finder.find(&root, &spent, &CallContext::local()).unwrap();
     assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
     assert_eq!(
         (cut.summary.scanned_files, cut.summary.unscanned_files),
@@ -160,6 +167,7 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
                 max_candidates: Some(1),
                 ..request("有給休暇の繰越し")
             },
+            &CallContext::local(),
         )
         .unwrap();
     let summary = &capped.summary;
@@ -181,7 +189,9 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
 #[test]
 fn a_term_found_nowhere_is_a_gap_and_the_whole_vault_is_scanned_instead() {
     let (_dir, root) = vault(NOTES);
-    let outcome = finder().find(&root, &request("繰越し ゼッペリン")).unwrap();
+    let outcome = finder()
+        .find(&root, &request("繰越し ゼッペリン"), &CallContext::local())
+        .unwrap();
     assert_eq!((outcome.summary.terms, outcome.summary.gap_count), (2, 1));
     assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
@@ -196,7 +206,12 @@ fn a_term_found_nowhere_is_a_gap_and_the_whole_vault_is_scanned_instead() {
 fn bad_requests_are_refused_before_any_search() {
     let (_dir, root) = vault(NOTES);
     let finder = finder();
-    let code = |request: FindRequest<'_>| finder.find(&root, &request).unwrap_err().code;
+    let code = |request: FindRequest<'_>| {
+        finder
+            .find(&root, &request, &CallContext::local())
+            .unwrap_err()
+            .code
+    };
     assert_eq!(code(request(" \n ")), ErrorCode::InvalidParameter);
     let bad_glob = FindRequest {
         scope: ScopeRequest {
@@ -247,10 +262,11 @@ fn the_best_and_the_tally_do_not_depend_on_the_split_over_cores() {
     let patterns = Patterns::new("有給休暇");
     let score = |range: &LineRange| score(range, &patterns);
     let later = Instant::now() + Duration::from_secs(60);
+    let local = CallContext::local();
     let gathered = |split: usize| {
         let runs = paths
             .chunks(split)
-            .map(|run| search_run(&root, run, &patterns, later, 4, &score))
+            .map(|run| search_run(&root, run, &patterns, later, &local, 4, &score))
             .collect();
         Gathered::of(&paths, runs, 4)
     };
