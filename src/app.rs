@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
+use crate::manual::vectors::{IndexSource, SectionVectors};
 use crate::manual::ManualIndex;
 use crate::memory::Memory;
 use crate::paths::{Root, STALE_TEMP_AGE};
@@ -30,11 +31,13 @@ pub struct App {
     manuals: Mutex<Option<ManualIndex>>,
     /// The snapshot of the working index that queries read, replaced when a refresh
     /// changed something; a query holds its own `Arc`, never a lock, however long it runs.
-    published: RwLock<Option<Arc<ManualIndex>>>,
+    /// Shared with the section vectors' worker, which embeds what it holds.
+    published: Arc<RwLock<Option<Arc<ManualIndex>>>>,
     /// Opened by the first vault call, then held for the life of the server (see
     /// `paths::Root` for why the descriptor is kept); `workspace::prepare` made the folder.
     vault: OnceLock<Root>,
-    /// Search state: derived corpus, traces, synonyms.
+    /// Search state: derived corpus, traces, synonyms, and the section vectors (with
+    /// their background worker) when `EMBEDDINGS_URL` is set.
     pub finder: Finder,
     /// Search statistics and the tuning of the Stage 4 thresholds (ADAPTIVE_*).
     pub adaptive: Adaptive,
@@ -51,16 +54,25 @@ pub struct App {
 impl App {
     /// The application over `config`. Starts the sweep of temporary files that killed
     /// writers left in the vault, on its own thread so that nothing waits for the walk.
+    ///
+    /// With `EMBEDDINGS_URL` set, it also starts the worker that embeds the manuals'
+    /// sections in the background (`manual::vectors`); without it, no thread and no
+    /// network access is added.
     pub fn new(config: Config) -> App {
         sweep_vault_in_background(&config);
+        let published = Arc::new(RwLock::new(None));
+        let vectors = SectionVectors::from_config(&config).map(Arc::new);
+        if let Some(vectors) = &vectors {
+            vectors.start(Arc::new(PublishedManuals(Arc::clone(&published))));
+        }
         App {
-            finder: Finder::new(FindSettings::from_config(&config)),
+            finder: Finder::with_vectors(FindSettings::from_config(&config), vectors),
             adaptive: Adaptive::open(&config),
             vault_finder: VaultFinder::new(vault::find::FindSettings::from_config(&config)),
             config,
             validators: InputValidators::compile(),
             manuals: Mutex::new(None),
-            published: RwLock::new(None),
+            published,
             vault: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
             memory: OnceLock::new(),
@@ -163,8 +175,28 @@ impl App {
         if changed || published.is_none() {
             let index = working.as_ref().expect("built above");
             *published = Some(Arc::new(index.snapshot()));
+            if let Some(vectors) = self.finder.vectors() {
+                vectors.nudge();
+            }
         }
         Ok(Arc::clone(published.as_ref().expect("published above")))
+    }
+}
+
+/// The snapshot `App` publishes, as the section vectors' worker reads it: as it is, never
+/// refreshed by the worker (the calls refresh it).
+struct PublishedManuals(Arc<RwLock<Option<Arc<ManualIndex>>>>);
+
+impl IndexSource for PublishedManuals {
+    fn with_index(&self, visit: &mut dyn FnMut(&ManualIndex)) {
+        let snapshot = self
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(index) = snapshot {
+            visit(&index);
+        }
     }
 }
 
@@ -299,6 +331,57 @@ mod tests {
         let list = plain.call("manual_list", json!({})).unwrap().unwrap();
         assert_eq!(list["items"][0]["file_count"], 2);
         assert!(list["items"][0].get("skipped").is_none());
+    }
+
+    /// Semantic recall is off without `EMBEDDINGS_URL`: no section vectors (so no worker
+    /// thread and no network access) and answers without a trace of it.
+    #[test]
+    fn without_an_embeddings_url_nothing_semantic_exists_or_shows() {
+        let dir = crate::test_support::tree(&[("manuals/m/a.md", "# A\n\nsome text\n")]);
+        let app = app(dir.path());
+        assert!(app.finder.vectors().is_none());
+        let found = app.call("manual_find", json!({ "query": "text" }));
+        let found = found.unwrap().unwrap();
+        assert!(found["summary"].get("semantic").is_none(), "{found}");
+        assert!(found["summary"]["signal_coverage"]
+            .get("semantic")
+            .is_none());
+    }
+
+    /// With `EMBEDDINGS_URL` naming a server that is not there, the worker starts and a
+    /// search answers lexically at once, saying why.
+    #[test]
+    fn an_embeddings_server_that_is_down_leaves_lexical_answers_with_a_warning() {
+        let dir = crate::test_support::tree(&[("manuals/m/a.md", "# A\n\nsome text\n")]);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}");
+        let app = app_with(
+            dir.path(),
+            &[("EMBEDDINGS_URL", &url), ("EMBEDDINGS_TIMEOUT_MS", "500")],
+        );
+        assert!(app.finder.vectors().is_some());
+        // The first call builds the index and the search's corpus (seconds in a debug
+        // build on a loaded machine); the second shows what the provider costs.
+        app.call("manual_find", json!({ "query": "some" }))
+            .unwrap()
+            .unwrap();
+        let started = Instant::now();
+        let found = app.call("manual_find", json!({ "query": "text" }));
+        let found = found.unwrap().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(found["summary"]["candidates"], 1);
+        let semantic = &found["summary"]["semantic"];
+        assert_eq!(semantic["used"], false, "{found}");
+        assert!(semantic["warning"]
+            .as_str()
+            .is_some_and(|warning| warning.contains("cannot be reached")));
+        assert!(
+            !found.to_string().contains(&url),
+            "no server address in answers"
+        );
     }
 
     /// A query in progress (here: one that waits inside `with_manuals`) must not keep

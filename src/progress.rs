@@ -1,10 +1,13 @@
-//! Progress of the manual index build, for the person waiting on it.
+//! Progress of long builds (the manual index, the steps of `manvault index`), for the
+//! person waiting on them.
 //!
-//! Indexing tens of megabytes of manuals takes seconds; without a word in the log the
-//! server looks hung. A build reports what it has done so far by calling a
-//! [`ProgressFn`] after each file (cheap: it only compares a clock), and [`ProgressLog`]
-//! turns those calls into one log line every few seconds and one line when the index is
-//! ready. Counts only: never a path or a file's text.
+//! Indexing tens of megabytes of manuals takes seconds, embedding them hours; without a
+//! word in the log the program looks hung. A build reports what it has done so far as
+//! often as it likes (cheap: it only compares a clock), and [`ProgressLog`] turns those
+//! calls into one log line every few seconds: an index build's totals
+//! ([`ProgressLog::update`]), or a step's `done of total` with the time left
+//! ([`ProgressLog::step`]; a terminal gets an indicatif bar instead, see `cli::index`).
+//! Counts only: never a path or a file's text.
 
 use std::time::{Duration, Instant};
 
@@ -43,6 +46,8 @@ pub type ProgressFn<'a> = dyn FnMut(IndexProgress) + 'a;
 pub struct ProgressLog {
     started: Instant,
     last_line: Instant,
+    /// A step's `done` at its first report, and when.
+    first_done: Option<(u64, Instant)>,
 }
 
 impl ProgressLog {
@@ -54,6 +59,7 @@ impl ProgressLog {
         ProgressLog {
             started: now,
             last_line: now,
+            first_done: None,
         }
     }
 
@@ -69,6 +75,30 @@ impl ProgressLog {
                 "indexing manuals: {} so far, {:.0} s",
                 progress.describe(),
                 elapsed.as_secs_f64()
+            );
+        }
+    }
+
+    /// Logs a step's progress, `done` of `total` `unit`s, with the time left at the rate
+    /// since the first call (work found already done, such as cached vectors, does not
+    /// count as speed), when the last line is [`PROGRESS_EVERY`] old.
+    pub fn step(&mut self, step: &str, unit: &str, done: u64, total: u64) {
+        let now = Instant::now();
+        let first = *self.first_done.get_or_insert((done, now));
+        if let Some(elapsed) = self.due(now) {
+            let left = time_left(first, (done, now), total);
+            tracing::info!(
+                step,
+                done,
+                total,
+                elapsed_s = elapsed.as_secs_f64(),
+                left_s = left.map(|left| left.as_secs_f64()),
+                "{step}: {done} of {total} {unit}, {:.0} s, {}",
+                elapsed.as_secs_f64(),
+                left.map_or("time left unknown".to_owned(), |left| format!(
+                    "about {:.0} s left",
+                    left.as_secs_f64()
+                ))
             );
         }
     }
@@ -89,6 +119,19 @@ impl ProgressLog {
     }
 }
 
+/// The time `total` takes at the rate from `first` to `now` (each a `done` count and an
+/// instant); `None` before anything was done.
+fn time_left(first: (u64, Instant), now: (u64, Instant), total: u64) -> Option<Duration> {
+    let done = now.0.saturating_sub(first.0);
+    if done == 0 {
+        return None;
+    }
+    let per_unit = now.1.duration_since(first.1).as_secs_f64() / done as f64;
+    Some(Duration::from_secs_f64(
+        per_unit * total.saturating_sub(now.0) as f64,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +148,17 @@ mod tests {
             log.due(start + PROGRESS_EVERY * 2),
             Some(PROGRESS_EVERY * 2)
         );
+    }
+
+    #[test]
+    fn time_left_follows_the_rate_since_the_first_report() {
+        let start = Instant::now();
+        // 100 found done (cached), then 50 more in 10 s: 850 left take 170 s.
+        let left = time_left((100, start), (150, start + Duration::from_secs(10)), 1000);
+        assert_eq!(left.map(|left| left.as_secs()), Some(170));
+        assert_eq!(time_left((100, start), (100, start), 1000), None);
+        let done = time_left((0, start), (10, start + Duration::from_secs(1)), 10);
+        assert_eq!(done, Some(Duration::ZERO));
     }
 
     #[test]

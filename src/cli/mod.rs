@@ -5,8 +5,8 @@
 //! help of every subcommand that reads settings lists them all, generated from
 //! [`config::VARIABLES`](crate::config::VARIABLES).
 //!
-//! Exit codes: 0 success; 1 a tool call failed or `doctor` found a problem; 2 the command
-//! line, a setting or the workspace is wrong (nothing was started).
+//! Exit codes: 0 success; 1 a tool call failed, `doctor` found a problem or an `index` step
+//! failed; 2 the command line, a setting or the workspace is wrong (nothing was started).
 //!
 //! Adding a subcommand is a variant of [`Command`] with its own `Args` struct (flatten
 //! [`RootArgs`] when it reads the workspace) and an arm in [`main`]; a `serve` flag is a
@@ -14,6 +14,7 @@
 
 mod doctor;
 mod help;
+mod index;
 mod script;
 
 use std::io::IsTerminal;
@@ -70,6 +71,10 @@ enum Command {
     /// Report what adaptive tuning did, per day (reads the statistics file only)
     #[command(after_help = help::settings())]
     Stats(RootArgs),
+    /// Build the caches a server fills in the background (section vectors when
+    /// EMBEDDINGS_URL is set), with a progress bar; exit 1 when a step failed
+    #[command(after_help = help::settings())]
+    Index(RootArgs),
 }
 
 /// The three roots; each flag overrides its variable.
@@ -139,6 +144,9 @@ pub fn main() -> ExitCode {
         Command::Doctor(roots) => doctor::run(Config::from_env(&roots.flags())),
         Command::Call(args) => with_config(&args.roots, |config| call(config, &args)),
         Command::Stats(roots) => with_config(&roots, |config| stats(&config)),
+        Command::Index(roots) => with_config(&roots, |config| {
+            prepare_workspace(&config).map_or_else(|code| code, |()| index::run(&config))
+        }),
     }
 }
 

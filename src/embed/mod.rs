@@ -1,5 +1,7 @@
 //! Text embeddings: the provider interface, the OpenAI-compatible client, compact vectors
-//! and their on-disk cache, and the vectors of manual sections.
+//! and their on-disk cache. Knows no manual, vault or memory type, so every domain can
+//! embed its own texts with it (the manual sections' vectors are
+//! [`crate::manual::vectors`]).
 //!
 //! Lexical search cannot find a section whose words the question does not share
 //! ("switch the computer off" for "How to shutdown the system"); a vector of each section
@@ -15,15 +17,15 @@
 //! * [`quantized`]: 8-bit vectors and the arena that holds them.
 //! * [`store`]: vectors by content hash, in memory and in an append-only file under
 //!   `CACHE_DIR` written through [`crate::paths::Root`].
-//! * [`sections`]: which text stands for a manual section, the background worker that
-//!   embeds what is missing, and the top-K a search asks for.
+//! * [`crate::manual::vectors`] (outside this module): which text stands for a manual
+//!   section, the background worker that embeds what is missing, and the top-K a search
+//!   asks for.
 //!
 //! Architecture invariant: no manual, vault or memory text is ever logged; errors name the
 //! `EMBEDDINGS_*` variable to fix, never a passage.
 
 mod openai;
 pub mod quantized;
-pub mod sections;
 pub mod store;
 #[cfg(test)]
 pub(crate) mod stub;

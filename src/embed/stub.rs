@@ -1,6 +1,9 @@
 //! A deterministic embedder for unit tests: texts sharing characters get close vectors
 //! (a hashed bag of character bigrams), so top-K orders are predictable, and the switches
-//! make the provider go down, slow down or change its model between two calls.
+//! make the provider go down, slow down or change its model between two calls. With
+//! *concepts* (groups of words meaning one thing), texts naming the same concept in any
+//! of its words are close and all others far, as a real model places "copy and paste"
+//! near コピペ: what a search by meaning finds and a search by words cannot.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -19,6 +22,8 @@ pub(crate) struct StubEmbedder {
     /// Texts embedded as passages so far (to see what was re-embedded).
     pub passages: AtomicUsize,
     pub calls: AtomicUsize,
+    /// Groups of words, one dimension each (empty: bigram vectors).
+    pub concepts: Vec<&'static [&'static str]>,
 }
 
 impl Default for StubEmbedder {
@@ -29,7 +34,33 @@ impl Default for StubEmbedder {
             model: Mutex::new("stub".to_owned()),
             passages: AtomicUsize::new(0),
             calls: AtomicUsize::new(0),
+            concepts: Vec::new(),
         }
+    }
+}
+
+impl StubEmbedder {
+    /// A stub placing texts by the `concepts` they name (see the module documentation).
+    pub(crate) fn with_concepts(concepts: &[&'static [&'static str]]) -> StubEmbedder {
+        StubEmbedder {
+            concepts: concepts.to_vec(),
+            ..StubEmbedder::default()
+        }
+    }
+
+    fn vector(&self, text: &str) -> Vec<f32> {
+        if self.concepts.is_empty() {
+            return stub_vector(text);
+        }
+        let text = text.to_lowercase();
+        // The last dimension keeps a text naming no concept from being a zero vector.
+        let mut vector: Vec<f32> = self
+            .concepts
+            .iter()
+            .map(|words| f32::from(u8::from(words.iter().any(|word| text.contains(word)))))
+            .collect();
+        vector.push(0.1);
+        vector
     }
 }
 
@@ -69,7 +100,7 @@ impl Embedder for StubEmbedder {
         }
         Ok(Embeddings {
             model: self.model.lock().unwrap().clone(),
-            vectors: texts.iter().map(|text| stub_vector(text)).collect(),
+            vectors: texts.iter().map(|text| self.vector(text)).collect(),
         })
     }
 }

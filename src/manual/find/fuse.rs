@@ -3,12 +3,12 @@
 //! Stages 0-1 give every section with evidence an *evidence score* (`score`): terms as
 //! written, loosely or as synonyms, in headings, links and bodies, with the phrase and
 //! strict-term bonuses; Stages 2-4 add to that score. Other sources rank sections their
-//! own way: word-level relevance (`relevance`, BM25 over the query's units) now, a vector
-//! top-K per manual later. Each source is a ranked list; fusion keeps the evidence score
-//! on its own scale (the later stages' bonuses are sized for it) and adds each other
-//! source's score divided by that source's best, times the source's weight. So a section
-//! a source ranks first gains the source's whole weight, and a new source joins by
-//! adding one list, without touching the others.
+//! own way: word-level relevance (`relevance`, BM25 over the query's units) and closeness
+//! in meaning (`semantic`, a vector top-K). Each source is a ranked list; fusion keeps the
+//! evidence score on its own scale (the later stages' bonuses are sized for it) and adds
+//! each other source's score divided by that source's best, times the source's weight. So
+//! a section a source ranks first gains the source's whole weight, and a new source joins
+//! by adding one list, without touching the others.
 //!
 //! The recall floor lives here too: a section a source *admits* (for units: one holding a
 //! significant unit, scoring at least [`FLOOR_SHARE`] of the source's best) is a
@@ -49,6 +49,9 @@ pub(crate) struct SourceItem {
 pub(crate) struct RankedSource {
     pub weight: f32,
     pub items: Vec<SourceItem>,
+    /// A signal every candidate this source admits carries, whatever else found it (the
+    /// items' own `signals` are reported only where no evidence made the candidate).
+    pub marks: Signals,
 }
 
 /// What the other sources add to one section.
@@ -57,6 +60,7 @@ struct Contribution {
     score: f32,
     admitted: bool,
     signals: Signals,
+    marks: Signals,
 }
 
 /// The candidates of Stages 0-1: every section whose evidence passes the bar
@@ -85,6 +89,7 @@ pub(crate) fn fuse(
             if item.admits && share >= FLOOR_SHARE {
                 entry.admitted = true;
                 entry.signals.insert(item.signals);
+                entry.marks.insert(source.marks);
             }
         }
     }
@@ -100,6 +105,7 @@ pub(crate) fn fuse(
         if !evident {
             candidate.signals.insert(contribution.signals);
         }
+        candidate.signals.insert(contribution.marks);
         candidates.push(candidate);
     }
     let mut rest: Vec<(NodeKey, Contribution)> = added
@@ -111,8 +117,57 @@ pub(crate) fn fuse(
         key,
         score: contribution.score,
         relevance: 0.0,
-        signals: contribution.signals,
+        signals: contribution.signals.with(contribution.marks),
         ways: vec![Way::None; terms],
     }));
     candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(node: u32) -> NodeKey {
+        NodeKey { file: 0, node }
+    }
+
+    fn item(node: u32, score: f32, admits: bool) -> SourceItem {
+        SourceItem {
+            key: key(node),
+            score,
+            admits,
+            signals: Signals::SEMANTIC,
+        }
+    }
+
+    /// Node 0 has evidence; nodes 1 and 2 only the semantic list (2 not admitted).
+    #[test]
+    fn a_source_admits_its_items_and_marks_every_candidate_it_admits() {
+        let scored = [Scored {
+            key: key(0),
+            score: 1.0,
+            relevance: 1.0,
+            signals: Signals::HEADING,
+            ways: vec![Way::Exact],
+        }];
+        let semantic = RankedSource {
+            weight: 0.5,
+            items: vec![item(1, 1.0, true), item(0, 0.5, true), item(2, 0.4, false)],
+            marks: Signals::SEMANTIC,
+        };
+        let mut candidates = fuse(&scored, &[semantic], 1, |_| true);
+        candidates.sort_by_key(|c| c.key);
+        let found: Vec<(u32, f32, Vec<&str>)> = candidates
+            .iter()
+            .map(|c| (c.key.node, c.score, c.signals.names()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (0, 1.25, vec!["heading", "semantic"]),
+                (1, 0.5, vec!["semantic"]),
+            ]
+        );
+        assert!(candidates[1].by_meaning_only() && !candidates[0].by_meaning_only());
+    }
 }

@@ -18,6 +18,9 @@
 //!   references.
 //! * **Status**: `blocked` without candidates; `ready` when sufficiency is at least
 //!   [`READY_SUFFICIENCY`] with no conflict, no gap and no cutoff; else `needs_followup`.
+//! * **Thin evidence**: candidates found only by closeness in meaning (the `semantic`
+//!   signal) may be right, but nothing the query wrote confirms them: a set of only those
+//!   is never `ready`, and its sufficiency is at most [`THIN_SUFFICIENCY`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -42,6 +45,8 @@ const TOP_MIN: usize = 3;
 /// ... and beyond them every candidate scoring at least this share of the best one.
 const TOP_SHARE: f32 = 0.35;
 pub const READY_SUFFICIENCY: f32 = 0.7;
+/// The highest sufficiency of a candidate set found by meaning alone.
+pub const THIN_SUFFICIENCY: f32 = 0.3;
 
 /// Two candidates (indices into the ranked list) that disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,9 +106,16 @@ pub fn integrate(
             * 0.95f32.powi(unresolved.min(3) as i32);
         (coverage(candidates, weights) * factor).clamp(0.0, 1.0)
     };
+    let thin = candidates.iter().all(Candidate::by_meaning_only);
+    let sufficiency = if thin {
+        sufficiency.min(THIN_SUFFICIENCY)
+    } else {
+        sufficiency
+    };
     let status = if candidates.is_empty() {
         Status::Blocked
-    } else if sufficiency >= READY_SUFFICIENCY
+    } else if !thin
+        && sufficiency >= READY_SUFFICIENCY
         && conflicts.is_empty()
         && gaps.is_empty()
         && cutoff.is_none()

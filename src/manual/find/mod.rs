@@ -29,6 +29,7 @@ pub mod resolve;
 pub mod scan;
 pub mod score;
 mod search;
+mod semantic;
 pub mod stages;
 pub mod trace;
 
@@ -44,9 +45,12 @@ use self::integrate::Status;
 use self::plan::Plan;
 use self::query::{Intent, Query};
 use self::search::{log_outcome, Search};
+pub use self::semantic::SemanticReport;
+use self::semantic::SemanticSearch;
 use self::trace::{Cutoff, Place, TraceStore};
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
+use crate::manual::vectors::SectionVectors;
 use crate::manual::{ManualFile, ManualIndex};
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
@@ -70,8 +74,20 @@ impl Signals {
     pub const STRICT: Signals = Signals(1 << 6);
     pub const EXPANDED: Signals = Signals(1 << 7);
     pub const LINK_TEXT: Signals = Signals(1 << 8);
+    /// Among the sections closest in meaning to the query (section vectors).
+    pub const SEMANTIC: Signals = Signals(1 << 9);
+    /// Evidence of the query's own words (or of a reference from a section holding them).
+    pub const LEXICAL: Signals = Signals(
+        Signals::HEADING.0
+            | Signals::NORMALIZED.0
+            | Signals::LOOSE.0
+            | Signals::SYNONYM.0
+            | Signals::REFERENCE.0
+            | Signals::STRICT.0
+            | Signals::LINK_TEXT.0,
+    );
 
-    const NAMES: [(Signals, &'static str); 9] = [
+    const NAMES: [(Signals, &'static str); 10] = [
         (Signals::HEADING, "heading"),
         (Signals::NORMALIZED, "normalized"),
         (Signals::LOOSE, "loose"),
@@ -79,6 +95,7 @@ impl Signals {
         (Signals::EXCEPTIONS, "exceptions"),
         (Signals::REFERENCE, "reference"),
         (Signals::LINK_TEXT, "link_text"),
+        (Signals::SEMANTIC, "semantic"),
         (Signals::STRICT, "strict"),
         (Signals::EXPANDED, "expanded"),
     ];
@@ -167,6 +184,8 @@ pub struct SignalCoverage {
     pub synonym: usize,
     pub exceptions: usize,
     pub reference: usize,
+    /// `None` when semantic recall is off (`EMBEDDINGS_URL` unset).
+    pub semantic: Option<usize>,
 }
 
 /// The summary of a search (schema `FindSummary`).
@@ -192,6 +211,8 @@ pub struct Summary {
     pub sufficiency_score: f32,
     pub integration_status: Status,
     pub cutoff_reason: Option<Cutoff>,
+    /// `None` when semantic recall is off (`EMBEDDINGS_URL` unset).
+    pub semantic: Option<SemanticReport>,
 }
 
 #[derive(Debug, Clone)]
@@ -235,22 +256,36 @@ struct LoadedSynonyms {
     synonyms: Arc<Synonyms>,
 }
 
-/// The search state of a server: corpus cache, traces and synonyms.
+/// The search state of a server: corpus cache, traces, synonyms, and the section vectors
+/// when semantic recall is on.
 pub struct Finder {
     settings: FindSettings,
     corpus: Mutex<CorpusCache>,
     traces: Mutex<TraceStore>,
     synonyms: Mutex<Option<LoadedSynonyms>>,
+    vectors: Option<Arc<SectionVectors>>,
 }
 
 impl Finder {
+    /// A lexical search (no semantic signal).
     pub fn new(settings: FindSettings) -> Finder {
+        Finder::with_vectors(settings, None)
+    }
+
+    /// A search that adds the `semantic` signal from `vectors` when given.
+    pub fn with_vectors(settings: FindSettings, vectors: Option<Arc<SectionVectors>>) -> Finder {
         Finder {
             traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
             settings,
             corpus: Mutex::new(CorpusCache::default()),
             synonyms: Mutex::new(None),
+            vectors,
         }
+    }
+
+    /// The section vectors of semantic recall, when it is on.
+    pub fn vectors(&self) -> Option<&Arc<SectionVectors>> {
+        self.vectors.as_ref()
     }
 
     /// The corpus for the index as it is now (building or updating the derived data).
@@ -317,27 +352,36 @@ impl Finder {
             .max_candidates
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
             .max(1);
-        let search = Search {
-            corpus: &corpus,
-            files: &files,
-            plan: &plan,
-            request,
-            deadline,
-            call,
-            thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
-            max_stage,
-        };
-        let scope = match &base {
-            Some(trace) => search.scope_of_unscanned(trace),
-            None => search.scope_of_manual(manual_id.as_deref(), true),
-        };
-        let narrowed = base.is_none() && manual_id.is_some();
-        let mut result = search.run(scope, narrowed, manual_id.as_deref());
-        let cut = result.cap(&search, max_candidates);
-        let id = lock(&self.traces).next_id();
-        let (trace, outcome) = result.conclude(&search, id, cut);
-        lock(&self.traces).insert(trace, Instant::now());
-        log_outcome(&outcome, &result.escalations);
+        // The query's vector is asked for while the lexical stages run.
+        let outcome = std::thread::scope(|threads| {
+            let semantic = self
+                .vectors
+                .as_deref()
+                .map(|vectors| SemanticSearch::start(threads, vectors, &request.query));
+            let search = Search {
+                corpus: &corpus,
+                files: &files,
+                plan: &plan,
+                request,
+                deadline,
+                call,
+                thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
+                max_stage,
+                semantic: semantic.as_ref(),
+            };
+            let scope = match &base {
+                Some(trace) => search.scope_of_unscanned(trace),
+                None => search.scope_of_manual(manual_id.as_deref(), true),
+            };
+            let narrowed = base.is_none() && manual_id.is_some();
+            let mut result = search.run(scope, narrowed, manual_id.as_deref());
+            let cut = result.cap(&search, max_candidates);
+            let id = lock(&self.traces).next_id();
+            let (trace, outcome) = result.conclude(&search, id, cut);
+            lock(&self.traces).insert(trace, Instant::now());
+            log_outcome(&outcome, &result.escalations);
+            outcome
+        });
         Ok(outcome)
     }
 

@@ -37,6 +37,7 @@ pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Ran
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
+        marks: Signals::default(),
     };
     if plan.units.is_empty() {
         return source;

@@ -15,6 +15,7 @@ use super::plan::Plan;
 use super::relevance::rank_units;
 use super::scan::{scan, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
+use super::semantic::SemanticSearch;
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
@@ -44,6 +45,8 @@ pub(super) struct Search<'a> {
     pub call: &'a CallContext,
     pub thresholds: Thresholds,
     pub max_stage: u8,
+    /// The `semantic` source, when semantic recall is on.
+    pub semantic: Option<&'a SemanticSearch<'a>>,
 }
 
 /// The candidates of a search and how they came about.
@@ -107,15 +110,28 @@ impl Search<'_> {
     pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
         let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline, self.call);
         let scored = score_all(self.plan, self.corpus, &scanned);
-        let sources = [rank_units(self.plan, self.corpus, &scanned)];
-        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        let mut sources = vec![rank_units(self.plan, self.corpus, &scanned)];
         let mut warnings = Vec::new();
+        if let Some(semantic) = self.semantic {
+            sources.extend(semantic.source(self.corpus, self.files, &scope));
+            if let Some(warning) = semantic.report().warning {
+                warnings.push(format!("semantic signal missing: {warning}"));
+            }
+        }
+        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
         self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
+        // Sections found by meaning alone are thin evidence: Stage 4's conditions (too
+        // few candidates, one file, no exception) look at the others.
+        let evident: Vec<Candidate> = candidates
+            .iter()
+            .filter(|c| !c.by_meaning_only())
+            .cloned()
+            .collect();
         let mut result = SearchResult {
             escalations: escalations(
-                &candidates,
+                &evident,
                 self.plan.query.intent,
                 self.thresholds.candidate_low,
                 self.thresholds.file_bias,
@@ -307,7 +323,7 @@ fn is_json(file: &ManualFile) -> bool {
         .is_some_and(|node| node.kind == NodeKind::JsonFile)
 }
 
-fn in_scope(scope: &Scope, key: NodeKey) -> bool {
+pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
     scope.iter().any(|(file, nodes)| {
         *file == key.file
             && nodes
@@ -451,6 +467,7 @@ impl SearchResult {
                 synonym: count(Signals::SYNONYM),
                 exceptions: count(Signals::EXCEPTIONS),
                 reference: count(Signals::REFERENCE.with(Signals::LINK_TEXT)),
+                semantic: search.semantic.map(|_| count(Signals::SEMANTIC)),
             },
             file_bias_ratio: verdict.file_bias,
             conflict_count: verdict.conflicts.len(),
@@ -458,6 +475,7 @@ impl SearchResult {
             sufficiency_score: verdict.sufficiency,
             integration_status: verdict.status,
             cutoff_reason: cutoff,
+            semantic: search.semantic.map(SemanticSearch::report),
         }
     }
 }
@@ -552,6 +570,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
                 ("synonym", coverage.synonym),
                 ("exceptions", coverage.exceptions),
                 ("reference", coverage.reference),
+                ("semantic", coverage.semantic.unwrap_or(0)),
             ],
             warnings = ?outcome.warnings,
             "manual_find escalated"

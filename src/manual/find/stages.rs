@@ -61,6 +61,12 @@ impl Candidate {
         }
     }
 
+    /// Found by closeness in meaning and nothing else the query wrote (exception
+    /// vocabulary of its own is no evidence for the query): thin evidence.
+    pub fn by_meaning_only(&self) -> bool {
+        self.signals.contains(Signals::SEMANTIC) && !self.signals.intersects(Signals::LEXICAL)
+    }
+
     fn reached(key: NodeKey, score: f32, terms: usize) -> Candidate {
         Candidate {
             key,

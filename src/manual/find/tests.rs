@@ -4,6 +4,8 @@ use super::testing::{index, settings};
 use super::*;
 use crate::error::ErrorCode;
 
+mod semantic;
+
 const LEAVE: &str = "# 休暇規程
 
 ## 年次有給休暇

@@ -6,7 +6,7 @@
 //!   [`PassageShape::body_chars`] characters. The cut is a measured trade (README,
 //!   "Semantic recall"): embedding cost grows with the text, and so does recall.
 //! * **Incremental**: sections are re-derived only for files whose generation moved; a
-//!   section's vector is keyed by the hash of its passage ([`super::store`]), so an
+//!   section's vector is keyed by the hash of its passage ([`crate::embed::store`]), so an
 //!   unchanged section is never embedded twice, in one run or across restarts.
 //! * **Background**: [`SectionVectors::start`] runs a worker thread that takes a few
 //!   missing passages at a time, embeds them with no lock held, stores them and publishes
@@ -31,11 +31,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use super::quantized::{Arena, Quantized};
-use super::store::{content_hash, Space, VectorStore};
-use super::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
+use super::{ManualFile, ManualIndex, NodeKind};
 use crate::config::Config;
-use crate::manual::{ManualFile, ManualIndex, NodeKind};
+use crate::embed::quantized::{Arena, Quantized};
+use crate::embed::store::{content_hash, Space, VectorStore};
+use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
 
 /// How long a batch of passages may take (a slow CPU embedding 8 long passages).
 const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -204,6 +204,8 @@ struct Published {
     arena: Arena,
     space: Option<Space>,
     status: VectorStatus,
+    /// Whether the sections were derived from an index at least once.
+    sections_known: bool,
 }
 
 /// The worker's bookkeeping, behind one mutex never held while embedding.
@@ -220,6 +222,7 @@ struct State {
     sections: usize,
     pending: usize,
     provider: ProviderState,
+    sections_known: bool,
 }
 
 struct Shared {
@@ -233,6 +236,11 @@ struct Shared {
     /// A query saw another model than the vectors': the worker asks the provider again.
     recheck_space: AtomicBool,
     query_paused_until: Mutex<Option<Instant>>,
+    /// Whether a worker runs (a query may then wait for its first results).
+    started: AtomicBool,
+    /// Counts publications; [`Self::published_changed`] is notified with each.
+    publications: Mutex<u64>,
+    published_changed: Condvar,
 }
 
 /// The section vectors of every manual; see the module documentation.
@@ -266,6 +274,7 @@ impl SectionVectors {
             arena: Arena::new(0),
             space: None,
             status: status.clone(),
+            sections_known: false,
         };
         SectionVectors {
             shared: Arc::new(Shared {
@@ -281,6 +290,7 @@ impl SectionVectors {
                     sections: 0,
                     pending: 0,
                     provider: ProviderState::Unknown,
+                    sections_known: false,
                 }),
                 published: RwLock::new(Arc::new(published)),
                 nudged: Mutex::new(false),
@@ -288,12 +298,16 @@ impl SectionVectors {
                 stopping: AtomicBool::new(false),
                 recheck_space: AtomicBool::new(false),
                 query_paused_until: Mutex::new(None),
+                started: AtomicBool::new(false),
+                publications: Mutex::new(0),
+                published_changed: Condvar::new(),
             }),
         }
     }
 
     /// Starts the background worker over `source`; it stops when `self` is dropped.
     pub fn start(&self, source: Arc<dyn IndexSource>) {
+        self.shared.started.store(true, Ordering::SeqCst);
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
             .name("section-vectors".to_owned())
@@ -332,12 +346,9 @@ impl SectionVectors {
                 break;
             }
             let mut attempt = 1;
-            loop {
+            let stored = loop {
                 match shared.embed_batch(&batch) {
-                    Ok(stored) => {
-                        embedded += stored;
-                        break;
-                    }
+                    Ok(stored) => break stored,
                     Err(error) if error.retryable() && attempt < FILL_ATTEMPTS => {
                         std::thread::sleep(backoff(attempt));
                         attempt += 1;
@@ -347,8 +358,14 @@ impl SectionVectors {
                         return Err(error);
                     }
                 }
+            };
+            // A batch that stored nothing learnt the vector space: the counts wait for
+            // the sync that follows (until then every section looks pending, and the
+            // cached ones would then look embedded at once, making the time left short).
+            if stored > 0 {
+                embedded += stored;
+                progress(shared.progress(embedded));
             }
-            progress(shared.progress(embedded));
         }
         shared.compact();
         Ok(shared.progress(embedded))
@@ -356,40 +373,46 @@ impl SectionVectors {
 
     /// The query's vector, or why there is none; never waits longer than
     /// `EMBEDDINGS_TIMEOUT_MS` and not at all during a [`QUERY_PAUSE`].
+    ///
+    /// Within that time, a query made while a started worker has not yet learnt the
+    /// vector space or derived the sections (the first search of a process) waits for
+    /// them after its own embedding call, so that a fresh process answers with the
+    /// vectors its cache already holds.
     pub fn query_vector(&self, query: &str) -> Result<QueryVector, Unavailable> {
         let shared = &self.shared;
+        let deadline = Instant::now() + shared.settings.query_timeout;
         let paused = shared.lock_pause();
         if paused.is_some_and(|until| Instant::now() < until) {
             return Err(Unavailable::Paused);
         }
         drop(paused);
-        let space = shared
-            .published()
-            .space
-            .clone()
-            .ok_or(Unavailable::NoVectorsYet)?;
         let answer = shared
             .embedder
             .embed(&[query], Role::Query, shared.settings.query_timeout);
-        match answer {
-            Ok(mut answer) => {
-                let vector = answer.vectors.pop().unwrap_or_default();
-                if answer.model != space.model || vector.len() != space.dims {
-                    shared.recheck_space.store(true, Ordering::SeqCst);
-                    shared.nudge();
-                    return Err(Unavailable::ModelChanged);
-                }
-                Ok(QueryVector {
-                    vector: Quantized::new(&vector),
-                })
-            }
+        let mut answer = match answer {
+            Ok(answer) => answer,
             Err(error) => {
                 if error.kind == EmbedErrorKind::Timeout {
                     *shared.lock_pause() = Some(Instant::now() + QUERY_PAUSE);
                 }
-                Err(Unavailable::Provider(error))
+                return Err(Unavailable::Provider(error));
             }
+        };
+        let published = shared.wait_until_ready(deadline);
+        if matches!(published.status.provider, ProviderState::Down(_)) {
+            // The provider answers again: the worker need not sit out its back-off.
+            shared.nudge();
         }
+        let space = published.space.as_ref().ok_or(Unavailable::NoVectorsYet)?;
+        let vector = answer.vectors.pop().unwrap_or_default();
+        if answer.model != space.model || vector.len() != space.dims {
+            shared.recheck_space.store(true, Ordering::SeqCst);
+            shared.nudge();
+            return Err(Unavailable::ModelChanged);
+        }
+        Ok(QueryVector {
+            vector: Quantized::new(&vector),
+        })
     }
 
     /// The `k` sections of each of `manual_ids` closest to `query`, best first over all
@@ -515,6 +538,31 @@ impl Shared {
         self.wake.notify_all();
     }
 
+    /// The published state once a started worker has learnt the vector space and
+    /// derived the sections, or found the provider down, or at `deadline`, whichever
+    /// comes first; at once without a worker.
+    fn wait_until_ready(&self, deadline: Instant) -> Arc<Published> {
+        let mut publications = self
+            .publications
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        loop {
+            let published = self.published();
+            let ready = published.space.is_some() && published.sections_known
+                || matches!(published.status.provider, ProviderState::Down(_))
+                || !self.started.load(Ordering::SeqCst);
+            let now = Instant::now();
+            if ready || now >= deadline {
+                return published;
+            }
+            publications = self
+                .published_changed
+                .wait_timeout(publications, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
     /// Sleeps up to `timeout`, or until nudged or stopped.
     fn wait(&self, timeout: Duration) {
         let nudged = self.nudged.lock().unwrap_or_else(PoisonError::into_inner);
@@ -540,7 +588,10 @@ impl Shared {
                     self.give_back(batch);
                 }
                 outcome
-            } else if self.recheck_space.load(Ordering::SeqCst) {
+            } else if self.recheck_space.load(Ordering::SeqCst)
+                || self.lock_state().store.space().is_none()
+            {
+                // Learn the space even with nothing to embed, so that queries know it.
                 self.ensure_space().map(|_| 0)
             } else {
                 self.compact();
@@ -650,6 +701,7 @@ impl Shared {
             .map(|&key| state.uses[key as usize] as usize)
             .sum();
         state.sections = sections;
+        state.sections_known = true;
         self.publish(state);
     }
 
@@ -757,10 +809,12 @@ impl Shared {
         }
     }
 
-    /// Drops cached vectors no section uses any more (once nothing is missing).
+    /// Drops cached vectors no section uses any more (once nothing is missing), never
+    /// before the sections of an index are known in the current space: until then no
+    /// key is in use, and the whole cache would go.
     fn compact(&self) {
         let mut state = self.lock_state();
-        if !state.todo.is_empty() {
+        if !state.todo.is_empty() || state.synced.is_none() {
             return;
         }
         let live: Vec<u32> = (0..state.uses.len() as u32)
@@ -789,11 +843,18 @@ impl Shared {
                 pending: state.pending,
                 provider: state.provider.clone(),
             },
+            sections_known: state.sections_known,
         };
         *self
             .published
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(published);
+        // After the write: a reader checking under this lock sees it or is woken.
+        *self
+            .publications
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) += 1;
+        self.published_changed.notify_all();
     }
 }
 

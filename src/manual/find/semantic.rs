@@ -1,0 +1,257 @@
+//! The `semantic` source: the sections whose vectors are closest to the query's, as one
+//! more ranked list for `fuse`.
+//!
+//! The query's vector is asked for on a thread of its own when the search starts, so the
+//! embedding call (tens of milliseconds, at most `EMBEDDINGS_TIMEOUT_MS`) overlaps the
+//! lexical stages; the list is taken when Stages 0-1 are fused. When the provider is down
+//! or slow the search goes on lexically and the summary says why.
+
+use std::collections::BTreeSet;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::thread::Scope as Threads;
+
+use super::corpus::{Corpus, NodeKey};
+use super::fuse::{RankedSource, SourceItem};
+use super::scan::Scope;
+use super::Signals;
+use crate::embed::EmbedErrorKind;
+use crate::manual::vectors::{QueryVector, SectionVectors, Unavailable};
+use crate::manual::ManualFile;
+
+/// How the semantic list joins the others. The defaults are measured on bench-dah
+/// (`manvault-bench dah --semantic`, README "Semantic recall"): cosines scaled between
+/// the list's last and best beat reciprocal ranks on R@20 (0.880 against 0.844) and keep
+/// exact queries at R@20 1.00 (RRF: 0.975); weight 0.5 beats 1.0 (R@20 0.856); admitting
+/// 30 instead of 20 adds candidates and no recall.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tuning {
+    /// Sections listed (they add to the fused score of candidates found otherwise).
+    pub listed: usize,
+    /// Of those, the best this many become candidates on their own.
+    pub admitted: usize,
+    /// The list's weight in the fused score.
+    pub weight: f32,
+    /// Reciprocal-rank shares (`true`) or cosines scaled between the list's last and best.
+    pub by_rank: bool,
+    /// `listed` and `admitted` per manual searched (`true`) or over all of them.
+    pub per_manual: bool,
+}
+
+/// The variable `manvault-bench` sets to measure other tunings
+/// (`listed=N,admitted=N,weight=X,rank=0|1,per_manual=0|1`); read once per process.
+const TUNING_VARIABLE: &str = "MANVAULT_SEMANTIC_TUNING";
+
+impl Tuning {
+    pub(crate) fn current() -> Tuning {
+        static CURRENT: OnceLock<Tuning> = OnceLock::new();
+        *CURRENT.get_or_init(|| {
+            let mut tuning = Tuning {
+                listed: 50,
+                admitted: 20,
+                weight: 0.5,
+                by_rank: false,
+                per_manual: false,
+            };
+            let text = std::env::var(TUNING_VARIABLE).unwrap_or_default();
+            for pair in text.split(',').filter(|pair| !pair.is_empty()) {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                match key {
+                    "listed" => tuning.listed = value.parse().unwrap_or(tuning.listed),
+                    "admitted" => tuning.admitted = value.parse().unwrap_or(tuning.admitted),
+                    "weight" => tuning.weight = value.parse().unwrap_or(tuning.weight),
+                    "rank" => tuning.by_rank = value == "1",
+                    "per_manual" => tuning.per_manual = value == "1",
+                    _ => {}
+                }
+            }
+            tuning
+        })
+    }
+}
+
+/// Reciprocal rank fusion's constant: the first rank weighs 61/60 of the second's share.
+const RRF_K: f32 = 60.0;
+
+/// What the summary says about the semantic source of one search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticReport {
+    /// Whether the list took part in the search.
+    pub used: bool,
+    /// Sections not embedded yet (they cannot be found by meaning).
+    pub pending_sections: usize,
+    /// Why the list is missing, in words for the client (no address, no text).
+    pub warning: Option<&'static str>,
+}
+
+/// The semantic side of one search, from its start to the fusion of Stages 0-1.
+pub(super) struct SemanticSearch<'a> {
+    vectors: &'a SectionVectors,
+    /// Where the thread asking for the query's vector sends it.
+    pending: Mutex<Option<Receiver<Result<QueryVector, Unavailable>>>>,
+    report: Mutex<Option<SemanticReport>>,
+}
+
+impl<'a> SemanticSearch<'a> {
+    /// Asks for the query's vector on a thread of `threads` (which the scope joins).
+    pub fn start<'scope, 'env>(
+        threads: &'scope Threads<'scope, 'env>,
+        vectors: &'env SectionVectors,
+        query: &'env str,
+    ) -> SemanticSearch<'env> {
+        let (send, receive) = channel();
+        let spawned = std::thread::Builder::new()
+            .name("query-vector".to_owned())
+            .spawn_scoped(threads, move || {
+                // The search may have ended without waiting (a failed stage): fine.
+                let _ = send.send(vectors.query_vector(query));
+            });
+        SemanticSearch {
+            vectors,
+            pending: Mutex::new(spawned.ok().map(|_| receive)),
+            report: Mutex::new(None),
+        }
+    }
+
+    /// The ranked list over the sections of `scope` (waiting for the query's vector, at
+    /// most `EMBEDDINGS_TIMEOUT_MS` from the start); `None` when there is none, the
+    /// reason kept for the summary. Taken once; later calls answer `None`.
+    pub fn source(
+        &self,
+        corpus: &Corpus,
+        files: &[&ManualFile],
+        scope: &Scope,
+    ) -> Option<RankedSource> {
+        let pending = lock(&self.pending).take()?;
+        let vector = pending.recv().unwrap_or(Err(Unavailable::NoVectorsYet));
+        let pending_sections = self.vectors.pending();
+        let (source, warning) = match vector {
+            Ok(vector) => (Some(self.ranked(&vector, corpus, files, scope)), None),
+            Err(unavailable) => {
+                tracing::warn!(reason = %unavailable, "manual_find answered without the semantic signal");
+                (None, Some(warning(&unavailable)))
+            }
+        };
+        *lock(&self.report) = Some(SemanticReport {
+            used: source.is_some(),
+            pending_sections,
+            warning,
+        });
+        source
+    }
+
+    /// What the summary says; the state before any list was taken when the search never
+    /// reached the fusion.
+    pub fn report(&self) -> SemanticReport {
+        lock(&self.report).clone().unwrap_or(SemanticReport {
+            used: false,
+            pending_sections: self.vectors.pending(),
+            warning: None,
+        })
+    }
+
+    fn ranked(
+        &self,
+        vector: &QueryVector,
+        corpus: &Corpus,
+        files: &[&ManualFile],
+        scope: &Scope,
+    ) -> RankedSource {
+        let tuning = Tuning::current();
+        let manual_ids: BTreeSet<&str> = scope
+            .iter()
+            .map(|(file, _)| &*corpus.files[*file as usize].manual_id)
+            .collect();
+        let manual_ids: Vec<&str> = manual_ids.into_iter().collect();
+        let hits = self.vectors.top_k(vector, &manual_ids, tuning.listed);
+        let mut kept_per_manual: std::collections::HashMap<&str, usize> = Default::default();
+        let mut items = Vec::new();
+        let lowest = hits.last().map_or(0.0, |hit| hit.score);
+        for hit in &hits {
+            let Some(key) = node_key(corpus, files, &hit.manual_id, &hit.path, hit.line_start)
+            else {
+                continue;
+            };
+            if !super::search::in_scope(scope, key) {
+                continue;
+            }
+            let rank = if tuning.per_manual {
+                kept_per_manual.entry(&*hit.manual_id).or_default()
+            } else {
+                kept_per_manual.entry("").or_default()
+            };
+            if *rank >= tuning.listed {
+                continue;
+            }
+            let score = if tuning.by_rank {
+                1.0 / (RRF_K + *rank as f32 + 1.0)
+            } else {
+                (hit.score - lowest).max(0.0) + f32::EPSILON
+            };
+            items.push(SourceItem {
+                key,
+                score,
+                admits: *rank < tuning.admitted,
+                signals: Signals::SEMANTIC,
+            });
+            *rank += 1;
+        }
+        RankedSource {
+            weight: tuning.weight,
+            items,
+            marks: Signals::SEMANTIC,
+        }
+    }
+}
+
+/// The node of `manual_id`/`path` starting at `line`, if the corpus still has it.
+fn node_key(
+    corpus: &Corpus,
+    files: &[&ManualFile],
+    manual_id: &str,
+    path: &str,
+    line: u32,
+) -> Option<NodeKey> {
+    let file = corpus.file_index(manual_id, path)?;
+    let node = files[file as usize]
+        .nodes()
+        .binary_search_by_key(&line, |node| node.line_start)
+        .ok()?;
+    Some(NodeKey {
+        file,
+        node: node as u32,
+    })
+}
+
+/// The client's words for why a search had no semantic signal: what happened and that
+/// the answer is lexical, naming the setting to check but never its value (the log line
+/// has the details for the operator).
+fn warning(unavailable: &Unavailable) -> &'static str {
+    match unavailable {
+        Unavailable::Provider(error) => match error.kind {
+            EmbedErrorKind::Unreachable => {
+                "the embeddings server cannot be reached (EMBEDDINGS_URL); answered lexically"
+            }
+            EmbedErrorKind::Timeout => {
+                "the embeddings server did not answer within EMBEDDINGS_TIMEOUT_MS; answered lexically"
+            }
+            EmbedErrorKind::Rejected => {
+                "the embeddings server refused the request (EMBEDDINGS_* settings); answered lexically"
+            }
+            EmbedErrorKind::Failed => "the embeddings server failed; answered lexically",
+        },
+        Unavailable::Paused => {
+            "the embeddings server timed out recently and is left alone a while; answered lexically"
+        }
+        Unavailable::NoVectorsYet => {
+            "no section vectors yet (the embeddings server has not answered); answered lexically"
+        }
+        Unavailable::ModelChanged => {
+            "the embeddings model changed and section vectors are being redone; answered lexically"
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
