@@ -229,6 +229,7 @@ impl App {
         })?;
         let memory = Memory::open(
             &self.config.memory,
+            crate::memory::Provider::from_config(self.config.embeddings.as_ref()),
             &self.config.vault_root,
             self.config.hard_max_chars as usize,
         )

@@ -10,9 +10,10 @@ use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::MemoryTools;
+use crate::embed::provider::ProviderState;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 use crate::memory::{
-    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest,
+    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
 };
 
 /// Payload limits of the seed (pce_memory_tools.md §2), in bytes of the request's JSON.
@@ -125,6 +126,21 @@ fn scored_item(item: PageItem, include_meta: bool) -> MemoryScoredItem {
     }
 }
 
+fn vector_note(note: VectorNote) -> MemoryVectorNote {
+    match note {
+        VectorNote::Unavailable { reason, pending } => MemoryVectorNote {
+            state: MemoryVectorNoteState::Unavailable,
+            pending: pending as u64,
+            reason: Some(reason),
+        },
+        VectorNote::Pending { pending } => MemoryVectorNote {
+            state: MemoryVectorNoteState::Pending,
+            pending: pending as u64,
+            reason: None,
+        },
+    }
+}
+
 /// The page's items and, under include_meta, their provenance in the same order.
 fn items(
     page: &mut Page,
@@ -177,6 +193,7 @@ impl MemoryTools for App {
                     has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
+                    vectors: page.vectors.map(vector_note),
                     provenance,
                     // The policy's parameters, the same on every page: asked for with
                     // the rest of the breakdown.
@@ -227,6 +244,7 @@ impl MemoryTools for App {
                     has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
+                    vectors: page.vectors.map(vector_note),
                 })
             },
         )
@@ -264,6 +282,7 @@ impl MemoryTools for App {
                     is_new: outcome.is_new,
                     content_hash: outcome.content_hash,
                     policy_version: outcome.policy_version,
+                    vectors: outcome.vectors.map(vector_note),
                 })
             },
         )
@@ -415,6 +434,32 @@ impl MemoryTools for App {
                     },
                     active_contexts: state.active_contexts,
                     vector_model: state.vector_model,
+                    vectors: PceMemoryStateOutputVectors {
+                        provider: if state.vectors.builtin {
+                            PceMemoryStateOutputVectorsProvider::Builtin
+                        } else {
+                            PceMemoryStateOutputVectorsProvider::EmbeddingsServer
+                        },
+                        provider_state: match &state.vectors.provider {
+                            _ if state.vectors.paused => {
+                                PceMemoryStateOutputVectorsProviderState::Paused
+                            }
+                            ProviderState::Unknown => {
+                                PceMemoryStateOutputVectorsProviderState::Unknown
+                            }
+                            ProviderState::Ready => PceMemoryStateOutputVectorsProviderState::Ready,
+                            ProviderState::Down(_) => {
+                                PceMemoryStateOutputVectorsProviderState::Down
+                            }
+                        },
+                        problem: match state.vectors.provider {
+                            ProviderState::Down(error) => Some(error.message),
+                            _ => None,
+                        },
+                        dims: state.vectors.dims.map(|dims| dims as u64),
+                        embedded: state.vectors.embedded,
+                        pending: state.vectors.pending,
+                    },
                     store: PceMemoryStateOutputStore {
                         schema_version: state.schema_version as u64,
                         journal_mode: state.journal_mode,

@@ -108,9 +108,11 @@ fn every_schema_is_titled_described_versioned_and_exemplified() {
 
 /// Characters the served `tools/list` (compact JSON, every tool) may take: a client loads it
 /// into the model's context on every session, so growing it is a decision, not a side
-/// effect. Half of the 158,317 it took before the token diet (issue 17), rounded down;
+/// effect. Half of what it took before the token diet (issue 17): 158,317 for the 27 tools,
+/// plus 7,155 that semantic recall (`summary.semantic`) and memory vectors (`vectors`) added
+/// in their own wording afterwards (served in 3,604 after trimming), rounded down;
 /// `manvault-bench answers` prints the size per tool.
-const TOOL_LIST_BUDGET: usize = 79_000;
+const TOOL_LIST_BUDGET: usize = 82_000;
 
 /// Words that mean something only inside this project: spec section numbers, the seed's
 /// file names, planning words.

