@@ -116,7 +116,7 @@ impl App {
     ) -> ToolResult<CopyWritten> {
         let mode = mode.unwrap_or(CopyMode::Create);
         call.expect_work(3, "steps");
-        let copy = self.with_manuals(|index| {
+        let copy = self.with_manuals(call, |index| {
             let resolved = reference.resolve(index)?;
             let lines = bridge::select(resolved.file, resolved.start_line, selection)?;
             let manual_id = reference.manual_id.as_deref().expect("resolve checked it");

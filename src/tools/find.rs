@@ -50,7 +50,7 @@ pub(crate) fn manual_find(
         }),
         fail_stage: None,
     };
-    let outcome = app.with_manuals(|index| app.finder.find(index, &request, call))?;
+    let outcome = app.with_manuals(call, |index| app.finder.find(index, &request, call))?;
     // A cancelled search is cut, not finished: it must not count in the statistics.
     call.check_cancelled()?;
     let facts = FindFacts {

@@ -16,9 +16,9 @@ impl ManualTools for App {
     fn manual_list(
         &self,
         _input: ManualListInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualListOutput> {
-        self.with_manuals(|index| {
+        self.with_manuals(call, |index| {
             let items = index
                 .manual_ids()
                 .map(|id| {
@@ -40,8 +40,8 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_ls(&self, input: ManualLsInput, _call: &CallContext) -> ToolResult<ManualLsOutput> {
-        self.with_manuals(|index| {
+    fn manual_ls(&self, input: ManualLsInput, call: &CallContext) -> ToolResult<ManualLsOutput> {
+        self.with_manuals(call, |index| {
             let files = index
                 .files(input.manual_id.as_deref())?
                 .into_iter()
@@ -63,12 +63,8 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_toc(
-        &self,
-        input: ManualTocInput,
-        _call: &CallContext,
-    ) -> ToolResult<ManualTocOutput> {
-        self.with_manuals(|index| {
+    fn manual_toc(&self, input: ManualTocInput, call: &CallContext) -> ToolResult<ManualTocOutput> {
+        self.with_manuals(call, |index| {
             let only_path = match &input.path {
                 Some(path) => Some(index.file(&input.manual_id, path)?.path().to_string()),
                 None => None,
@@ -97,7 +93,7 @@ impl ManualTools for App {
     fn manual_read(
         &self,
         input: ManualReadInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualReadOutput> {
         let limits = input.limits.unwrap_or_default();
         let expand = input.expand.unwrap_or_default();
@@ -124,8 +120,9 @@ impl ManualTools for App {
             hard_max_sections: self.config.hard_max_sections as usize,
             allow_file_scope: self.config.allow_file_scope,
         };
-        let read =
-            self.with_manuals(|index| manual::manual_read(index, &request, &server_limits))?;
+        let read = self.with_manuals(call, |index| {
+            manual::manual_read(index, &request, &server_limits)
+        })?;
         if let (Some(trace_id), Some(manual_id)) = (&input.trace_id, &request.reference.manual_id) {
             let path = &request.reference.path;
             find::record_read(self, trace_id, manual_id, path, read.lines.start_line);
@@ -164,7 +161,7 @@ impl ManualTools for App {
     fn manual_excepts(
         &self,
         input: ManualExceptsInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualExceptsOutput> {
         let request = manual::ExceptsRequest {
             manual_id: &input.manual_id,
@@ -172,7 +169,7 @@ impl ManualTools for App {
             offset: input.offset.unwrap_or(0) as usize,
             limit: input.limit.map(|n| n as usize),
         };
-        let found = self.with_manuals(|index| manual::manual_excepts(index, &request))?;
+        let found = self.with_manuals(call, |index| manual::manual_excepts(index, &request))?;
         let end = (found.offset + found.items.len()) as u64;
         let total = found.total as u64;
         Ok(ManualExceptsOutput {
