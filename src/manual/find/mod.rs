@@ -374,15 +374,15 @@ impl Finder {
                 None => search.scope_of_manual(manual_id.as_deref(), true),
             };
             let narrowed = base.is_none() && manual_id.is_some();
-            let mut result = search.run(scope, narrowed, manual_id.as_deref());
+            let mut result = search.run(scope, narrowed, manual_id.as_deref())?;
             let cut = result.cap(&search, max_candidates);
             let id = lock(&self.traces).next_id();
             let (trace, outcome) = result.conclude(&search, id, cut);
             lock(&self.traces).insert(trace, Instant::now());
             log_outcome(&outcome, &result.escalations);
-            outcome
+            Ok(outcome)
         });
-        Ok(outcome)
+        outcome
     }
 
     /// Runs `manual_hits`: every item of `kind` in the trace `trace_id`, in order (the

@@ -23,6 +23,7 @@ use super::stages::{
 use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::call::CallContext;
+use crate::error::ToolResult;
 use crate::manual::{ManualFile, NodeKind};
 
 /// A section becomes a candidate at this score ...
@@ -107,9 +108,19 @@ impl Search<'_> {
             .collect()
     }
 
-    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
+    /// `Err(cancelled)` as soon as the call is cancelled after the scan: the scoring and
+    /// the stages after it take a large share of a warm search, and a cancelled search
+    /// answers nothing anyway.
+    pub fn run(
+        &self,
+        scope: Scope,
+        narrowed: bool,
+        manual_id: Option<&str>,
+    ) -> ToolResult<SearchResult> {
         let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline, self.call);
+        self.call.check_cancelled()?;
         let scored = score_all(self.plan, self.corpus, &scanned);
+        self.call.check_cancelled()?;
         let mut sources = vec![rank_units(self.plan, self.corpus, &scanned)];
         let mut warnings = Vec::new();
         if let Some(semantic) = self.semantic {
@@ -119,6 +130,7 @@ impl Search<'_> {
             }
         }
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        self.call.check_cancelled()?;
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
         self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
@@ -177,7 +189,8 @@ impl Search<'_> {
         result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
         let left = self.unscanned(&scanned.unscanned, Cutoff::TimeBudget);
         result.unscanned.splice(0..0, left);
-        result
+        self.call.check_cancelled()?;
+        Ok(result)
     }
 
     fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {

@@ -286,6 +286,25 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
     assert!(!places(&hits(&finder, &rest, HitKind::Candidates)).contains(&"leave.md:7".into()));
 }
 
+/// A cancelled search stops after its scan, before the scoring and the stages, and
+/// leaves no trace: nobody will page it.
+#[test]
+fn a_cancelled_search_answers_cancelled_and_keeps_no_trace() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let call = CallContext::local();
+    call.cancel_flag()
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let error = finder
+        .find(&index, &request("有給休暇の繰越し"), &call)
+        .unwrap_err();
+    assert_eq!(error.details.unwrap()["cancelled"], true);
+    let next = finder
+        .find(&index, &request("有給休暇の繰越し"), &CallContext::local())
+        .unwrap();
+    assert!(next.trace_id.ends_with('1'), "{}", next.trace_id);
+}
+
 #[test]
 fn unknown_traces_are_not_found_without_fallback() {
     let (_dir, index) = index(FILES);
