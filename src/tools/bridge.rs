@@ -35,7 +35,9 @@ macro_rules! from_copy_written {
                     mode: written.mode,
                     source: written.source,
                     written_lines: written.written_lines,
-                    origin: super::wire_enum(written.origin.as_str()),
+                    // Not recorded is the default, said by leaving it out.
+                    origin: (written.origin != Origin::None)
+                        .then(|| super::wire_enum(written.origin.as_str())),
                 }
             }
         }

@@ -25,9 +25,9 @@ const VALIDATE_PAYLOAD: usize = 32 * 1024;
 const POLICY_PAYLOAD: usize = 128 * 1024;
 const STATE_PAYLOAD: usize = 4 * 1024;
 
-/// Scores are reported to four decimals: enough to order, short to read.
+/// Scores are reported to three significant digits: enough to order, short to read.
 fn score(value: f64) -> f64 {
-    (value * 10_000.0).round() / 10_000.0
+    super::significant(value, 3)
 }
 
 fn check_payload<T: Serialize>(input: &T, limit: usize) -> ToolResult<()> {
@@ -106,7 +106,9 @@ fn scored_item(item: PageItem, include_meta: bool) -> MemoryScoredItem {
             scope: claim.scope,
             boundary_class: claim.class,
             created_at: crate::clock::rfc3339_millis(claim.created_ms),
-            updated_at: crate::clock::rfc3339_millis(claim.updated_ms),
+            // A claim never changed since it was stored says so by leaving this out.
+            updated_at: (claim.updated_ms != claim.created_ms)
+                .then(|| crate::clock::rfc3339_millis(claim.updated_ms)),
         },
         score: score(item.score),
         scores: include_meta.then(|| MemoryScoring {
@@ -188,21 +190,25 @@ impl MemoryTools for App {
                     claims,
                     claims_count: page.total as u64,
                     expires_at: crate::clock::rfc3339_millis(context.expires_ms),
-                    has_more: page.next_cursor.is_some(),
+                    has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
                     vectors: page.vectors.map(vector_note),
                     provenance,
-                    scoring_params: Some(PceMemoryActivateOutputScoringParams {
-                        alpha: Some(retrieval.alpha),
-                        k_txt: Some(retrieval.k_txt as i64),
-                        k_vec: Some(retrieval.k_vec as i64),
-                        k_final: Some(retrieval.k_final as i64),
-                        rerank: Some(PceMemoryActivateOutputScoringParamsRerank {
-                            use_quality: Some(retrieval.use_quality),
-                            recency_half_life_days: Some(retrieval.recency_half_life_days),
-                        }),
-                    }),
+                    // The policy's parameters, the same on every page: asked for with
+                    // the rest of the breakdown.
+                    scoring_params: input.include_meta.then_some(
+                        PceMemoryActivateOutputScoringParams {
+                            alpha: Some(retrieval.alpha),
+                            k_txt: Some(retrieval.k_txt as i64),
+                            k_vec: Some(retrieval.k_vec as i64),
+                            k_final: Some(retrieval.k_final as i64),
+                            rerank: Some(PceMemoryActivateOutputScoringParamsRerank {
+                                use_quality: Some(retrieval.use_quality),
+                                recency_half_life_days: Some(retrieval.recency_half_life_days),
+                            }),
+                        },
+                    ),
                 })
             },
         )
@@ -235,7 +241,7 @@ impl MemoryTools for App {
                 Ok(PceMemorySearchOutput {
                     items,
                     total: page.total as u64,
-                    has_more: page.next_cursor.is_some(),
+                    has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
                     vectors: page.vectors.map(vector_note),

@@ -403,10 +403,10 @@ fn all_candidates(app: &App, trace_id: &str) -> Vec<(String, String, u64)> {
             "manual_hits",
             json!({ "trace_id": trace_id, "kind": "candidates", "offset": at, "limit": 200 }),
         );
+        // A candidate is its ref.
         for item in page["items"].as_array().expect("items") {
-            let reference = &item["ref"];
             candidates.push((
-                reference["manual_id"].as_str().unwrap_or("").to_owned(),
+                item["manual_id"].as_str().unwrap_or("").to_owned(),
                 item["path"].as_str().unwrap_or("").to_owned(),
                 item["start_line"].as_u64().unwrap_or(1),
             ));

@@ -640,7 +640,7 @@ fn lexical_candidates(manuals: &Path, queries: &[Query]) -> Vec<Vec<Ranked>> {
                 );
                 for item in page["items"].as_array().expect("items") {
                     // Stage 4 may add sections of the other manual; they never count.
-                    if item["ref"]["manual_id"] != json!(query.manual_id) {
+                    if item["manual_id"] != json!(query.manual_id) {
                         continue;
                     }
                     ranked.push(Ranked {

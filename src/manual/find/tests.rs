@@ -133,7 +133,8 @@ fn different_numbers_for_one_unit_are_a_conflict() {
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["leave.md:7", "faq.md:1"]);
     assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
-    assert!(conflicts[0].signals.contains(&"conflict:number"));
+    let hint = conflicts[0].gap_hint.as_deref().unwrap();
+    assert!(hint.starts_with("disagrees on number"), "{hint}");
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
     assert!(tools.contains(&"manual_hits") && !tools.contains(&"stop"));
 }
@@ -153,7 +154,8 @@ fn a_rule_and_an_exception_to_it_are_a_conflict() {
         .unwrap();
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["a.md:3", "b.md:3"]);
-    assert!(conflicts[0].signals.contains(&"conflict:exception"));
+    let hint = conflicts[0].gap_hint.as_deref().unwrap();
+    assert!(hint.contains("exception"), "{hint}");
 }
 
 #[test]
