@@ -6,7 +6,7 @@
 //! the character trigrams of all (normalised) text into 384 signed dimensions, so it
 //! finds texts that share spellings with the query (word pieces, inflections, partial
 //! katakana words) and never a synonym or a translation that shares none. A question
-//! asked in the other language finds nothing through it (README, Benchmarks, memory).
+//! asked in the other language finds nothing through it (docs/benchmarks.md, memory).
 //!
 //! The vectors are a pure function of the text under this model id: changing the
 //! n-grams, the hash or the dimensions needs a new id, or stored vectors would mix two

@@ -3,7 +3,7 @@
 //!
 //! * **What is embedded** ([`passage`]): a section's heading and the start of its own
 //!   body (up to the next node), Markdown markup stripped, cut at
-//!   [`PassageShape::body_chars`] characters. The cut is a measured trade (README,
+//!   [`PassageShape::body_chars`] characters. The cut is a measured trade (docs/search.md,
 //!   "Semantic recall"): embedding cost grows with the text, and so does recall.
 //! * **Incremental**: sections are re-derived only for files whose generation moved; a
 //!   section's vector is keyed by the hash of its passage ([`crate::embed::store`]), so an
@@ -58,7 +58,7 @@ pub struct PassageShape {
     pub ancestors: bool,
 }
 
-/// The passage used unless a bench asks for another. Measured on bench-dah (README,
+/// The passage used unless a bench asks for another. Measured on bench-dah (docs/search.md,
 /// "Semantic recall"): semantic R@20 0.47 / 0.61 / 0.65 / 0.72 for 0 / 200 / 400 / 800
 /// body characters, at 9 / 100 / 126 / 325 s of embedding a MB; 800 is the first cut
 /// whose union with `manual_find`'s candidates clears 0.89 at K = 20.

@@ -20,7 +20,7 @@ use crate::manual::vectors::{QueryVector, SectionVectors, Unavailable};
 use crate::manual::ManualFile;
 
 /// How the semantic list joins the others. The defaults are measured on bench-dah
-/// (`manvault-bench dah --semantic`, README "Semantic recall"): cosines scaled between
+/// (`manvault-bench dah --semantic`, docs/search.md, "Semantic recall"): cosines scaled between
 /// the list's last and best beat reciprocal ranks on R@20 (0.880 against 0.844) and keep
 /// exact queries at R@20 1.00 (RRF: 0.975); weight 0.5 beats 1.0 (R@20 0.856); admitting
 /// 30 instead of 20 adds candidates and no recall.
