@@ -15,6 +15,7 @@ mod offset_map;
 pub(crate) mod prefilter;
 pub mod snippet;
 pub mod synonyms;
+pub(crate) mod terms;
 pub(crate) mod units;
 mod variants;
 
