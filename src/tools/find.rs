@@ -48,6 +48,7 @@ pub(crate) fn manual_find(
             candidate_low: tuned.candidate_low as usize,
             file_bias: tuned.file_bias as f32,
         }),
+        #[cfg(test)]
         fail_stage: None,
     };
     let outcome = app.with_manuals(call, |index| app.finder.find(index, &request, call))?;

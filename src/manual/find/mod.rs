@@ -171,7 +171,8 @@ pub struct FindRequest {
     /// The caller's alternative wordings (searched as units of lower weight).
     pub also: Vec<String>,
     /// Makes Stage 2 or 3 fail as a defect would, so tests can check that the earlier
-    /// stages' results survive; the tool layer never sets it.
+    /// stages' results survive; absent from the server's build.
+    #[cfg(test)]
     pub fail_stage: Option<u8>,
 }
 

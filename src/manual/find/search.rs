@@ -200,7 +200,7 @@ impl Search<'_> {
         }
         let mut updated = candidates.clone();
         let outcome = guarded(2, || {
-            if self.request.fail_stage == Some(2) {
+            if self.injected_failure(2) {
                 return Err("injected failure".into());
             }
             Ok(stage2_exceptions(
@@ -213,6 +213,17 @@ impl Search<'_> {
         match outcome {
             Ok(_) => *candidates = updated,
             Err(failure) => warnings.push(format!("stage 2 failed: {}", failure.message)),
+        }
+    }
+
+    /// Whether a test asked Stage `stage` to fail (never in the server's build).
+    fn injected_failure(&self, stage: u8) -> bool {
+        #[cfg(test)]
+        return self.request.fail_stage == Some(stage);
+        #[cfg(not(test))]
+        {
+            let _ = stage;
+            false
         }
     }
 
@@ -230,7 +241,7 @@ impl Search<'_> {
         let known: HashMap<NodeKey, &Scored> = scored.iter().map(|s| (s.key, s)).collect();
         let mut updated = candidates.clone();
         let outcome = guarded(3, || {
-            if self.request.fail_stage == Some(3) {
+            if self.injected_failure(3) {
                 return Err("injected failure".into());
             }
             let terms = self.plan.terms.len();
