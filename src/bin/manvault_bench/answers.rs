@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use manvault::app::App;
 use serde_json::{json, Value};
 
-use super::common::{app_for, call, today, Scratch};
+use super::common::{app_for, call, today, usage_error, Scratch};
 use super::find::copy_tree;
 
 /// The example workspace's own questions: one per answer shape of `manual_find` (a
@@ -175,10 +175,7 @@ impl Column<'_> {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench answers: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("answers", &message),
     };
     println!("# manvault-bench answers: {}\n", today());
     tool_list();

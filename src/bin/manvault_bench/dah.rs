@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use manvault::app::App;
 
-use super::common::{app_for, baseline_runs, call, today, Scratch};
+use super::common::{app_for, baseline_runs, call, today, usage_error, Scratch};
 use super::semantic::SemanticComparison;
 
 const CATEGORIES: [&str; 6] = [
@@ -167,10 +167,7 @@ impl Group {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench dah: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("dah", &message),
     };
     let Ok(text) = std::fs::read_to_string(options.bench.join("queries.jsonl")) else {
         eprintln!(

