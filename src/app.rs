@@ -163,9 +163,8 @@ impl App {
     /// when the refresh changed anything. A long build also writes a progress line to the
     /// log every few seconds.
     fn manual_snapshot(&self, call: &CallContext) -> ToolResult<Arc<ManualIndex>> {
+        let mut working = self.lock_manuals(call)?;
         let mut files_reported = FilesReported::default();
-        let mut working = self.lock_manuals(call, &mut files_reported)?;
-        files_reported.finish(call);
         let mut log = ProgressLog::start();
         let mut progress = |running: IndexProgress| {
             *self.loading.lock().unwrap_or_else(PoisonError::into_inner) = Some(running);
@@ -202,23 +201,24 @@ impl App {
 
     /// The working index, once the build or refresh another call runs has finished; its
     /// files count as `call`'s progress meanwhile, and a cancel ends the wait.
-    fn lock_manuals(
-        &self,
-        call: &CallContext,
-        files_reported: &mut FilesReported,
-    ) -> ToolResult<MutexGuard<'_, Option<ManualIndex>>> {
+    fn lock_manuals(&self, call: &CallContext) -> ToolResult<MutexGuard<'_, Option<ManualIndex>>> {
+        let mut waited_for = FilesReported::default();
         loop {
-            match self.manuals.try_lock() {
-                Ok(working) => return Ok(working),
-                Err(TryLockError::Poisoned(poisoned)) => return Ok(poisoned.into_inner()),
-                Err(TryLockError::WouldBlock) => {}
-            }
-            call.check_cancelled()?;
-            let running = *self.loading.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(running) = running {
-                files_reported.report(call, running);
-            }
-            std::thread::sleep(INDEX_WAIT_POLL);
+            let working = match self.manuals.try_lock() {
+                Ok(working) => working,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    call.check_cancelled()?;
+                    let running = *self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(running) = running {
+                        waited_for.report(call, running);
+                    }
+                    std::thread::sleep(INDEX_WAIT_POLL);
+                    continue;
+                }
+            };
+            waited_for.finish(call);
+            return Ok(working);
         }
     }
 }
@@ -246,13 +246,11 @@ impl FilesReported {
         self.done = done;
     }
 
-    /// The build this call waited for has ended: its files are done (and a refresh the
-    /// call runs next counts its own).
-    fn finish(&mut self, call: &CallContext) {
+    /// The build this call waited for has ended: its files are done.
+    fn finish(&self, call: &CallContext) {
         if self.done < self.announced {
             call.work_done(self.announced - self.done);
         }
-        *self = FilesReported::default();
     }
 }
 
