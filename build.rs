@@ -10,10 +10,18 @@
 //! method; nothing here changes.
 //!
 //! typify 0.8 reads schemas in the draft-07 model and panics on external `$ref`s, so shared
-//! definitions are resolved here: clients get each schema bundled (shared definitions copied
-//! into its `$defs`), typify gets one flat `definitions` map. Keywords that would make typify
-//! emit validating newtypes (`minLength`, `pattern`, bounds) are dropped from typify's copy
-//! only: the server validates every input against the full bundled schema at runtime.
+//! definitions are resolved here: clients get each schema bundled (the shared definitions it
+//! reaches copied into its `$defs`, nothing else), typify gets one flat `definitions` map.
+//! Keywords that would make typify emit validating newtypes (`minLength`, `pattern`, bounds)
+//! are dropped from typify's copy only: the server validates every input against the full
+//! bundled schema at runtime.
+//!
+//! Every client loads the tool list into its model's context on every session, so the
+//! served copy carries only what a caller needs: no `$schema` / `$id` (a served schema is
+//! 2020-12 and stands alone), no `title` (typify's type names; the tool has its own title),
+//! no root description (the input's is the tool description, served beside it), and of the
+//! examples only the input's first. The files in `schemas/` keep all of it for the people
+//! who generate types from them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -254,7 +262,100 @@ fn bundle(schema: &Value, common: &BTreeMap<String, Common>) -> Value {
                 .insert(title, definition);
         }
     }
+    prune_unreferenced_defs(&mut bundled);
     bundled
+}
+
+/// Drops the `$defs` entries nothing reaches from the schema's own keywords (directly or
+/// through other entries), so a tool carries only the definitions it uses.
+fn prune_unreferenced_defs(schema: &mut Value) {
+    let Some(Value::Object(mut defs)) = schema.as_object_mut().and_then(|map| map.remove("$defs"))
+    else {
+        return;
+    };
+    let mut reached = std::collections::BTreeSet::new();
+    let mut pending = local_refs(schema);
+    while let Some(name) = pending.pop() {
+        if let Some(definition) = defs.get(&name) {
+            if reached.insert(name) {
+                pending.extend(local_refs(definition));
+            }
+        }
+    }
+    defs.retain(|name, _| reached.contains(name));
+    if !defs.is_empty() {
+        schema
+            .as_object_mut()
+            .expect("tool schemas are objects")
+            .insert("$defs".into(), Value::Object(defs));
+    }
+}
+
+/// The `$defs` names `value` refers to.
+fn local_refs(value: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut collect = |reference: &str| {
+        if let Some(name) = reference.strip_prefix("#/$defs/") {
+            names.push(name.to_string());
+        }
+        reference.to_string()
+    };
+    rewrite_refs(&mut value.clone(), &mut collect);
+    names
+}
+
+/// The copy of a bundled schema a client is served (see the module doc): annotations only
+/// people and typify read are dropped; what validates and what a model reads stays.
+fn served(mut schema: Value, is_input: bool) -> Value {
+    let map = schema.as_object_mut().expect("tool schemas are objects");
+    for key in ["$schema", "$id", "description"] {
+        map.remove(key);
+    }
+    let first_example = map
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|examples| examples.first().cloned());
+    strip_annotations(&mut schema);
+    if let (true, Some(example)) = (is_input, first_example) {
+        schema
+            .as_object_mut()
+            .expect("tool schemas are objects")
+            .insert("examples".into(), Value::Array(vec![example]));
+    }
+    schema
+}
+
+/// Removes `title` and `examples` from `schema` and every schema inside it. Only schema
+/// positions are visited, so a property *named* `title` stays.
+fn strip_annotations(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    map.remove("title");
+    map.remove("examples");
+    for (keyword, child) in map.iter_mut() {
+        match keyword.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" => {
+                if let Some(children) = child.as_object_mut() {
+                    children.values_mut().for_each(strip_annotations);
+                }
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Some(children) = child.as_array_mut() {
+                    children.iter_mut().for_each(strip_annotations);
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else" => strip_annotations(child),
+            _ => {}
+        }
+    }
 }
 
 /// Drops the keywords that make typify generate validating newtypes; see the module doc.
@@ -379,8 +480,8 @@ fn generate_tool_table(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> 
     );
     code.push_str("pub static TOOLS: &[ToolSpec] = &[\n");
     for tool in tools {
-        let input = serde_json::to_string(&bundle(&tool.input, common)).unwrap();
-        let output = serde_json::to_string(&bundle(&tool.output, common)).unwrap();
+        let input = serde_json::to_string(&served(bundle(&tool.input, common), true)).unwrap();
+        let output = serde_json::to_string(&served(bundle(&tool.output, common), false)).unwrap();
         code.push_str(&format!(
             "ToolSpec {{ name: {}, title: {}, description: {}, domain: {}, input_schema: {}, output_schema: {}, \
              read_only: {}, destructive: {}, idempotent: {}, open_world: {} }},\n",

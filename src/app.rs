@@ -2,8 +2,8 @@
 //! point, `App::call(tool, arguments)`. The MCP server and the `manvault call` CLI both
 //! go through it, so validation, dispatch and the per-call log line are the same for both.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, TryLockError};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -18,6 +18,7 @@ use crate::manual::vectors::{IndexSource, SectionVectors};
 use crate::manual::ManualIndex;
 use crate::memory::Memory;
 use crate::paths::{Root, STALE_TEMP_AGE};
+use crate::progress::{IndexProgress, ProgressLog};
 use crate::validate::InputValidators;
 use crate::vault;
 use crate::vault::find::VaultFinder;
@@ -29,6 +30,9 @@ pub struct App {
     /// at once), then refreshed before every use so edits to manuals show without a
     /// restart. Only the refresh holds this lock.
     manuals: Mutex<Option<ManualIndex>>,
+    /// The running totals of the build or refresh that holds `manuals` (`None` when none
+    /// runs), so that a call waiting for the index reports progress and can be cancelled.
+    loading: Mutex<Option<IndexProgress>>,
     /// The snapshot of the working index that queries read, replaced when a refresh
     /// changed something; a query holds its own `Arc`, never a lock, however long it runs.
     /// Shared with the section vectors' worker, which embeds what it holds.
@@ -72,6 +76,7 @@ impl App {
             config,
             validators: InputValidators::compile(),
             manuals: Mutex::new(None),
+            loading: Mutex::new(None),
             published,
             vault: OnceLock::new(),
             rounds: Mutex::new(Rounds::default()),
@@ -143,31 +148,43 @@ impl App {
 
     /// Runs `query` on a snapshot of the manual index, first bringing the index in line
     /// with the files.
+    /// The files of a build or refresh count as `call`'s progress (before the work of the
+    /// query itself), and a call cancelled while another call's build runs stops at once.
     pub fn with_manuals<T>(
         &self,
+        call: &CallContext,
         query: impl FnOnce(&ManualIndex) -> ToolResult<T>,
     ) -> ToolResult<T> {
-        let snapshot = self.manual_snapshot()?;
+        let snapshot = self.manual_snapshot(call)?;
         query(&snapshot)
     }
 
     /// Refreshes the working index and returns the snapshot of it, publishing a new one
-    /// when the refresh changed anything.
-    fn manual_snapshot(&self) -> ToolResult<Arc<ManualIndex>> {
-        let mut working = self.manuals.lock().unwrap_or_else(PoisonError::into_inner);
-        let changed = match working.as_mut() {
-            Some(index) => index.refresh().map_err(manuals_unreadable)?,
-            None => {
-                *working = Some(
-                    ManualIndex::build_limited(
-                        &self.config.manuals_root,
-                        self.config.max_manual_file_bytes,
-                    )
-                    .map_err(manuals_unreadable)?,
-                );
-                true
-            }
+    /// when the refresh changed anything. A long build also writes a progress line to the
+    /// log every few seconds.
+    fn manual_snapshot(&self, call: &CallContext) -> ToolResult<Arc<ManualIndex>> {
+        let mut working = self.lock_manuals(call)?;
+        let mut files_reported = FilesReported::default();
+        let mut log = ProgressLog::start();
+        let mut progress = |running: IndexProgress| {
+            *self.loading.lock().unwrap_or_else(PoisonError::into_inner) = Some(running);
+            log.update(running);
+            files_reported.report(call, running);
         };
+        let refreshed = match working.as_mut() {
+            Some(index) => index.refresh_reporting(&mut progress),
+            None => ManualIndex::build_reporting(
+                &self.config.manuals_root,
+                self.config.max_manual_file_bytes,
+                &mut progress,
+            )
+            .map(|built| {
+                *working = Some(built);
+                true
+            }),
+        };
+        *self.loading.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let changed = refreshed.map_err(manuals_unreadable)?;
         let mut published = self
             .published
             .write()
@@ -180,6 +197,60 @@ impl App {
             }
         }
         Ok(Arc::clone(published.as_ref().expect("published above")))
+    }
+
+    /// The working index, once the build or refresh another call runs has finished; its
+    /// files count as `call`'s progress meanwhile, and a cancel ends the wait.
+    fn lock_manuals(&self, call: &CallContext) -> ToolResult<MutexGuard<'_, Option<ManualIndex>>> {
+        let mut waited_for = FilesReported::default();
+        loop {
+            let working = match self.manuals.try_lock() {
+                Ok(working) => working,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    call.check_cancelled()?;
+                    let running = *self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(running) = running {
+                        waited_for.report(call, running);
+                    }
+                    std::thread::sleep(INDEX_WAIT_POLL);
+                    continue;
+                }
+            };
+            waited_for.finish(call);
+            return Ok(working);
+        }
+    }
+}
+
+/// How often a call waiting for another call's index build looks at its progress and at
+/// its own cancel flag (the cancel bar is 100 ms).
+const INDEX_WAIT_POLL: Duration = Duration::from_millis(10);
+
+/// The index files a call has reported as its progress so far.
+#[derive(Default)]
+struct FilesReported {
+    announced: u64,
+    done: u64,
+}
+
+impl FilesReported {
+    fn report(&mut self, call: &CallContext, running: IndexProgress) {
+        if self.announced == 0 {
+            self.announced = running.files_found;
+            call.expect_work(self.announced, "files");
+        }
+        // Also when nothing more is done: that sends a report the throttle held back.
+        let done = running.files.min(self.announced).max(self.done);
+        call.work_done(done - self.done);
+        self.done = done;
+    }
+
+    /// The build this call waited for has ended: its files are done.
+    fn finish(&self, call: &CallContext) {
+        if self.done < self.announced {
+            call.work_done(self.announced - self.done);
+        }
     }
 }
 
@@ -229,6 +300,7 @@ impl App {
         })?;
         let memory = Memory::open(
             &self.config.memory,
+            crate::memory::Provider::from_config(self.config.embeddings.as_ref()),
             &self.config.vault_root,
             self.config.hard_max_chars as usize,
         )
@@ -292,6 +364,80 @@ mod tests {
 
     fn app(workspace: &std::path::Path) -> App {
         app_with(workspace, &[])
+    }
+
+    /// Every progress report of a call, as `(done, total)`.
+    type Reports = Arc<Mutex<Vec<(u64, u64)>>>;
+
+    /// A call with a progress sink that keeps every report.
+    fn call_recording_progress() -> (CallContext, Reports) {
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&reports);
+        let call = CallContext::local().with_progress(move |report| {
+            sink.lock().unwrap().push((report.done, report.total));
+        });
+        (call, reports)
+    }
+
+    #[test]
+    fn a_build_counts_its_files_as_the_calls_progress() {
+        let dir = crate::test_support::tree(&[
+            ("manuals/m/a.md", "# A\n\ntext\n"),
+            ("manuals/m/b.md", "# B\n\ntext\n"),
+            ("manuals/n/c.md", "# C\n"),
+        ]);
+        let app = app(dir.path());
+        let (call, reports) = call_recording_progress();
+        app.with_manuals(&call, |_| Ok(())).unwrap();
+        let reports = reports.lock().unwrap().clone();
+        assert_eq!(reports.first(), Some(&(0, 3)), "{reports:?}");
+        assert_eq!(reports.last(), Some(&(3, 3)), "{reports:?}");
+        assert!(app.loading.lock().unwrap().is_none());
+    }
+
+    /// A call that arrives while another builds the index follows that build's files and,
+    /// cancelled, stops waiting at once; uncancelled, it completes that progress and runs.
+    #[test]
+    fn a_call_waiting_for_a_build_reports_its_progress_and_stops_when_cancelled() {
+        let dir = crate::test_support::tree(&[("manuals/m/a.md", "# A\n")]);
+        let app = app(dir.path());
+        let app = &app;
+        let building = app.manuals.lock().unwrap();
+        *app.loading.lock().unwrap() = Some(IndexProgress {
+            files_found: 10,
+            files: 4,
+            ..IndexProgress::default()
+        });
+        std::thread::scope(|scope| {
+            let (cancelled_call, cancelled_reports) = call_recording_progress();
+            let flag = cancelled_call.cancel_flag();
+            let cancelled = scope.spawn(move || app.with_manuals(&cancelled_call, |_| Ok(())));
+            let (waiting_call, waiting_reports) = call_recording_progress();
+            let waiting = scope.spawn(move || app.with_manuals(&waiting_call, |_| Ok(())));
+            let start = Instant::now();
+            // The files are announced at once, the 4 done within the throttle's 50 ms.
+            while !cancelled_reports.lock().unwrap().contains(&(4, 10))
+                || !waiting_reports.lock().unwrap().contains(&(4, 10))
+            {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "no progress reported"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert_eq!(cancelled_reports.lock().unwrap()[0], (0, 10));
+            let cancelled_at = Instant::now();
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            let error = cancelled.join().unwrap().unwrap_err();
+            assert!(cancelled_at.elapsed() < Duration::from_millis(100));
+            assert_eq!(error.details.unwrap()["cancelled"], true);
+            *app.loading.lock().unwrap() = None;
+            drop(building);
+            waiting.join().unwrap().unwrap();
+            let reports = waiting_reports.lock().unwrap().clone();
+            assert_eq!(reports.first(), Some(&(0, 10)), "{reports:?}");
+            assert_eq!(reports.last(), Some(&(11, 11)), "{reports:?}");
+        });
     }
 
     fn app_with(workspace: &std::path::Path, settings: &[(&str, &str)]) -> App {
@@ -395,7 +541,7 @@ mod tests {
         std::thread::scope(|scope| {
             let app = &app;
             let slow = scope.spawn(move || {
-                app.with_manuals(|_| {
+                app.with_manuals(&CallContext::local(), |_| {
                     started.send(()).expect("send");
                     Ok(wait_answered.recv_timeout(Duration::from_secs(10)).is_ok())
                 })

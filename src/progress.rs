@@ -18,6 +18,8 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IndexProgress {
     pub manuals: u64,
+    /// Files found (within `MAX_MANUAL_FILE_BYTES`); `files` counts up to it.
+    pub files_found: u64,
     pub files: u64,
     pub sections: u64,
     pub bytes: u64,
@@ -165,6 +167,7 @@ mod tests {
     fn progress_reads_as_counts_and_megabytes() {
         let progress = IndexProgress {
             manuals: 2,
+            files_found: 40,
             files: 40,
             sections: 900,
             bytes: 12_345_678,

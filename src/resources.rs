@@ -18,6 +18,7 @@ use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::{
     ManualLsOutput, ManualReadOutput, ManualTocOutput, VaultLsOutput, VaultReadOutput,
+    VaultReadOutputTruncatedReason,
 };
 use crate::error::{ToolError, ToolResult};
 use crate::manual::FileType;
@@ -262,10 +263,13 @@ impl App {
                     let page: ManualLsOutput = self.call_for("manual_ls", arguments, context)?;
                     resources.extend(page.items.into_iter().map(|item| {
                         let mime_type = mime_of(&item.path);
+                        let manual_id = item
+                            .manual_id
+                            .expect("a listing of every manual names each file's manual");
                         Listed {
-                            name: format!("{}/{}", item.manual_id, item.path),
+                            name: format!("{manual_id}/{}", item.path),
                             uri: ResourceUri::ManualFile {
-                                manual_id: item.manual_id,
+                                manual_id,
                                 path: item.path,
                             }
                             .to_uri(),
@@ -321,7 +325,7 @@ impl App {
                     || FileType::from_path(path) == Some(FileType::Json);
                 let arguments = if whole_file {
                     json!({
-                        "ref": { "target": "manual", "manual_id": manual_id, "path": path, "start_line": 1 },
+                        "ref": { "manual_id": manual_id, "path": path, "start_line": 1 },
                         "scope": "file",
                         "limits": { "allow_file": true },
                     })
@@ -334,7 +338,7 @@ impl App {
                     )?;
                     let first_line = toc.items.first().map_or(1, |node| node.line_start);
                     json!({
-                        "ref": { "target": "manual", "manual_id": manual_id, "path": path, "start_line": first_line },
+                        "ref": { "manual_id": manual_id, "path": path, "start_line": first_line },
                         "scope": "sections",
                     })
                 };
@@ -346,7 +350,7 @@ impl App {
                 line,
             } => {
                 let arguments = json!({
-                    "ref": { "target": "manual", "manual_id": manual_id, "path": path, "start_line": line },
+                    "ref": { "manual_id": manual_id, "path": path, "start_line": line },
                     "scope": "section",
                 });
                 self.read_manual(&resource, path, arguments, context)
@@ -360,7 +364,11 @@ impl App {
                     path,
                     read.text,
                     lines,
-                    read.truncated,
+                    matches!(
+                        read.truncated_reason,
+                        Some(VaultReadOutputTruncatedReason::MaxChars)
+                            | Some(VaultReadOutputTruncatedReason::HardLimit)
+                    ),
                 ))
             }
         }
@@ -380,7 +388,7 @@ impl App {
             path,
             read.text,
             lines,
-            read.truncated,
+            read.truncated.unwrap_or(false),
         ))
     }
 }

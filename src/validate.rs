@@ -2,10 +2,13 @@
 //!
 //! The generated types accept less than the schemas say (typify drops bounds and string
 //! constraints), so this check is what enforces the contract. A violation is
-//! `invalid_parameter` whose details name each JSON pointer and what was expected.
+//! `invalid_parameter` whose details name each JSON pointer and what was expected, and,
+//! for a value outside a vocabulary, the values accepted.
 
 use std::collections::HashMap;
 
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::ValidationError;
 use serde_json::{json, Value};
 
 use crate::contract::TOOLS;
@@ -24,19 +27,44 @@ fn shown_value(instance: &Value) -> String {
     clip_to(&instance.to_string(), SHOWN_VALUE_CHARS)
 }
 
+/// The values a vocabulary accepts when `error` is a value outside it: an `enum` itself, or
+/// an `anyOf` / `oneOf` with an `enum` branch (an optional vocabulary is `anyOf: [enum,
+/// null]`, whose own message says only that no branch matched).
+fn accepted_values(error: &ValidationError) -> Option<Vec<Value>> {
+    match error.kind() {
+        ValidationErrorKind::Enum { options } => options.as_array().cloned(),
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context.iter().flatten().find_map(accepted_values)
+        }
+        _ => None,
+    }
+}
+
 /// Up to [`MAX_REPORTED_VIOLATIONS`] violations of `instance`, each `{pointer, expected}`
-/// (the root is pointer `/`).
+/// (the root is pointer `/`), plus `accepted` for a value outside a vocabulary.
 pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Value> {
     validator
         .iter_errors(instance)
         .take(MAX_REPORTED_VIOLATIONS)
         .map(|error| {
             let pointer = error.instance_path().to_string();
-            let expected = error.masked_with(shown_value(error.instance())).to_string();
-            json!({
-                "pointer": if pointer.is_empty() { "/".to_string() } else { clip(&pointer) },
-                "expected": clip(&expected),
-            })
+            let pointer = if pointer.is_empty() {
+                "/".to_string()
+            } else {
+                clip(&pointer)
+            };
+            let shown = shown_value(error.instance());
+            match accepted_values(&error) {
+                Some(accepted) => {
+                    let words: Vec<String> = accepted.iter().map(Value::to_string).collect();
+                    let expected = format!("{shown} is not one of {}", words.join(", "));
+                    json!({ "pointer": pointer, "expected": clip(&expected), "accepted": accepted })
+                }
+                None => {
+                    let expected = error.masked_with(shown).to_string();
+                    json!({ "pointer": pointer, "expected": clip(&expected) })
+                }
+            }
         })
         .collect()
 }
@@ -111,5 +139,38 @@ mod tests {
         );
         let error = validators.check("manual_toc", &json!({})).unwrap_err();
         assert_eq!(error.details.unwrap()["violations"][0]["pointer"], "/");
+    }
+
+    #[test]
+    fn a_value_outside_a_vocabulary_lists_the_accepted_ones() {
+        let validators = InputValidators::compile();
+        for (tool, arguments, pointer) in [
+            // an optional vocabulary: anyOf [enum, null]
+            (
+                "manual_hits",
+                json!({"trace_id": "t-1", "kind": "exceptions"}),
+                "/kind",
+            ),
+            // a required one
+            (
+                "vault_write",
+                json!({"path": "a.md", "content": "x", "mode": "add"}),
+                "/mode",
+            ),
+        ] {
+            let error = validators.check(tool, &arguments).unwrap_err();
+            let violation = &error.details.unwrap()["violations"][0];
+            assert_eq!(violation["pointer"], pointer, "{tool}");
+            let accepted = violation["accepted"].as_array().expect("accepted values");
+            assert!(accepted.len() >= 2, "{tool}: {violation}");
+            let expected = violation["expected"].as_str().unwrap();
+            for value in accepted {
+                assert!(
+                    expected.contains(value.as_str().unwrap()),
+                    "{tool}: {expected}"
+                );
+            }
+            assert!(error.message.contains("is not one of"), "{}", error.message);
+        }
     }
 }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::error::ErrorCode;
 
-/// The Markdown example of the module documentation, which the README copies.
+/// The Markdown example of the module documentation, which docs/artifacts.md copies.
 fn documented_example() -> String {
     let source = include_str!("mod.rs");
     let lines: Vec<&str> = source

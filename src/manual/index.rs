@@ -25,6 +25,7 @@ use super::validate::{normalize_relative_path, validate_manual_id};
 use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::Root;
+use crate::progress::{IndexProgress, ProgressFn};
 
 /// How many known ids a `not_found` for an unknown manual lists.
 const KNOWN_IDS_IN_ERROR: usize = 20;
@@ -79,6 +80,16 @@ impl ManualIndex {
 
     /// Scans and loads every manual under `root`, skipping files over `max_file_bytes`.
     pub fn build_limited(root: impl Into<PathBuf>, max_file_bytes: u64) -> io::Result<Self> {
+        Self::build_reporting(root, max_file_bytes, &mut |_| {})
+    }
+
+    /// [`ManualIndex::build_limited`], telling `progress` its running totals (see
+    /// [`ManualIndex::refresh_reporting`]).
+    pub fn build_reporting(
+        root: impl Into<PathBuf>,
+        max_file_bytes: u64,
+        progress: &mut ProgressFn,
+    ) -> io::Result<Self> {
         let root: PathBuf = root.into();
         let mut index = ManualIndex {
             max_file_bytes,
@@ -89,7 +100,7 @@ impl ManualIndex {
             generation: 0,
             watch: Some(ChangeWatch::default()),
         };
-        index.refresh()?;
+        index.refresh_reporting(progress)?;
         Ok(index)
     }
 
@@ -110,6 +121,14 @@ impl ManualIndex {
     /// Brings the index in line with the tree: loads added and changed files, drops
     /// deleted ones. Returns whether anything changed (and the generation moved).
     pub fn refresh(&mut self) -> io::Result<bool> {
+        self.refresh_reporting(&mut |_| {})
+    }
+
+    /// [`ManualIndex::refresh`], telling `progress` the files gone through so far (kept or
+    /// loaded) of those found, with their sections and bytes, after each file: a build of
+    /// many megabytes takes seconds, and whoever waits for it (a log line, a call's
+    /// progress notifications) can follow it. Not called when nothing changed.
+    pub fn refresh_reporting(&mut self, progress: &mut ProgressFn) -> io::Result<bool> {
         let watch = self.watch.get_or_insert_with(ChangeWatch::default);
         if !watch.maybe_changed() {
             return Ok(false);
@@ -126,6 +145,21 @@ impl ManualIndex {
             manuals: trees,
             symlinked_manuals,
         } = scan;
+        let mut running = IndexProgress {
+            manuals: trees.len() as u64,
+            files_found: trees
+                .values()
+                .flat_map(|tree| tree.files.values())
+                .filter(|found| found.stamp.len() <= self.max_file_bytes)
+                .count() as u64,
+            ..IndexProgress::default()
+        };
+        let mut on_file = |file: &ManualFile, bytes: u64| {
+            running.files += 1;
+            running.sections += file.nodes().len() as u64;
+            running.bytes += bytes;
+            progress(running);
+        };
         let mut manuals = BTreeMap::new();
         for (manual_id, tree) in trees {
             let previous = self.manuals.remove(&manual_id).unwrap_or_default();
@@ -136,6 +170,7 @@ impl ManualIndex {
                 tree,
                 next_generation,
                 self.max_file_bytes,
+                &mut on_file,
             );
             changed |= manual_changed;
             manuals.insert(manual_id, manual);
@@ -259,6 +294,7 @@ fn reconcile(
     tree: ManualTree,
     generation: u64,
     max_file_bytes: u64,
+    on_file: &mut dyn FnMut(&ManualFile, u64),
 ) -> (Manual, bool) {
     let mut changed = previous.symlinks != tree.symlinks;
     let mut files = BTreeMap::new();
@@ -299,6 +335,7 @@ fn reconcile(
                 }
             }
         };
+        on_file(&entry.file, bytes);
         files.insert(path, entry);
     }
     changed |= !previous.files.is_empty(); // files left over were deleted

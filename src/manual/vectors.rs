@@ -3,7 +3,7 @@
 //!
 //! * **What is embedded** ([`passage`]): a section's heading and the start of its own
 //!   body (up to the next node), Markdown markup stripped, cut at
-//!   [`PassageShape::body_chars`] characters. The cut is a measured trade (README,
+//!   [`PassageShape::body_chars`] characters. The cut is a measured trade (docs/search.md,
 //!   "Semantic recall"): embedding cost grows with the text, and so does recall.
 //! * **Incremental**: sections are re-derived only for files whose generation moved; a
 //!   section's vector is keyed by the hash of its passage ([`crate::embed::store`]), so an
@@ -14,7 +14,7 @@
 //!   for a pointer copy; they never wait for the provider or the worker.
 //! * **Degrades**: a provider that is down or slow costs a search at most
 //!   `EMBEDDINGS_TIMEOUT_MS` once, then nothing for [`QUERY_PAUSE`] ([`Unavailable`]
-//!   says why); the worker backs off up to [`MAX_BACKOFF`] and resumes by itself.
+//!   says why); the worker backs off up to [`MAX_BACKOFF`](crate::embed::provider::MAX_BACKOFF) and resumes by itself.
 //!
 //! Phase 2 (the `semantic` signal of `manual_find`) needs: [`SectionVectors::from_config`]
 //! (`None` without `EMBEDDINGS_URL`), [`SectionVectors::start`] with the index holder as
@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use super::{ManualFile, ManualIndex, NodeKind};
 use crate::config::Config;
+use crate::embed::provider::{backoff, ProviderState};
 use crate::embed::quantized::{Arena, Quantized};
 use crate::embed::store::{content_hash, Space, VectorStore};
 use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
@@ -41,8 +42,6 @@ use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
 const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often an idle worker looks for changed manuals when nobody nudges it.
 const IDLE_POLL: Duration = Duration::from_secs(2);
-/// The longest pause between two attempts while the provider is failing.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// After a query timed out, searches skip the query embedding for this long.
 pub const QUERY_PAUSE: Duration = Duration::from_secs(30);
 /// Attempts `fill` makes on a failing batch before it gives up.
@@ -59,7 +58,7 @@ pub struct PassageShape {
     pub ancestors: bool,
 }
 
-/// The passage used unless a bench asks for another. Measured on bench-dah (README,
+/// The passage used unless a bench asks for another. Measured on bench-dah (docs/search.md,
 /// "Semantic recall"): semantic R@20 0.47 / 0.61 / 0.65 / 0.72 for 0 / 200 / 400 / 800
 /// body characters, at 9 / 100 / 126 / 325 s of embedding a MB; 800 is the first cut
 /// whose union with `manual_find`'s candidates clears 0.89 at K = 20.
@@ -97,15 +96,6 @@ impl SectionSettings {
 /// calls do that); may skip `visit` when no index is built yet.
 pub trait IndexSource: Send + Sync + 'static {
     fn with_index(&self, visit: &mut dyn FnMut(&ManualIndex));
-}
-
-/// Whether the provider answered last time it was asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderState {
-    /// Not asked yet.
-    Unknown,
-    Ready,
-    Down(EmbedError),
 }
 
 /// What a search summary reports about semantic recall.
@@ -506,11 +496,6 @@ impl Ord for Score {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
     }
-}
-
-/// The pause before attempt `attempt + 1`: 1 s, 2 s, 4 s, … up to [`MAX_BACKOFF`].
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_secs(1u64 << attempt.saturating_sub(1).min(6)).min(MAX_BACKOFF)
 }
 
 impl Shared {

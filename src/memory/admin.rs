@@ -12,10 +12,19 @@ use super::policy::{self, Applied, Change, Policy};
 use super::store::{internal, schema_version};
 use super::{Call, Memory};
 use crate::contract::types::{MemoryKind, MemoryScope};
+use crate::embed::provider::ProviderState;
+use crate::embed::Role;
 use crate::error::{MemoryCode, ToolError, ToolResult};
+
+/// What `pce_memory_state` embeds to ask an embeddings server it has not heard from
+/// (a fixed text: never a claim or a query).
+const PROBE: &str = "pce_memory_state";
 
 /// What `expected_version` says when no policy was ever applied.
 pub(crate) const NO_POLICY: &str = "none";
+/// `vector_model` before the embeddings server first answered (and without
+/// `EMBEDDINGS_MODEL`).
+const UNKNOWN_MODEL: &str = "unknown";
 
 pub(crate) struct ApplyRequest<'a> {
     pub yaml: &'a str,
@@ -61,10 +70,26 @@ pub(crate) struct State {
     pub by_class: [u64; 4],
     pub active_contexts: u64,
     pub vector_model: String,
+    pub vectors: VectorState,
     pub schema_version: i64,
     pub journal_mode: String,
     pub size_bytes: u64,
     pub busy_timeout_ms: u64,
+}
+
+/// The claim vectors as this process holds them.
+pub(crate) struct VectorState {
+    /// The built-in lexical `hashgram-v1-d384` (no embeddings server configured).
+    pub builtin: bool,
+    /// Whether the provider answered last time it was asked.
+    pub provider: ProviderState,
+    /// Calls skip the provider for a while after a timeout.
+    pub paused: bool,
+    /// Dimensions of the model's vectors, once known.
+    pub dims: Option<usize>,
+    /// Claims with a vector of the model, and without one yet.
+    pub embedded: u64,
+    pub pending: u64,
 }
 
 /// Compares in time independent of where the strings first differ.
@@ -342,6 +367,12 @@ impl Memory {
                 ))
             })?;
         call.facts.decision = Some("report");
+        self.learn_space();
+        let (space, indexed, pending) = {
+            let index = self.current_index()?;
+            (index.space().cloned(), index.len(), index.pending())
+        };
+        let provider = &self.vectors.provider;
         Ok(State {
             policy_version,
             total: counts.iter().map(|row| row.3).sum(),
@@ -366,11 +397,36 @@ impl Memory {
             ),
             by_class: tally(super::boundary::CLASSES, &counts, 2),
             active_contexts,
-            vector_model: self.embedder.model_id().to_string(),
+            vector_model: space
+                .as_ref()
+                .map(|space| space.model.clone())
+                .or_else(|| provider.configured_model.clone())
+                .unwrap_or_else(|| UNKNOWN_MODEL.to_owned()),
+            vectors: VectorState {
+                builtin: provider.builtin,
+                provider: provider.state(),
+                paused: provider.paused(),
+                dims: space.map(|space| space.dims),
+                embedded: (indexed - pending) as u64,
+                pending: pending as u64,
+            },
             schema_version,
             journal_mode,
             size_bytes,
             busy_timeout_ms: self.settings.busy_timeout_ms,
         })
+    }
+
+    /// Asks the embeddings server once (within the call deadline, not while calls skip
+    /// it) when this process has not heard from it yet, so that the state names its model
+    /// and counts the claims embedded by it rather than saying `unknown` until the first
+    /// search: a fresh `manvault call pce_memory_state` is how an operator checks it.
+    fn learn_space(&self) {
+        if self.vectors.index().space().is_some() {
+            return;
+        }
+        if let Ok((space, _)) = self.vectors.provider.embed_one(PROBE, Role::Query) {
+            self.vectors.adopt(&space);
+        }
     }
 }

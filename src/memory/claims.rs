@@ -12,11 +12,12 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::json;
 
 use super::store::internal;
-use super::vector::Quantised;
+use super::vector::IndexedClaim;
 use crate::contract::types::{
     MemoryBoundaryClass, MemoryEntity, MemoryEvidence, MemoryKind, MemoryProvenance,
     MemoryRelation, MemoryScope,
 };
+use crate::embed::quantized::Quantized;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 
 /// Hex digits of the content hash in a claim id: 80 bits, collision-free in practice.
@@ -50,8 +51,8 @@ pub(crate) struct NewClaim<'a> {
     pub content_hash: &'a str,
     /// The full-text document (units of the text and the entity names).
     pub units: String,
-    /// The vector and the model that made it.
-    pub vector: Option<(&'a str, Quantised)>,
+    /// The vector and the model that made it (none when the provider gave none).
+    pub vector: Option<(&'a str, &'a Quantized)>,
     pub actor: &'a str,
     pub now_ms: i64,
 }
@@ -190,11 +191,111 @@ fn check_relations(connection: &Connection, claim: &NewClaim) -> ToolResult<()> 
     Ok(())
 }
 
+/// Whether a claim with this content hash is stored.
+pub(crate) fn exists(connection: &Connection, content_hash: &str) -> ToolResult<bool> {
+    connection
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM claims WHERE content_hash = ?1)")
+        .and_then(|mut statement| statement.query_row([content_hash], |row| row.get(0)))
+        .map_err(internal)
+}
+
+/// Up to `limit` claims after `after_seq` in `seq` order, as the index holds them, each
+/// with its stored vector of `model` (`None`: the model is not known yet). A vector that
+/// does not read counts as none (the worker embeds it again).
+pub(crate) fn index_rows(
+    connection: &Connection,
+    model: Option<&str>,
+    after_seq: i64,
+    limit: i64,
+) -> ToolResult<Vec<(IndexedClaim, Option<Quantized>)>> {
+    type Row = (i64, String, String, i64, Option<Vec<u8>>);
+    let mut statement = connection
+        .prepare_cached(
+            "SELECT c.seq, c.scope, c.boundary_class, c.created_ms, v.vector FROM claims c \
+             LEFT JOIN claim_vectors v ON v.model = ?1 AND v.claim_seq = c.seq \
+             WHERE c.seq > ?2 ORDER BY c.seq LIMIT ?3",
+        )
+        .map_err(internal)?;
+    let rows: Vec<Row> = statement
+        .query_map(params![model, after_seq, limit], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
+        })
+        .map_err(internal)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(internal)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(seq, scope, class, created_ms, blob)| {
+            let claim = IndexedClaim {
+                seq,
+                scope: scope.parse().ok()?,
+                class: class.parse().ok()?,
+                created_ms,
+            };
+            Some((claim, blob.as_deref().and_then(Quantized::from_blob)))
+        })
+        .collect())
+}
+
+/// The stored vectors of `model` among the claims `seqs`.
+pub(crate) fn stored_vectors(
+    connection: &Connection,
+    model: &str,
+    seqs: &[i64],
+) -> ToolResult<Vec<(i64, Quantized)>> {
+    let mut statement = connection
+        .prepare_cached("SELECT vector FROM claim_vectors WHERE model = ?1 AND claim_seq = ?2")
+        .map_err(internal)?;
+    let mut found = Vec::new();
+    for seq in seqs {
+        let blob: Option<Vec<u8>> = statement
+            .query_row(params![model, seq], |row| row.get(0))
+            .optional()
+            .map_err(internal)?;
+        if let Some(vector) = blob.as_deref().and_then(Quantized::from_blob) {
+            found.push((*seq, vector));
+        }
+    }
+    Ok(found)
+}
+
+/// A claim's text and its entities' names by entity id (what its vector stands for).
+pub(crate) fn passage_parts(
+    connection: &Connection,
+    seq: i64,
+) -> ToolResult<Option<(String, Vec<String>)>> {
+    let text: Option<String> = connection
+        .prepare_cached("SELECT text FROM claims WHERE seq = ?1")
+        .and_then(|mut statement| statement.query_row([seq], |row| row.get(0)).optional())
+        .map_err(internal)?;
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let mut statement = connection
+        .prepare_cached(
+            "SELECT e.name FROM claim_entities ce JOIN entities e ON e.id = ce.entity_id \
+             WHERE ce.claim_seq = ?1 ORDER BY e.id",
+        )
+        .map_err(internal)?;
+    let names = statement
+        .query_map([seq], |row| row.get(0))
+        .map_err(internal)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(internal)?;
+    Ok(Some((text, names)))
+}
+
 pub(crate) fn store_vector(
     connection: &Connection,
     model: &str,
     seq: i64,
-    vector: &Quantised,
+    vector: &Quantized,
 ) -> ToolResult<()> {
     connection
         .execute(

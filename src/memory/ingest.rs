@@ -1,14 +1,18 @@
 //! `pce_memory_upsert`: checks a claim against the policy and the seed's rules, derives
-//! its hash, text units and vector, and stores it once (see `claims::insert`).
+//! its hash, text units and vector, and stores it once (see `claims::insert`). A provider
+//! that gives no vector within the call's deadline does not fail the upsert: the claim is
+//! stored without one (found by text until the backfill worker embeds it), and the
+//! answer says so.
 
 use serde_json::json;
 
 use super::claims::{self, NewClaim, UpsertRequest};
 use super::hash::{content_hash, normalize_for_hash};
 use super::units;
-use super::vector::{EmbedRole, Quantised};
+use super::vector::{passage, VectorNote};
 use super::{Call, Memory};
 use crate::contract::types::MemoryBoundaryClass;
+use crate::embed::Role;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 
 /// How far in the future a provenance time may lie (clock skew between machines).
@@ -19,6 +23,8 @@ pub(crate) struct UpsertOutcome {
     pub is_new: bool,
     pub content_hash: String,
     pub policy_version: String,
+    /// Set when the claim was stored without a vector.
+    pub vectors: Option<VectorNote>,
 }
 
 fn refused(message: impl Into<String>, details: serde_json::Value) -> ToolError {
@@ -90,29 +96,36 @@ impl Memory {
                 json!({ "pointer": "/provenance/at", "latest_accepted": crate::clock::rfc3339_millis(call.now_ms + FUTURE_SLACK_MS) }),
             ));
         }
-        let names: Vec<&str> = request
+        let mut entities: Vec<(&str, &str)> = request
             .entities
             .iter()
-            .map(|entity| entity.name.as_str())
+            .map(|entity| (entity.id.as_str(), entity.name.as_str()))
             .collect();
+        entities.sort_unstable();
+        let names: Vec<&str> = entities.iter().map(|(_, name)| *name).collect();
         let indexed_text = format!("{} {}", request.text, names.join(" "));
-        let embedded_text = format!("{} {}", redaction.text, names.join(" "));
-        let vector = self
-            .embedder
-            .embed(&[&embedded_text], EmbedRole::Passage)
-            .map_err(|problem| {
-                ToolError::memory(
-                    MemoryCode::Internal,
-                    "the embedder failed",
-                    json!({ "embedder": problem }),
-                )
-            })?
-            .pop();
+        // A text stored already keeps its vector: the provider is not asked again.
+        let known = self.store.read(|c| claims::exists(c, &hash))?;
+        let embedded = (!known).then(|| {
+            self.vectors
+                .provider
+                .embed_one(&passage(&policy, request.text, &names), Role::Passage)
+        });
+        let (vector, unavailable) = match embedded {
+            Some(Ok((space, vector))) => {
+                self.vectors.adopt(&space);
+                (Some((space.model, vector)), None)
+            }
+            Some(Err(reason)) => (None, Some(reason)),
+            None => (None, None),
+        };
         let claim = NewClaim {
             request: &request,
             content_hash: &hash,
             units: units::document(&indexed_text),
-            vector: vector.map(|vector| (self.embedder.model_id(), Quantised::of(&vector))),
+            vector: vector
+                .as_ref()
+                .map(|(model, vector)| (model.as_str(), vector)),
             actor: call.actor,
             now_ms: call.now_ms,
         };
@@ -120,7 +133,15 @@ impl Memory {
             .store
             .write(|transaction| claims::insert(transaction, &claim))?;
         call.facts.decision = Some(if stored.is_new { "store" } else { "existing" });
+        let vectors = match unavailable {
+            Some(reason) => Some(VectorNote::Unavailable {
+                reason,
+                pending: self.current_index()?.pending(),
+            }),
+            None => None,
+        };
         Ok(UpsertOutcome {
+            vectors,
             id: stored.id,
             is_new: stored.is_new,
             content_hash: hash,

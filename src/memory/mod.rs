@@ -9,13 +9,16 @@
 //! when (`Call`), so time is always a parameter.
 //!
 //! Units: `store` (SQLite, migrations, transactions), `claims` (rows), `units` and
-//! `vector` (what text and vector retrieval match on), `rank` (candidates, fusion, g),
+//! `vector` (what text and vector retrieval match on; the embeddings provider),
+//! `backfill` (the index kept in step with the store, missing vectors embedded in the
+//! background), `rank` (candidates, fusion, g),
 //! `contexts` (active contexts and cursors), `boundary` and `policy`, `recall`
 //! (activate and search), `ingest` (upsert), `feedback`, `admin` (policy apply, state),
 //! `rate`, `audit`, `hash`.
 
 mod admin;
 mod audit;
+mod backfill;
 pub(crate) mod boundary;
 mod claims;
 mod contexts;
@@ -49,7 +52,8 @@ use policy::Policy;
 use rate::RateLimiter;
 pub(crate) use recall::{Page, PageItem, RecallRequest};
 use store::Store;
-use vector::{ClaimIndex, Embedder, Hashgram};
+use vector::{ClaimIndex, Vectors};
+pub(crate) use vector::{Provider, VectorNote};
 
 /// One memory call in progress: who, when, and what the audit line will say.
 pub(crate) struct Call<'a> {
@@ -96,26 +100,68 @@ struct Settings {
     max_page_chars: usize,
 }
 
+/// The policy in force as this process last read it, checked against the store's newest
+/// revision on every use (another call or process may have applied one).
+#[derive(Default)]
+pub(crate) struct PolicyInForce {
+    held: Mutex<Option<Arc<Policy>>>,
+}
+
+impl PolicyInForce {
+    pub(crate) fn get(&self, store: &Store) -> ToolResult<Option<Arc<Policy>>> {
+        let revision = store.read(|c| policy::latest_revision(c).map_err(store::internal))?;
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if revision == 0 {
+            return Ok(None);
+        }
+        if held
+            .as_ref()
+            .is_some_and(|policy| policy.revision == revision)
+        {
+            return Ok(held.clone());
+        }
+        let (revision, yaml) = store
+            .read(|c| policy::latest(c).map_err(store::internal))?
+            .expect("a revision exists");
+        let parsed = Policy::parse(&yaml, revision).map_err(|error| {
+            ToolError::memory(
+                MemoryCode::Internal,
+                "the policy in force no longer parses; apply a new one",
+                json!({ "revision": revision, "problem": error.message }),
+            )
+        })?;
+        *held = Some(Arc::new(parsed));
+        Ok(held.clone())
+    }
+}
+
 /// The memory of one server process.
 pub(crate) struct Memory {
-    store: Store,
-    /// Filter fields and vectors of every claim, grown from the store before each ranking.
-    index: Mutex<ClaimIndex>,
-    embedder: Box<dyn Embedder>,
-    /// The policy in force as this process last read it (checked against the store's
-    /// newest revision on every call).
-    policy: Mutex<Option<Arc<Policy>>>,
+    store: Arc<Store>,
+    /// The embeddings provider and the index of filter fields and vectors of every claim
+    /// (grown from the store before each ranking), shared with the backfill worker.
+    vectors: Arc<Vectors>,
+    policy: Arc<PolicyInForce>,
     rate: RateLimiter,
     audit: AuditLog,
     settings: Settings,
 }
 
+/// The worker ends with the memory (it holds the store until its current batch is done).
+impl Drop for Memory {
+    fn drop(&mut self) {
+        self.vectors.stop();
+    }
+}
+
 impl Memory {
-    /// Opens the store (creating the database and its folder through `paths`), and
-    /// applies MEMORY_POLICY_PATH when it exists and differs from the policy in force.
+    /// Opens the store (creating the database and its folder through `paths`), applies
+    /// MEMORY_POLICY_PATH when it exists and differs from the policy in force, and starts
+    /// the worker that embeds claims missing a vector of `provider`'s model.
     /// The error names the setting at fault, never a server path.
     pub(crate) fn open(
         config: &MemoryConfig,
+        provider: Provider,
         vault_root: &Path,
         max_page_chars: usize,
     ) -> Result<Memory, String> {
@@ -145,10 +191,9 @@ impl Memory {
             })?;
         let audit = locate_file(&config.audit_path, vault_root, "MEMORY_AUDIT_PATH")?;
         let memory = Memory {
-            store,
-            index: Mutex::new(ClaimIndex::default()),
-            embedder: Box::new(Hashgram),
-            policy: Mutex::new(None),
+            store: Arc::new(store),
+            vectors: Arc::new(Vectors::new(provider)),
+            policy: Arc::new(PolicyInForce::default()),
             rate: RateLimiter::new(config.rate_burst, config.rate_per_sec),
             audit: AuditLog::new(audit.root, audit.file),
             settings: Settings {
@@ -160,37 +205,17 @@ impl Memory {
             },
         };
         memory.apply_policy_file(&config.policy_path);
+        backfill::start(
+            Arc::clone(&memory.store),
+            Arc::clone(&memory.policy),
+            Arc::clone(&memory.vectors),
+        );
         Ok(memory)
     }
 
     /// The policy in force, re-read when another call or process applied a newer one.
     pub(crate) fn current_policy(&self) -> ToolResult<Option<Arc<Policy>>> {
-        let revision = self
-            .store
-            .read(|c| policy::latest_revision(c).map_err(store::internal))?;
-        let mut held = self.policy.lock().unwrap_or_else(PoisonError::into_inner);
-        if revision == 0 {
-            return Ok(None);
-        }
-        if held
-            .as_ref()
-            .is_some_and(|policy| policy.revision == revision)
-        {
-            return Ok(held.clone());
-        }
-        let (revision, yaml) = self
-            .store
-            .read(|c| policy::latest(c).map_err(store::internal))?
-            .expect("a revision exists");
-        let parsed = Policy::parse(&yaml, revision).map_err(|error| {
-            ToolError::memory(
-                MemoryCode::Internal,
-                "the policy in force no longer parses; apply a new one",
-                json!({ "revision": revision, "problem": error.message }),
-            )
-        })?;
-        *held = Some(Arc::new(parsed));
-        Ok(held.clone())
+        self.policy.get(&self.store)
     }
 
     /// The policy in force, or POLICY_MISSING (fail-closed).
@@ -235,8 +260,14 @@ impl Memory {
         }
     }
 
-    fn index(&self) -> MutexGuard<'_, ClaimIndex> {
-        self.index.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The index brought up to the store; wakes the worker when claims lack vectors.
+    fn current_index(&self) -> ToolResult<MutexGuard<'_, ClaimIndex>> {
+        let mut index = self.vectors.index();
+        backfill::refresh(&self.store, &mut index)?;
+        if index.pending() > 0 {
+            self.vectors.nudge();
+        }
+        Ok(index)
     }
 
     /// The scopes a request names (all the policy serves when it names none), each one the

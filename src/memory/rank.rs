@@ -29,6 +29,7 @@ use super::store::internal;
 use super::units;
 use super::vector::{ClaimIndex, IndexedClaim};
 use crate::contract::types::{MemoryBoundaryClass, MemoryScope};
+use crate::embed::quantized::Quantized;
 use crate::error::ToolResult;
 
 const MS_PER_DAY: f64 = 86_400_000.0;
@@ -213,20 +214,22 @@ fn selective_units(connection: &Connection, claims: usize, query: &str) -> ToolR
         .collect())
 }
 
-/// Ranks the claims `filter` allows for `query` (its vector `query_vector`) under
-/// `policy`, best first; `now_ms` dates recency.
+/// Ranks the claims `filter` allows for `query` (its vector `query_vector`; without one,
+/// by text alone) under `policy`, best first; `now_ms` dates recency.
 pub(crate) fn rank(
     connection: &Connection,
     index: &ClaimIndex,
     policy: &Policy,
     query: &str,
-    query_vector: &[f32],
+    query_vector: Option<&Quantized>,
     filter: &Filter,
     now_ms: i64,
 ) -> ToolResult<Vec<Ranked>> {
     let retrieval = &policy.retrieval;
     let text = text_candidates(connection, index, query, retrieval.k_txt, filter)?;
-    let vector = index.nearest(query_vector, retrieval.k_vec, |claim| filter.keeps(claim));
+    let vector = query_vector.map_or_else(Vec::new, |query| {
+        index.nearest(query, retrieval.k_vec, |claim| filter.keeps(claim))
+    });
     let best_text = text
         .iter()
         .map(|(_, relevance)| *relevance)

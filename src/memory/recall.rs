@@ -3,21 +3,19 @@
 //! over the claims that existed at the first page). Both filter by scope, TTL and
 //! boundary class before ranking, and redact every text before it is returned.
 
-use rusqlite::params;
 use serde_json::json;
 
 use super::claims::{self, ClaimRow};
 use super::contexts::{self, Context, Cursor};
 use super::policy::Policy;
 use super::rank::{self, Filter, Ranked, Scores};
-use super::store::internal;
-use super::vector::{EmbedRole, IndexedClaim, Quantised};
+use super::vector::{Space, VectorNote};
 use super::{fresh_id, Call, Memory};
 use crate::contract::types::{MemoryBoundaryClass, MemoryEvidence, MemoryScope};
+use crate::embed::quantized::Quantized;
+use crate::embed::Role;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 
-/// Claims read per batch while the index catches up with the store.
-const INDEX_BATCH: i64 = 5000;
 /// Most evidence items returned a claim under include_meta.
 const MAX_EVIDENCES: usize = 5;
 
@@ -55,6 +53,8 @@ pub(crate) struct Page {
     pub context: Option<Context>,
     pub policy_version: String,
     pub retrieval: super::policy::Retrieval,
+    /// Set when vector retrieval did not fully take part in this page's ranking.
+    pub vectors: Option<VectorNote>,
 }
 
 fn via(scores: &Scores) -> &'static str {
@@ -66,87 +66,6 @@ fn via(scores: &Scores) -> &'static str {
 }
 
 impl Memory {
-    /// Brings the index up to the store: claims newer than the index, with their vectors
-    /// of the current model (made and stored now for claims that lack one, e.g. after a
-    /// model change, from their redacted text).
-    fn refresh_index(
-        &self,
-        index: &mut super::vector::ClaimIndex,
-        policy: &Policy,
-    ) -> ToolResult<()> {
-        let model = self.embedder.model_id().to_string();
-        loop {
-            type Row = (i64, String, String, i64, String, Option<Vec<u8>>);
-            let rows: Vec<Row> = self.store.read(|connection| {
-                let mut statement = connection
-                    .prepare_cached(
-                        "SELECT c.seq, c.scope, c.boundary_class, c.created_ms, c.text, v.vector FROM claims c \
-                         LEFT JOIN claim_vectors v ON v.model = ?1 AND v.claim_seq = c.seq \
-                         WHERE c.seq > ?2 ORDER BY c.seq LIMIT ?3",
-                    )
-                    .map_err(internal)?;
-                let rows = statement
-                    .query_map(params![model, index.last_seq(), INDEX_BATCH], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?))
-                    })
-                    .map_err(internal)?;
-                rows.collect::<rusqlite::Result<_>>().map_err(internal)
-            })?;
-            let done = (rows.len() as i64) < INDEX_BATCH;
-            let missing: Vec<String> = rows
-                .iter()
-                .filter(|row| row.5.is_none())
-                .map(|row| policy.boundary.redact(&row.4).text)
-                .collect();
-            let mut made = if missing.is_empty() {
-                Vec::new()
-            } else {
-                let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
-                self.embedder
-                    .embed(&texts, EmbedRole::Passage)
-                    .map_err(embedding_failed)?
-            }
-            .into_iter();
-            let mut to_store = Vec::new();
-            for (seq, scope, class, created_ms, _, blob) in rows {
-                let stored = blob.as_deref().and_then(Quantised::from_blob);
-                let vector = match (blob.is_some(), stored) {
-                    (_, Some(vector)) => vector,
-                    // A stored blob that does not read counts as none, but is not replaced.
-                    (true, None) => Quantised::of(&[]),
-                    (false, None) => {
-                        let vector = Quantised::of(&made.next().expect("one vector a text"));
-                        to_store.push((seq, vector.clone()));
-                        vector
-                    }
-                };
-                let (Ok(scope), Ok(class)) = (scope.parse(), class.parse()) else {
-                    continue;
-                };
-                index.push(
-                    IndexedClaim {
-                        seq,
-                        scope,
-                        class,
-                        created_ms,
-                    },
-                    vector,
-                );
-            }
-            if !to_store.is_empty() {
-                self.store.write(|transaction| {
-                    for (seq, vector) in &to_store {
-                        claims::store_vector(transaction, &model, *seq, vector)?;
-                    }
-                    Ok(())
-                })?;
-            }
-            if done {
-                return Ok(());
-            }
-        }
-    }
-
     /// Runs an activate or a search.
     pub(crate) fn recall(&self, call: &mut Call, request: RecallRequest) -> ToolResult<Page> {
         let policy = self.policy()?;
@@ -169,6 +88,7 @@ impl Memory {
             .cursor
             .map(|text| contexts::decode(text, &fingerprint))
             .transpose()?;
+        let mut vectors = None;
         let (window, total, source, offset) = match cursor {
             Some(Cursor::Context { id, offset }) if request.keep_context => {
                 let context = self.store.read(|c| contexts::load(c, &id, call.now_ms))?;
@@ -187,7 +107,7 @@ impl Memory {
                 (window, context.total, Source::Context(context), offset)
             }
             Some(Cursor::Search { up_to_seq, offset }) if !request.keep_context => {
-                let (ranking, _) = self.rank(
+                let (ranking, _, note) = self.rank(
                     &policy,
                     &scopes,
                     &classes,
@@ -195,6 +115,7 @@ impl Memory {
                     Some(up_to_seq),
                     call.now_ms,
                 )?;
+                vectors = note;
                 let total = ranking.len();
                 let window = ranking.into_iter().skip(offset).collect();
                 (window, total, Source::Search(up_to_seq), offset)
@@ -207,8 +128,9 @@ impl Memory {
                 ))
             }
             None => {
-                let (mut ranking, up_to_seq) =
+                let (mut ranking, up_to_seq, note) =
                     self.rank(&policy, &scopes, &classes, request.query, None, call.now_ms)?;
+                vectors = note;
                 if request.keep_context {
                     cut_to_token_budget(&mut ranking, &policy, &scopes);
                     let context =
@@ -245,6 +167,7 @@ impl Memory {
             },
             policy_version: policy.version.clone(),
             retrieval: policy.retrieval.clone(),
+            vectors,
         })
     }
 
@@ -273,7 +196,9 @@ impl Memory {
     }
 
     /// Ranks the claims of `scopes` and `classes` for `query`; also returns the newest
-    /// claim the ranking could see, which bounds a search's later pages.
+    /// claim the ranking could see, which bounds a search's later pages, and why vectors
+    /// did not fully take part, if they did not. The query is embedded before the index is
+    /// locked, so a slow provider delays only this call.
     fn rank(
         &self,
         policy: &Policy,
@@ -282,15 +207,20 @@ impl Memory {
         query: &str,
         up_to_seq: Option<i64>,
         now_ms: i64,
-    ) -> ToolResult<(Vec<Ranked>, i64)> {
-        let mut index = self.index();
-        self.refresh_index(&mut index, policy)?;
-        let query_vector = self
-            .embedder
-            .embed(&[query], EmbedRole::Query)
-            .map_err(embedding_failed)?
-            .pop()
-            .unwrap_or_default();
+    ) -> ToolResult<(Vec<Ranked>, i64, Option<VectorNote>)> {
+        // A policy that takes no vector candidates needs no query vector: the call does
+        // not wait for the provider, and its answer has no vectors note.
+        let wants_vectors = policy.retrieval.k_vec > 0;
+        let embedded = wants_vectors.then(|| self.vectors.provider.embed_one(query, Role::Query));
+        if let Some(Ok((space, _))) = &embedded {
+            self.vectors.adopt(space);
+        }
+        let index = self.current_index()?;
+        let pending = index.pending();
+        let (query_vector, note) = match embedded {
+            None => (None, None),
+            Some(embedded) => Self::query_vector(embedded, index.space(), pending),
+        };
         let oldest_ms: Vec<(MemoryScope, Option<i64>)> = scopes
             .iter()
             .map(|scope| (*scope, policy.scopes[scope].ttl_ms.map(|ttl| now_ms - ttl)))
@@ -308,12 +238,35 @@ impl Memory {
                 &index,
                 policy,
                 query,
-                &query_vector,
+                query_vector.as_ref(),
                 &filter,
                 now_ms,
             )
         })?;
-        Ok((ranking, up_to_seq))
+        Ok((ranking, up_to_seq, note))
+    }
+
+    /// The query's vector if it is of the index's space, and the note when vectors did
+    /// not fully take part (`pending` claims have none of that space yet).
+    fn query_vector(
+        embedded: Result<(Space, Quantized), String>,
+        index_space: Option<&Space>,
+        pending: usize,
+    ) -> (Option<Quantized>, Option<VectorNote>) {
+        match embedded {
+            Ok((space, vector)) if index_space == Some(&space) => (
+                Some(vector),
+                (pending > 0).then_some(VectorNote::Pending { pending }),
+            ),
+            Ok(_) => (
+                None,
+                Some(VectorNote::Unavailable {
+                    reason: "the embeddings model changed during this call".to_owned(),
+                    pending,
+                }),
+            ),
+            Err(reason) => (None, Some(VectorNote::Unavailable { reason, pending })),
+        }
     }
 
     /// Stores `ranking` as a new active context.
@@ -452,12 +405,4 @@ fn cut_to_token_budget(ranking: &mut Vec<Ranked>, policy: &Policy, scopes: &[Mem
         .count()
         .max(1);
     ranking.truncate(keep);
-}
-
-fn embedding_failed(problem: String) -> ToolError {
-    ToolError::memory(
-        MemoryCode::Internal,
-        "the embedder failed",
-        json!({ "embedder": problem }),
-    )
 }

@@ -5,7 +5,9 @@
 //! claim from concurrent upserts of one text, no lost feedback, expired contexts gone.
 //! Each case runs on a fresh database in a temporary folder; time is a parameter.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
@@ -14,7 +16,11 @@ use crate::config::{Config, RootFlags};
 use crate::contract::types::{
     MemoryBoundaryClass, MemoryKind, MemoryProvenance, PceMemoryFeedbackInputSignal,
 };
+use crate::embed::provider::ProviderState;
+use crate::embed::stub::StubEmbedder;
+use crate::embed::EmbedErrorKind;
 use crate::error::ErrorCode;
+use vector::VectorSettings;
 
 /// 2026-11-20T00:00:00Z
 const NOW: i64 = 1_795_132_800_000;
@@ -34,7 +40,13 @@ fn open(folder: &Path) -> Memory {
     std::fs::write(folder.join("memory-policy.yaml"), POLICY).unwrap();
     std::fs::create_dir_all(folder.join("vault")).unwrap();
     let config = config(folder);
-    Memory::open(&config.memory, &config.vault_root, 20_000).unwrap()
+    Memory::open(
+        &config.memory,
+        Provider::builtin(),
+        &config.vault_root,
+        20_000,
+    )
+    .unwrap()
 }
 
 fn provenance() -> MemoryProvenance {
@@ -584,4 +596,259 @@ fn the_text_candidate_cut_comes_after_the_boundary() {
         .items
         .iter()
         .all(|item| item.claim.class == MemoryBoundaryClass::Internal));
+}
+
+/// A memory on a fresh workspace whose vectors come from the stub embedder (as from an
+/// embeddings server: it can go down, slow down or change its model).
+fn open_with_stub(folder: &Path, call_timeout_ms: u64) -> (Memory, Arc<StubEmbedder>) {
+    std::fs::write(folder.join("memory-policy.yaml"), POLICY).unwrap();
+    std::fs::create_dir_all(folder.join("vault")).unwrap();
+    let config = config(folder);
+    let stub = Arc::new(StubEmbedder::default());
+    let provider = Provider::new(
+        stub.clone(),
+        VectorSettings {
+            call_timeout: Duration::from_millis(call_timeout_ms),
+            batch_size: 2,
+            batch_timeout: Duration::from_secs(5),
+        },
+    );
+    let memory = Memory::open(&config.memory, provider, &config.vault_root, 20_000).unwrap();
+    (memory, stub)
+}
+
+fn search(memory: &Memory, query: &str) -> Page {
+    let tags = vec!["answer:task".to_string()];
+    recall(
+        memory,
+        ask(query, &[MemoryScope::Project], &tags, 10, None, false),
+        NOW,
+    )
+    .unwrap()
+}
+
+/// Waits (at most 30 s) until the worker has given every claim a vector.
+fn until_embedded(memory: &Memory) {
+    let started = Instant::now();
+    while memory.current_index().unwrap().pending() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the worker left claims without vectors"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stored_vectors(memory: &Memory, model: &str) -> i64 {
+    memory
+        .store
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM claim_vectors WHERE model = ?1",
+                [model],
+                |r| r.get(0),
+            )
+            .unwrap())
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_provider_that_is_down_fails_no_call_and_its_vectors_are_filled_later() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 1000);
+    *stub.down.lock().unwrap() = Some(EmbedErrorKind::Unreachable);
+    let provenance = provenance();
+    let outcome = memory
+        .upsert(
+            &mut Call::new("test", NOW),
+            request(
+                "解約の手続きは非同期",
+                MemoryScope::Project,
+                MemoryBoundaryClass::Internal,
+                &provenance,
+            ),
+        )
+        .unwrap();
+    match outcome.vectors {
+        Some(VectorNote::Unavailable { reason, pending }) => {
+            assert!(reason.contains("EMBEDDINGS_URL"), "{reason}");
+            assert_eq!(pending, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    upsert_project(
+        &memory,
+        ["解約の承認は CS チーム".to_string()],
+        MemoryBoundaryClass::Internal,
+    );
+    let page = search(&memory, "解約");
+    assert_eq!(page.items.len(), 2, "ranked by text alone");
+    assert!(page.items.iter().all(|item| item.scores.vector == 0.0));
+    assert!(
+        matches!(
+            &page.vectors,
+            Some(VectorNote::Unavailable { pending: 2, .. })
+        ),
+        "{:?}",
+        page.vectors
+    );
+    let state = memory.state(&mut Call::new("test", NOW)).unwrap();
+    assert!(!state.vectors.builtin);
+    assert!(matches!(state.vectors.provider, ProviderState::Down(_)));
+    assert_eq!((state.vectors.embedded, state.vectors.pending), (0, 2));
+    assert_eq!(state.vector_model, "unknown");
+
+    *stub.down.lock().unwrap() = None;
+    until_embedded(&memory);
+    assert_eq!(stored_vectors(&memory, "stub"), 2);
+    let page = search(&memory, "解約");
+    assert_eq!(page.vectors, None);
+    assert!(page.items.iter().all(|item| item.scores.vector > 0.0));
+    let state = memory.state(&mut Call::new("test", NOW)).unwrap();
+    assert_eq!(state.vectors.provider, ProviderState::Ready);
+    assert_eq!((state.vectors.embedded, state.vectors.pending), (2, 0));
+    assert_eq!(state.vector_model, "stub");
+    assert_eq!(state.vectors.dims, Some(crate::embed::stub::STUB_DIMS));
+}
+
+#[test]
+fn a_slow_provider_costs_one_call_its_deadline_and_then_nothing() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 200);
+    stub.delay_ms.store(10_000, Ordering::SeqCst);
+    let started = Instant::now();
+    upsert_project(
+        &memory,
+        ["webhook retries are capped".to_string()],
+        MemoryBoundaryClass::Internal,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    upsert_project(
+        &memory,
+        (0..5).map(|n| format!("webhook rule {n}")),
+        MemoryBoundaryClass::Internal,
+    );
+    let page = search(&memory, "webhook");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "calls skip a provider that timed out: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(page.items.len(), 6);
+    match &page.vectors {
+        Some(VectorNote::Unavailable { reason, .. }) => {
+            assert!(reason.contains("skip"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let state = memory.state(&mut Call::new("test", NOW)).unwrap();
+    assert!(state.vectors.paused);
+}
+
+/// A policy without vector candidates (`k_vec: 0`) never asks the provider for a query
+/// vector: a down provider costs its searches nothing and they carry no vectors note.
+#[test]
+fn a_policy_without_vector_candidates_embeds_no_query() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 1000);
+    let request = ApplyRequest {
+        yaml: &POLICY.replace("k_vec: 96", "k_vec: 0"),
+        dry_run: false,
+        validate_only: false,
+        expected_version: None,
+        signature: None,
+        approver: None,
+    };
+    memory
+        .apply_policy(&mut Call::new("test", NOW), request)
+        .unwrap();
+    upsert_project(
+        &memory,
+        ["解約の承認は CS チーム".to_string()],
+        MemoryBoundaryClass::Internal,
+    );
+    *stub.down.lock().unwrap() = Some(EmbedErrorKind::Unreachable);
+    let calls = stub.calls.load(Ordering::SeqCst);
+    let page = search(&memory, "解約");
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.vectors, None);
+    assert_eq!(stub.calls.load(Ordering::SeqCst), calls);
+}
+
+#[test]
+fn a_model_change_re_embeds_every_claim_in_the_background() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 1000);
+    upsert_project(
+        &memory,
+        (0..5).map(|n| format!("invoice retention rule {n}")),
+        MemoryBoundaryClass::Internal,
+    );
+    let page = search(&memory, "invoice retention");
+    assert_eq!(page.vectors, None);
+    assert!(page.items.iter().all(|item| item.scores.vector > 0.0));
+    assert_eq!(stored_vectors(&memory, "stub"), 5);
+    let embedded = stub.passages.load(Ordering::SeqCst);
+    assert_eq!(embedded, 5);
+
+    *stub.model.lock().unwrap() = "stub-2".to_string();
+    let page = search(&memory, "invoice retention");
+    assert_eq!(
+        page.items.len(),
+        5,
+        "found by text while vectors are redone"
+    );
+    assert!(
+        matches!(page.vectors, Some(VectorNote::Pending { .. })),
+        "{:?}",
+        page.vectors
+    );
+    until_embedded(&memory);
+    assert_eq!(stored_vectors(&memory, "stub-2"), 5);
+    assert_eq!(
+        stored_vectors(&memory, "stub"),
+        5,
+        "each model keeps its own"
+    );
+    assert_eq!(stub.passages.load(Ordering::SeqCst), embedded + 5);
+    let page = search(&memory, "invoice retention");
+    assert_eq!(page.vectors, None);
+    assert!(page.items.iter().all(|item| item.scores.vector > 0.0));
+
+    // Back to the first model: its stored vectors are used again, nothing is re-embedded.
+    *stub.model.lock().unwrap() = "stub".to_string();
+    let page = search(&memory, "invoice retention");
+    assert_eq!(page.vectors, None);
+    assert_eq!(stub.passages.load(Ordering::SeqCst), embedded + 5);
+}
+
+/// A claim stored again keeps its vector; the provider is not asked for it.
+#[test]
+fn an_existing_text_is_not_embedded_again() {
+    let folder = tempfile::tempdir().unwrap();
+    let (memory, stub) = open_with_stub(folder.path(), 1000);
+    for _ in 0..3 {
+        upsert_project(
+            &memory,
+            ["deploys happen on Tuesdays".to_string()],
+            MemoryBoundaryClass::Internal,
+        );
+    }
+    assert_eq!(stub.passages.load(Ordering::SeqCst), 1);
+}
+
+/// Vectors are embedded from redacted text: an embeddings server never sees what a
+/// redact rule catches.
+#[test]
+fn what_is_embedded_is_redacted() {
+    let policy = Policy::parse(POLICY, 1).unwrap();
+    let sent = vector::passage(&policy, "owner hanako@example.com", &["Billing"]);
+    assert!(!sent.contains("hanako"), "{sent}");
+    assert!(sent.contains("Billing"), "{sent}");
 }

@@ -11,19 +11,11 @@
 //! `manvault-bench memory` measures this against the trigram tokenizer on the recall set.
 
 use crate::text::normalize::normalize_str;
+use crate::text::units::is_cjk;
 
 /// At most this many distinct units of a query are looked up: enough for any question,
 /// and a pasted page does not turn into a thousand-term OR.
 pub(crate) const MAX_QUERY_UNITS: usize = 64;
-
-/// Han (with 々 and 〆), hiragana and katakana (with ー): the scripts without spaces
-/// between words.
-pub(crate) fn is_cjk(c: char) -> bool {
-    matches!(c,
-        '\u{3005}' | '\u{3006}' | '\u{3040}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}'
-        | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
-        | '\u{20000}'..='\u{2FFFF}')
-}
 
 /// The units of `text`, in order, repeats kept (term frequency counts for BM25).
 pub(crate) fn units(text: &str) -> Vec<String> {

@@ -38,11 +38,15 @@ use crate::error::{ErrorCode as ToolCode, ToolError, ToolResult};
 use crate::{clock, prompts, resources};
 use client_log::SessionLog;
 
+/// Sent once a session: what the agent should know before its first call, and the
+/// conventions every answer follows (so no tool description repeats them).
 const INSTRUCTIONS: &str =
     "manvault searches a folder of manuals exhaustively and writes notes into a vault. \
 Call get_tooling_guide first when unsure; manual_find answers with a trace id and next_actions, \
 follow them instead of reading whole files; copy manual text into the vault with bridge_copy_* \
-so it never passes through the conversation.";
+so it never passes through the conversation. Answers leave out what is empty, zero, false or \
+at its default; pass refs and next_actions params as they are; a list goes on while it gives \
+next_offset (pass it as offset).";
 
 /// The rmcp handler: the shared application, the tool list built once, and the state of
 /// one session (its log forwarding). Over HTTP each session gets its own.
@@ -157,11 +161,6 @@ fn schema_object(text: &str) -> Arc<JsonObject> {
 }
 
 fn mcp_tool(spec: &ToolSpec) -> Tool {
-    let annotations = ToolAnnotations::with_title(spec.title)
-        .read_only(spec.read_only)
-        .destructive(spec.destructive)
-        .idempotent(spec.idempotent)
-        .open_world(spec.open_world);
     Tool::new(
         spec.name,
         spec.description,
@@ -169,7 +168,22 @@ fn mcp_tool(spec: &ToolSpec) -> Tool {
     )
     .with_title(spec.title)
     .with_raw_output_schema(schema_object(spec.output_schema))
-    .with_annotations(annotations)
+    .with_annotations(annotations(spec))
+}
+
+/// The hints that differ from MCP's defaults (read-only false, destructive true,
+/// idempotent false, open world true): a missing hint means its default, and the
+/// destructive and idempotent hints mean nothing for a read-only tool. The title is the
+/// tool's own, served once beside them.
+fn annotations(spec: &ToolSpec) -> ToolAnnotations {
+    let mut hints = ToolAnnotations::new();
+    hints.read_only_hint = spec.read_only.then_some(true);
+    if !spec.read_only {
+        hints.destructive_hint = (!spec.destructive).then_some(false);
+        hints.idempotent_hint = spec.idempotent.then_some(true);
+    }
+    hints.open_world_hint = (!spec.open_world).then_some(false);
+    hints
 }
 
 /// Success: the object as structuredContent plus its compact JSON as the one text block.

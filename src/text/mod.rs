@@ -7,12 +7,15 @@
 mod fold;
 pub mod lines;
 pub mod loose;
+pub(crate) mod near;
 pub mod normalize;
 mod normalized;
 mod numerals;
 mod offset_map;
+pub(crate) mod prefilter;
 pub mod snippet;
 pub mod synonyms;
+pub(crate) mod terms;
 pub(crate) mod units;
 mod variants;
 

@@ -56,6 +56,11 @@ fn numeral(c: char) -> Option<Numeral> {
     })
 }
 
+/// Whether `c` can be part of a numeral run (a digit, kanji digit or power of ten).
+pub(crate) fn is_numeral(c: char) -> bool {
+    numeral(c).is_some()
+}
+
 /// Rewrites every run that contains kanji; returns `folded` untouched if there is none.
 pub(crate) fn unify(folded: Normalized) -> Normalized {
     let text = folded.text.as_str();

@@ -5,7 +5,9 @@ use proptest::prelude::*;
 
 use super::lines::LineIndex;
 use super::loose::loose;
+use super::near::{is_clean, normalize_where_needed};
 use super::normalize::{normalize, Normalized};
+use super::prefilter::Prefilter;
 use super::snippet::snippet;
 
 const FRAGMENTS: &[&str] = &[
@@ -88,6 +90,72 @@ const FRAGMENTS: &[&str] = &[
 
 fn mixed_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(FRAGMENTS), 0..40).prop_map(|parts| parts.concat())
+}
+
+/// More of what a prefilter must see through: plain runs between the special cases (so
+/// that windows are apart), spellings that fold onto ASCII letters, compositions.
+const NEAR_FRAGMENTS: &[&str] = &[
+    "incident",
+    "ncide",
+    "INCIDENT",
+    "ｉｎｃｉｄｅｎｔ",
+    "\u{1D422}",
+    "ⅰ",
+    "ﬁ",
+    "İ",
+    "\u{0307}",
+    "の手順です",
+    "手順",
+    "障害対応",
+    "障害",
+    "対応する",
+    "ｶﾞｲﾄﾞ",
+    "がいど",
+    "か\u{3099}",
+    "\u{1100}\u{1161}",
+    "가",
+    "【注】",
+    "[注]",
+    "二十件",
+    "20件",
+    "plain words here ",
+    "more plain text and ",
+];
+
+/// Fragments between arbitrary characters, which reach what no list of fragments names.
+fn near_text() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        prop::sample::select(FRAGMENTS).prop_map(str::to_owned),
+        prop::sample::select(NEAR_FRAGMENTS).prop_map(str::to_owned),
+        any::<char>().prop_map(String::from),
+    ];
+    prop::collection::vec(fragment, 0..120).prop_map(|parts| parts.concat())
+}
+
+/// The original ranges of the needle's occurrences in the normalisation of `text`, found
+/// in the pieces `normalize_where_needed` gives.
+fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
+    let prefilter = Prefilter::new(needle);
+    normalize_where_needed(text, prefilter.as_ref())
+        .iter()
+        .flat_map(|piece| {
+            piece
+                .normalized
+                .text
+                .match_indices(needle)
+                .map(|(at, _)| piece.original_range(at..at + needle.len()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn found_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
+    let normalized = normalize(text);
+    normalized
+        .text
+        .match_indices(needle)
+        .map(|(at, _)| normalized.original_range(at..at + needle.len()))
+        .collect()
 }
 
 fn any_text() -> impl Strategy<Value = String> {
@@ -178,6 +246,45 @@ proptest! {
     #[test]
     fn loose_matches_map_back(s in mixed_text(), at in 0..60usize, len in 1..6usize) {
         assert_matches_map_back(&s, &loose(&s), loose, at, len);
+    }
+
+    /// At a clean boundary the normalisation of a text is that of the part before it
+    /// followed by that of the part after, offsets included.
+    #[test]
+    fn clean_boundaries_split_the_normalisation(s in near_text()) {
+        let whole = normalize(&s);
+        for at in char_boundaries(&s).filter(|&at| is_clean(&s, at)) {
+            let (before, after) = (normalize(&s[..at]), normalize(&s[at..]));
+            prop_assert_eq!(format!("{}{}", before.text, after.text), whole.text.clone());
+            for (n, c) in whole.text.char_indices() {
+                let span = n..n + c.len_utf8();
+                let split = if n < before.text.len() {
+                    before.original_range(span)
+                } else {
+                    let range = after.original_range(span.start - before.text.len()..span.end - before.text.len());
+                    range.start + at..range.end + at
+                };
+                prop_assert_eq!(split, whole.original_range(n..n + c.len_utf8()), "at {} char {}", at, n);
+            }
+        }
+    }
+
+    /// Normalising only near a prefilter's candidates finds every occurrence, at the
+    /// same original range, that normalising the whole text finds.
+    #[test]
+    fn normalising_near_candidates_finds_what_the_whole_does(
+        s in near_text(),
+        at in 0..400usize,
+        len in 1..12usize,
+        fragment in prop::sample::select(NEAR_FRAGMENTS),
+    ) {
+        let normalized = normalize(&s).text;
+        let taken: String = normalized.chars().skip(at).take(len).collect();
+        for needle in [taken.trim_matches(' '), normalize(fragment).text.trim_matches(' ')] {
+            if !needle.is_empty() {
+                prop_assert_eq!(found_near(&s, needle), found_whole(&s, needle), "{:?}", needle);
+            }
+        }
     }
 
     #[test]

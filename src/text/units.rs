@@ -49,6 +49,16 @@ pub(crate) fn script(c: char) -> Script {
     }
 }
 
+/// Han (with 々 and 〆), hiragana and katakana (with ー): the scripts without spaces
+/// between words (the memory domain's text units and the
+/// built-in `hashgram` vectors cut these runs into bigrams).
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3005}' | '\u{3006}' | '\u{3040}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}'
+        | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2FFFF}')
+}
+
 /// Maximal runs of one script; a long-vowel mark belongs to the katakana word it follows.
 pub(crate) fn script_runs(text: &str) -> Vec<(Script, &str)> {
     let mut runs = Vec::new();

@@ -17,6 +17,7 @@ use crate::paths::{parse_relative, RelPath, Root};
 use crate::vault::{listing, profile, read};
 
 use super::vault::action;
+use super::{nonzero, significant};
 
 /// Skipped artifacts named in one answer; the count has them all.
 const SKIPPED_SHOWN: usize = 20;
@@ -107,7 +108,7 @@ pub(super) fn vault_coverage(
         }
         NextStep::Stop => vec![action("stop", STOP_COVERED, None)],
     };
-    let skipped_count = skipped.len() as u64;
+    let skipped_count = nonzero(skipped.len());
     skipped.truncate(SKIPPED_SHOWN);
     Ok(VaultCoverageOutput {
         path: rel.as_str().to_owned(),
@@ -115,8 +116,8 @@ pub(super) fn vault_coverage(
         evidence_lines: line_profile.evidence_lines(),
         covered_ranges: coverage.covered_ranges.iter().map(|r| wire(*r)).collect(),
         uncovered_ranges: coverage.uncovered_ranges.iter().map(|r| wire(*r)).collect(),
-        coverage_ratio: coverage.coverage_ratio,
-        marginal_gain,
+        coverage_ratio: significant(coverage.coverage_ratio, 3),
+        marginal_gain: marginal_gain.map(|gain| significant(gain, 3)),
         citing_artifacts,
         skipped_artifacts: skipped,
         skipped_count,
@@ -184,7 +185,7 @@ pub(super) fn artifact_audit(
                 hint: finding.hint,
             })
             .collect(),
-        severe,
+        severe: super::flag(severe),
         next_actions,
     })
 }

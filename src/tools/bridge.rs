@@ -35,7 +35,9 @@ macro_rules! from_copy_written {
                     mode: written.mode,
                     source: written.source,
                     written_lines: written.written_lines,
-                    origin: super::wire_enum(written.origin.as_str()),
+                    // Not recorded is the default, said by leaving it out.
+                    origin: (written.origin != Origin::None)
+                        .then(|| super::wire_enum(written.origin.as_str())),
                 }
             }
         }
@@ -114,7 +116,7 @@ impl App {
     ) -> ToolResult<CopyWritten> {
         let mode = mode.unwrap_or(CopyMode::Create);
         call.expect_work(3, "steps");
-        let copy = self.with_manuals(|index| {
+        let copy = self.with_manuals(call, |index| {
             let resolved = reference.resolve(index)?;
             let lines = bridge::select(resolved.file, resolved.start_line, selection)?;
             let manual_id = reference.manual_id.as_deref().expect("resolve checked it");

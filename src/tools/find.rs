@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{next_actions, page, rounded, trim_actions, wire_enum};
+use super::{flag, next_actions, nonzero, page, rounded, significant, trim_actions, wire_enum};
 use crate::adaptive::{FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey};
 use crate::app::App;
 use crate::artifact::est_tokens;
@@ -48,9 +48,10 @@ pub(crate) fn manual_find(
             candidate_low: tuned.candidate_low as usize,
             file_bias: tuned.file_bias as f32,
         }),
+        #[cfg(test)]
         fail_stage: None,
     };
-    let outcome = app.with_manuals(|index| app.finder.find(index, &request, call))?;
+    let outcome = app.with_manuals(call, |index| app.finder.find(index, &request, call))?;
     // A cancelled search is cut, not finished: it must not count in the statistics.
     call.check_cancelled()?;
     let facts = FindFacts {
@@ -116,33 +117,37 @@ fn json_chars(value: &impl serde::Serialize) -> u64 {
 fn find_output(outcome: FindOutcome) -> ManualFindOutput {
     let summary = outcome.summary;
     let coverage = summary.signal_coverage;
+    let signal_coverage = FindSummarySignalCoverage {
+        heading: nonzero(coverage.heading),
+        normalized: nonzero(coverage.normalized),
+        loose: nonzero(coverage.loose),
+        synonym: nonzero(coverage.synonym),
+        exceptions: nonzero(coverage.exceptions),
+        reference: nonzero(coverage.reference),
+        // Present whenever semantic recall is on: 0 says it found nothing.
+        semantic: coverage.semantic.map(|count| count as u64),
+    };
+    let file_bias_ratio = rounded(summary.file_bias_ratio, 100.0);
     ManualFindOutput {
         trace_id: outcome.trace_id,
         summary: FindSummary {
             intent: wire_enum(summary.intent.as_str()),
-            intent_inferred: summary.intent_inferred,
-            strict_terms: summary.strict_terms as u64,
-            also_used: summary.also_used as u64,
+            intent_inferred: flag(summary.intent_inferred),
+            strict_terms: nonzero(summary.strict_terms),
+            also_used: nonzero(summary.also_used),
             scanned_files: summary.scanned_files as u64,
             scanned_nodes: summary.scanned_nodes as u64,
             candidates: summary.candidates as u64,
-            warnings: summary.warnings as u64,
+            warnings: nonzero(summary.warnings),
             max_stage_applied: u64::from(summary.max_stage_applied),
-            scope_expanded: summary.scope_expanded,
-            unscanned_sections_count: summary.unscanned_sections_count as u64,
-            integrated_nodes: summary.integrated_nodes as u64,
-            signal_coverage: FindSummarySignalCoverage {
-                heading: coverage.heading as u64,
-                normalized: coverage.normalized as u64,
-                loose: coverage.loose as u64,
-                synonym: coverage.synonym as u64,
-                exceptions: coverage.exceptions as u64,
-                reference: coverage.reference as u64,
-                semantic: coverage.semantic.map(|count| count as u64),
-            },
-            file_bias_ratio: rounded(summary.file_bias_ratio, 100.0),
-            conflict_count: summary.conflict_count as u64,
-            gap_count: summary.gap_count as u64,
+            scope_expanded: flag(summary.scope_expanded),
+            unscanned_sections_count: nonzero(summary.unscanned_sections_count),
+            integrated_nodes: nonzero(summary.integrated_nodes),
+            signal_coverage: (signal_coverage != FindSummarySignalCoverage::default())
+                .then_some(signal_coverage),
+            file_bias_ratio: (file_bias_ratio > 0.0).then_some(file_bias_ratio),
+            conflict_count: nonzero(summary.conflict_count),
+            gap_count: nonzero(summary.gap_count),
             sufficiency_score: rounded(summary.sufficiency_score, 100.0),
             integration_status: wire_enum(summary.integration_status.as_str()),
             cutoff_reason: summary
@@ -150,7 +155,7 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
                 .map(|cutoff| wire_enum(cutoff.as_str())),
             semantic: summary.semantic.map(|report| FindSemantic {
                 used: report.used,
-                pending_sections: report.pending_sections as u64,
+                pending_sections: nonzero(report.pending_sections),
                 warning: report.warning.map(str::to_owned),
             }),
         },
@@ -159,56 +164,79 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
 }
 
 pub(crate) fn manual_hits(app: &App, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {
-    let kind = match input.kind.unwrap_or(HitKind::Candidates) {
+    let kind = input.kind.unwrap_or(HitKind::Candidates);
+    let found_kind = match kind {
         HitKind::Candidates => FoundKind::Candidates,
         HitKind::Unscanned => FoundKind::Unscanned,
         HitKind::Conflicts => FoundKind::Conflicts,
         HitKind::Gaps => FoundKind::Gaps,
         HitKind::IntegratedTop => FoundKind::IntegratedTop,
     };
-    let items = app.finder.hits(&input.trace_id, kind)?;
-    let limit = input.limit.unwrap_or(DEFAULT_HITS_LIMIT);
-    let page = page(items, input.offset, Some(limit), DEFAULT_HITS_LIMIT);
+    let items = app.finder.hits(&input.trace_id, found_kind)?;
+    // Every unscanned place of a trace was left out by the one cutoff that ended its
+    // search: said once for the page.
+    let cutoff_reason = match kind {
+        HitKind::Unscanned => items.first().map(|item| wire_enum(item.reason)),
+        _ => None,
+    };
+    let page = page(items, input.offset, input.limit, DEFAULT_HITS_LIMIT);
     Ok(ManualHitsOutput {
-        trace_id: input.trace_id,
-        kind: wire_enum(&input.kind.unwrap_or(HitKind::Candidates).to_string()),
-        offset: input.offset.unwrap_or(0),
-        limit,
+        kind: (kind != HitKind::Candidates).then_some(kind),
         total: page.total,
         next_offset: page.next_offset,
-        items: page.items.into_iter().map(hit_item).collect(),
+        cutoff_reason,
+        items: page
+            .items
+            .into_iter()
+            .filter_map(|item| hit_item(kind, item))
+            .collect(),
     })
 }
 
 const DEFAULT_HITS_LIMIT: u64 = 50;
 
-fn hit_item(item: FoundItem) -> HitItem {
-    HitItem {
-        path: item.place.as_ref().map(|place| place.path.to_string()),
-        start_line: item
-            .place
-            .as_ref()
-            .and_then(|place| place.start_line)
-            .map(u64::from),
-        ref_: item.place.as_ref().map(reference),
-        reason: Some(wire_enum(item.reason)),
-        signals: item.signals.into_iter().map(str::to_owned).collect(),
-        score: item.score.map(|score| rounded(score, 1000.0)),
-        conflict_with: item.conflict_with.iter().map(reference).collect(),
-        gap_hint: item.gap_hint,
-    }
+/// One listed item in the shape of its kind: a place is a ref carrying its score and
+/// evidence; a conflict names its place and the places it disagrees with (whose score,
+/// evidence and headings the candidates and the other conflicts give); a gap says what is
+/// missing.
+fn hit_item(kind: HitKind, item: FoundItem) -> Option<HitItem> {
+    Some(match kind {
+        HitKind::Candidates | HitKind::IntegratedTop | HitKind::Unscanned => HitItem::Ref(Ref {
+            score: item.score.map(|score| significant(f64::from(score), 2)),
+            signals: (!item.signals.is_empty()).then(|| item.signals.join(" ")),
+            ..reference(item.place.as_ref()?)
+        }),
+        HitKind::Conflicts => HitItem::ConflictHit(ConflictHit {
+            ref_: reference(item.place.as_ref()?),
+            conflict_with: item
+                .conflict_with
+                .iter()
+                .map(|place| Ref {
+                    title: None,
+                    ..reference(place)
+                })
+                .collect(),
+            hint: item.gap_hint.unwrap_or_default(),
+        }),
+        HitKind::Gaps => HitItem::GapHit(GapHit {
+            ref_: item.place.as_ref().map(reference),
+            hint: item.gap_hint.unwrap_or_default(),
+        }),
+    })
 }
 
-/// A ref ready for `manual_read` (and later `bridge_copy_section`).
+/// A ref ready for `manual_read` and `bridge_copy_section` as it is: the place and its
+/// heading, without the defaults (`target` manual, line 1; a JSON file has no line).
 fn reference(place: &Place) -> Ref {
     Ref {
-        target: RefTarget::Manual,
+        target: None,
         manual_id: Some(place.manual_id.to_string()),
         path: place.path.to_string(),
-        start_line: place.start_line.map(u64::from),
+        start_line: place.start_line.filter(|&line| line > 1).map(u64::from),
         json_path: None,
         title: (!place.title.is_empty()).then(|| place.title.clone()),
-        signals: Vec::new(),
+        signals: None,
+        score: None,
     }
 }
 

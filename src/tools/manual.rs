@@ -1,13 +1,13 @@
 //! `ManualTools` on `App`: the catalog, reads and exception extraction; the search tools
 //! delegate to `find.rs`.
 
-use super::{find, page, wire_enum};
+use super::{find, flag, page, wire_enum};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::ManualTools;
 use crate::error::ToolResult;
-use crate::manual::{self, ManualRef, NodeKind, ReadLimits, RequestedLimits};
+use crate::manual::{self, ManualRef, ReadLimits, RequestedLimits};
 
 const DEFAULT_LS_LIMIT: u64 = 200;
 const DEFAULT_TOC_LIMIT: u64 = 200;
@@ -16,9 +16,9 @@ impl ManualTools for App {
     fn manual_list(
         &self,
         _input: ManualListInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualListOutput> {
-        self.with_manuals(|index| {
+        self.with_manuals(call, |index| {
             let items = index
                 .manual_ids()
                 .map(|id| {
@@ -40,15 +40,18 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_ls(&self, input: ManualLsInput, _call: &CallContext) -> ToolResult<ManualLsOutput> {
-        self.with_manuals(|index| {
+    fn manual_ls(&self, input: ManualLsInput, call: &CallContext) -> ToolResult<ManualLsOutput> {
+        self.with_manuals(call, |index| {
             let files = index
                 .files(input.manual_id.as_deref())?
                 .into_iter()
                 .map(|listed| ManualLsItem {
-                    manual_id: listed.manual_id.to_string(),
+                    // Said by the request when it named the manual.
+                    manual_id: input
+                        .manual_id
+                        .is_none()
+                        .then(|| listed.manual_id.to_string()),
                     path: listed.file.path().to_string(),
-                    file_type: wire_enum(listed.file.file_type().as_str()),
                     problem: listed.file.problem().map(str::to_string),
                 });
             let page = page(files, input.offset, input.limit, DEFAULT_LS_LIMIT);
@@ -60,12 +63,8 @@ impl ManualTools for App {
         })
     }
 
-    fn manual_toc(
-        &self,
-        input: ManualTocInput,
-        _call: &CallContext,
-    ) -> ToolResult<ManualTocOutput> {
-        self.with_manuals(|index| {
+    fn manual_toc(&self, input: ManualTocInput, call: &CallContext) -> ToolResult<ManualTocOutput> {
+        self.with_manuals(call, |index| {
             let only_path = match &input.path {
                 Some(path) => Some(index.file(&input.manual_id, path)?.path().to_string()),
                 None => None,
@@ -76,16 +75,9 @@ impl ManualTools for App {
                 .filter(|node| only_path.as_deref().is_none_or(|path| node.path == path))
                 .filter(|node| node.level == 0 || u64::from(node.level) <= max_level)
                 .map(|node| TocNode {
-                    kind: if node.kind == NodeKind::JsonFile {
-                        TocNodeKind::JsonFile
-                    } else {
-                        TocNodeKind::Heading
-                    },
-                    node_id: node.node_id.clone(),
                     path: node.path.clone(),
                     title: node.title.clone(),
                     level: u64::from(node.level),
-                    parent_id: node.parent_id.clone(),
                     line_start: u64::from(node.line_start),
                     line_end: u64::from(node.line_end),
                 });
@@ -101,7 +93,7 @@ impl ManualTools for App {
     fn manual_read(
         &self,
         input: ManualReadInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualReadOutput> {
         let limits = input.limits.unwrap_or_default();
         let expand = input.expand.unwrap_or_default();
@@ -128,24 +120,25 @@ impl ManualTools for App {
             hard_max_sections: self.config.hard_max_sections as usize,
             allow_file_scope: self.config.allow_file_scope,
         };
-        let read =
-            self.with_manuals(|index| manual::manual_read(index, &request, &server_limits))?;
+        let read = self.with_manuals(call, |index| {
+            manual::manual_read(index, &request, &server_limits)
+        })?;
         if let (Some(trace_id), Some(manual_id)) = (&input.trace_id, &request.reference.manual_id) {
             let path = &request.reference.path;
             find::record_read(self, trace_id, manual_id, path, read.lines.start_line);
         }
+        // The limits in force matter only when one cut the text.
+        let cut = read.truncated;
         Ok(ManualReadOutput {
             text: read.text,
-            truncated: read.truncated,
-            applied: ManualReadOutputApplied {
-                scope: wire_enum(read.applied.scope.as_str()),
-                max_sections: read.applied.max_sections.map(|n| n as u64),
-                max_chars: Some(read.applied.max_chars as u64),
-            },
-            lines: ManualReadOutputLines {
+            scope: wire_enum(read.applied.scope.as_str()),
+            lines: LineRange {
                 start_line: u64::from(read.lines.start_line),
                 end_line: u64::from(read.lines.end_line),
             },
+            truncated: flag(cut),
+            max_chars: cut.then_some(read.applied.max_chars as u64),
+            max_sections: read.applied.max_sections.filter(|_| cut).map(|n| n as u64),
         })
     }
 
@@ -168,7 +161,7 @@ impl ManualTools for App {
     fn manual_excepts(
         &self,
         input: ManualExceptsInput,
-        _call: &CallContext,
+        call: &CallContext,
     ) -> ToolResult<ManualExceptsOutput> {
         let request = manual::ExceptsRequest {
             manual_id: &input.manual_id,
@@ -176,7 +169,7 @@ impl ManualTools for App {
             offset: input.offset.unwrap_or(0) as usize,
             limit: input.limit.map(|n| n as usize),
         };
-        let found = self.with_manuals(|index| manual::manual_excepts(index, &request))?;
+        let found = self.with_manuals(call, |index| manual::manual_excepts(index, &request))?;
         let end = (found.offset + found.items.len()) as u64;
         let total = found.total as u64;
         Ok(ManualExceptsOutput {
@@ -201,7 +194,10 @@ impl ManualTools for App {
 /// line beyond `u32` is kept out of range rather than wrapped, so it is refused as such.
 pub(super) fn manual_ref(reference: Ref) -> ManualRef {
     ManualRef {
-        target: reference.target.to_string(),
+        target: reference.target.map_or_else(
+            || RefTarget::Manual.to_string(),
+            |target| target.to_string(),
+        ),
         manual_id: reference.manual_id,
         path: reference.path,
         start_line: reference

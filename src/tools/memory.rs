@@ -10,9 +10,10 @@ use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::MemoryTools;
+use crate::embed::provider::ProviderState;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 use crate::memory::{
-    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest,
+    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
 };
 
 /// Payload limits of the seed (pce_memory_tools.md §2), in bytes of the request's JSON.
@@ -24,9 +25,9 @@ const VALIDATE_PAYLOAD: usize = 32 * 1024;
 const POLICY_PAYLOAD: usize = 128 * 1024;
 const STATE_PAYLOAD: usize = 4 * 1024;
 
-/// Scores are reported to four decimals: enough to order, short to read.
+/// Scores are reported to three significant digits: enough to order, short to read.
 fn score(value: f64) -> f64 {
-    (value * 10_000.0).round() / 10_000.0
+    super::significant(value, 3)
 }
 
 fn check_payload<T: Serialize>(input: &T, limit: usize) -> ToolResult<()> {
@@ -105,7 +106,9 @@ fn scored_item(item: PageItem, include_meta: bool) -> MemoryScoredItem {
             scope: claim.scope,
             boundary_class: claim.class,
             created_at: crate::clock::rfc3339_millis(claim.created_ms),
-            updated_at: crate::clock::rfc3339_millis(claim.updated_ms),
+            // A claim never changed since it was stored says so by leaving this out.
+            updated_at: (claim.updated_ms != claim.created_ms)
+                .then(|| crate::clock::rfc3339_millis(claim.updated_ms)),
         },
         score: score(item.score),
         scores: include_meta.then(|| MemoryScoring {
@@ -120,6 +123,21 @@ fn scored_item(item: PageItem, include_meta: bool) -> MemoryScoredItem {
         }),
         evidences: item.evidences,
         reason: include_meta.then(|| item.via.to_string()),
+    }
+}
+
+fn vector_note(note: VectorNote) -> MemoryVectorNote {
+    match note {
+        VectorNote::Unavailable { reason, pending } => MemoryVectorNote {
+            state: MemoryVectorNoteState::Unavailable,
+            pending: pending as u64,
+            reason: Some(reason),
+        },
+        VectorNote::Pending { pending } => MemoryVectorNote {
+            state: MemoryVectorNoteState::Pending,
+            pending: pending as u64,
+            reason: None,
+        },
     }
 }
 
@@ -172,20 +190,25 @@ impl MemoryTools for App {
                     claims,
                     claims_count: page.total as u64,
                     expires_at: crate::clock::rfc3339_millis(context.expires_ms),
-                    has_more: page.next_cursor.is_some(),
+                    has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
+                    vectors: page.vectors.map(vector_note),
                     provenance,
-                    scoring_params: Some(PceMemoryActivateOutputScoringParams {
-                        alpha: Some(retrieval.alpha),
-                        k_txt: Some(retrieval.k_txt as i64),
-                        k_vec: Some(retrieval.k_vec as i64),
-                        k_final: Some(retrieval.k_final as i64),
-                        rerank: Some(PceMemoryActivateOutputScoringParamsRerank {
-                            use_quality: Some(retrieval.use_quality),
-                            recency_half_life_days: Some(retrieval.recency_half_life_days),
-                        }),
-                    }),
+                    // The policy's parameters, the same on every page: asked for with
+                    // the rest of the breakdown.
+                    scoring_params: input.include_meta.then_some(
+                        PceMemoryActivateOutputScoringParams {
+                            alpha: Some(retrieval.alpha),
+                            k_txt: Some(retrieval.k_txt as i64),
+                            k_vec: Some(retrieval.k_vec as i64),
+                            k_final: Some(retrieval.k_final as i64),
+                            rerank: Some(PceMemoryActivateOutputScoringParamsRerank {
+                                use_quality: Some(retrieval.use_quality),
+                                recency_half_life_days: Some(retrieval.recency_half_life_days),
+                            }),
+                        },
+                    ),
                 })
             },
         )
@@ -218,9 +241,10 @@ impl MemoryTools for App {
                 Ok(PceMemorySearchOutput {
                     items,
                     total: page.total as u64,
-                    has_more: page.next_cursor.is_some(),
+                    has_more: super::flag(page.next_cursor.is_some()),
                     next_cursor: page.next_cursor,
                     policy_version: page.policy_version,
+                    vectors: page.vectors.map(vector_note),
                 })
             },
         )
@@ -258,6 +282,7 @@ impl MemoryTools for App {
                     is_new: outcome.is_new,
                     content_hash: outcome.content_hash,
                     policy_version: outcome.policy_version,
+                    vectors: outcome.vectors.map(vector_note),
                 })
             },
         )
@@ -409,6 +434,32 @@ impl MemoryTools for App {
                     },
                     active_contexts: state.active_contexts,
                     vector_model: state.vector_model,
+                    vectors: PceMemoryStateOutputVectors {
+                        provider: if state.vectors.builtin {
+                            PceMemoryStateOutputVectorsProvider::Builtin
+                        } else {
+                            PceMemoryStateOutputVectorsProvider::EmbeddingsServer
+                        },
+                        provider_state: match &state.vectors.provider {
+                            _ if state.vectors.paused => {
+                                PceMemoryStateOutputVectorsProviderState::Paused
+                            }
+                            ProviderState::Unknown => {
+                                PceMemoryStateOutputVectorsProviderState::Unknown
+                            }
+                            ProviderState::Ready => PceMemoryStateOutputVectorsProviderState::Ready,
+                            ProviderState::Down(_) => {
+                                PceMemoryStateOutputVectorsProviderState::Down
+                            }
+                        },
+                        problem: match state.vectors.provider {
+                            ProviderState::Down(error) => Some(error.message),
+                            _ => None,
+                        },
+                        dims: state.vectors.dims.map(|dims| dims as u64),
+                        embedded: state.vectors.embedded,
+                        pending: state.vectors.pending,
+                    },
                     store: PceMemoryStateOutputStore {
                         schema_version: state.schema_version as u64,
                         journal_mode: state.journal_mode,

@@ -48,6 +48,28 @@ pub(crate) fn rounded(value: f32, scale: f64) -> f64 {
     (f64::from(value) * scale).round() / scale
 }
 
+/// `value` to `digits` significant digits: what a score, ratio or rate means, without
+/// the noise of its last bits (a small value keeps its digits, where fixed decimals would
+/// zero it).
+pub(crate) fn significant(value: f64, digits: i32) -> f64 {
+    if value == 0.0 || !value.is_finite() {
+        return value;
+    }
+    let scale = 10f64.powi(digits - 1 - value.abs().log10().floor() as i32);
+    (value * scale).round() / scale
+}
+
+/// A count as an answer states it: left out when zero (the schemas declare such counts
+/// optional, "absent" reading as 0).
+pub(crate) fn nonzero(count: impl TryInto<u64>) -> Option<u64> {
+    count.try_into().ok().filter(|&count| count > 0)
+}
+
+/// A flag as an answer states it: present only when true.
+pub(crate) fn flag(value: bool) -> Option<bool> {
+    value.then_some(true)
+}
+
 /// A verdict's proposed calls as the contract's `next_actions` (confidence to two
 /// decimals).
 pub(crate) fn next_actions(actions: Vec<crate::verdict::NextAction>) -> Vec<NextAction> {
@@ -55,11 +77,12 @@ pub(crate) fn next_actions(actions: Vec<crate::verdict::NextAction>) -> Vec<Next
         .into_iter()
         .map(|action| NextAction {
             type_: action.tool.to_owned(),
-            confidence: Some(rounded(action.confidence, 100.0)),
-            params: action.params.map(|params| match params {
-                serde_json::Value::Object(map) => map,
-                other => panic!("action params are objects, not {other}"),
-            }),
+            confidence: rounded(action.confidence, 100.0),
+            params: match action.params {
+                Some(serde_json::Value::Object(map)) => map,
+                None => serde_json::Map::new(),
+                Some(other) => panic!("action params are objects, not {other}"),
+            },
         })
         .collect()
 }
@@ -86,4 +109,29 @@ pub(crate) fn trim_actions<T: serde::Serialize>(
 pub(crate) fn wire_enum<T: std::str::FromStr>(word: &str) -> T {
     word.parse()
         .unwrap_or_else(|_| panic!("{word:?} is not in the schema's vocabulary"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_their_significant_digits_only() {
+        assert_eq!(significant(0.891_234, 2), 0.89);
+        assert_eq!(significant(1.099, 2), 1.1);
+        assert_eq!(significant(0.004_567, 2), 0.0046);
+        assert_eq!(significant(1.0 / 3.0, 3), 0.333);
+        assert_eq!(significant(123.456, 3), 123.0);
+        assert_eq!(significant(0.0, 3), 0.0);
+        assert_eq!(significant(-0.0456, 2), -0.046);
+    }
+
+    #[test]
+    fn zero_counts_and_false_flags_are_left_out() {
+        assert_eq!(nonzero(0usize), None);
+        assert_eq!(nonzero(3usize), Some(3));
+        assert_eq!(nonzero(-1i64), None);
+        assert_eq!(flag(false), None);
+        assert_eq!(flag(true), Some(true));
+    }
 }

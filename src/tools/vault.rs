@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::find::MAX_FIND_RESPONSE_CHARS;
-use super::{next_actions, page, rounded, trim_actions, wire_enum};
+use super::{next_actions, nonzero, page, rounded, trim_actions, wire_enum};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
@@ -50,7 +50,6 @@ impl VaultTools for App {
             .map(|file: ListedFile| VaultLsItem {
                 line_count: listing::line_count(root, &file),
                 path: file.path,
-                file_type: file.file_type,
                 size_bytes: file.size_bytes,
             })
             .collect();
@@ -87,23 +86,23 @@ impl VaultTools for App {
             next_actions.push(action("vault_read", confidence, Some(params)));
         }
         next_actions.extend(edit_offer(&read));
+        // Only a limit that cut the text is a reason; where the read stopped on its own,
+        // next_offset says whether the file goes on.
         let reason = match read.reason {
-            Reason::None => VaultReadOutputTruncatedReason::None,
-            Reason::LinesDone => VaultReadOutputTruncatedReason::RangeEnd,
-            Reason::MaxChars => VaultReadOutputTruncatedReason::MaxChars,
-            Reason::HardLimit => VaultReadOutputTruncatedReason::HardLimit,
+            Reason::None | Reason::LinesDone => None,
+            Reason::MaxChars => Some(VaultReadOutputTruncatedReason::MaxChars),
+            Reason::HardLimit => Some(VaultReadOutputTruncatedReason::HardLimit),
         };
         Ok(VaultReadOutput {
-            truncated: read.reason.truncated(),
             truncated_reason: reason,
-            returned_chars: read.window.chars as u64,
             applied_range: VaultReadOutputAppliedRange {
                 start_line: read.window.first_line,
                 end_line: read.window.last_line,
             },
-            next_offset: VaultReadOutputNextOffset {
-                start_line: read.window.next_line,
-            },
+            next_offset: read
+                .window
+                .next_line
+                .map(|start_line| VaultReadOutputNextOffset { start_line }),
             text: read.window.text,
             next_actions,
         })
@@ -141,23 +140,23 @@ impl VaultTools for App {
             }
             None => vec![action("stop", STOP_AT_END, None)],
         };
+        // Only a limit that cut the chunk is a reason; next_cursor says whether the file
+        // goes on.
         let reason = match scan.reason {
-            Reason::None => VaultScanOutputTruncatedReason::None,
-            Reason::LinesDone => VaultScanOutputTruncatedReason::ChunkEnd,
-            Reason::MaxChars => VaultScanOutputTruncatedReason::MaxChars,
-            Reason::HardLimit => VaultScanOutputTruncatedReason::HardLimit,
+            Reason::None | Reason::LinesDone => None,
+            Reason::MaxChars => Some(VaultScanOutputTruncatedReason::MaxChars),
+            Reason::HardLimit => Some(VaultScanOutputTruncatedReason::HardLimit),
         };
         Ok(VaultScanOutput {
-            eof: scan.window.next_line.is_none(),
-            truncated: scan.reason.truncated(),
             truncated_reason: reason,
             applied_range: VaultScanOutputAppliedRange {
                 start_line: scan.window.first_line,
                 end_line: scan.window.last_line,
             },
-            next_cursor: VaultScanOutputNextCursor {
-                start_line: scan.window.next_line,
-            },
+            next_cursor: scan
+                .window
+                .next_line
+                .map(|start_line| VaultScanOutputNextCursor { start_line }),
             text: scan.window.text,
             next_actions,
         })
@@ -191,7 +190,7 @@ impl VaultTools for App {
             total: found.total,
             next_offset: (end < found.total).then_some(end),
             scanned_files: found.scanned_files,
-            skipped_files: found.skipped_files,
+            skipped_files: nonzero(found.skipped_files),
         })
     }
 
@@ -213,17 +212,20 @@ impl VaultTools for App {
             summary: VaultFindSummary {
                 terms: summary.terms as u64,
                 scanned_files: summary.scanned_files as u64,
-                skipped_files: summary.skipped_files as u64,
-                unscanned_files: summary.unscanned_files as u64,
+                skipped_files: nonzero(summary.skipped_files),
+                unscanned_files: nonzero(summary.unscanned_files),
                 hit_lines: summary.hit_lines,
                 candidates: summary.candidates as u64,
                 candidate_files: summary.candidate_files as u64,
-                signal_coverage: VaultFindSignalCoverage {
-                    normalized: summary.normalized as u64,
-                    loose: summary.loose as u64,
-                },
-                file_bias_ratio: rounded(summary.file_bias_ratio, 100.0),
-                gap_count: summary.gap_count as u64,
+                signal_coverage: (summary.normalized + summary.loose > 0).then_some(
+                    VaultFindSignalCoverage {
+                        normalized: nonzero(summary.normalized),
+                        loose: nonzero(summary.loose),
+                    },
+                ),
+                file_bias_ratio: Some(rounded(summary.file_bias_ratio, 100.0))
+                    .filter(|&ratio| ratio > 0.0),
+                gap_count: nonzero(summary.gap_count),
                 integration_status: wire_enum(summary.integration_status.as_str()),
                 cutoff_reason: summary
                     .cutoff_reason
@@ -316,8 +318,8 @@ pub(super) fn action(
 ) -> NextAction {
     NextAction {
         type_: tool.to_string(),
-        confidence: Some(confidence),
-        params,
+        confidence,
+        params: params.unwrap_or_default(),
     }
 }
 

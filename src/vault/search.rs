@@ -2,8 +2,12 @@
 //! same normalisation the manual search uses (`text::normalize`), in pages.
 //!
 //! The vault changes under the agent's hands, so there is no index to keep fresh: each
-//! call streams the files in scope in blocks of whole lines, normalises a block, and finds
-//! the query in it with memchr's `memmem`. Memory stays at a block, however large a file.
+//! call streams the files in scope in blocks of whole lines and finds the query in their
+//! normalisation with memchr's `memmem`. Normalising is what a scan costs, and the query
+//! occurs in little of most text, so a block is normalised only around the raw places
+//! where the query can occur (`text::prefilter`, `text::near`: exact, the same hits at
+//! the same places as normalising it whole). Memory stays at a block, however large a
+//! file.
 //! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
 //! boundary (the normaliser joins lines with a space) is still found; hits are one per
 //! line, in path then line order. Files are counted in parallel over the available cores;
@@ -23,7 +27,9 @@ use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, RelPath, Root};
 use crate::text::lines::LineIndex;
-use crate::text::normalize::{normalize, normalize_str};
+use crate::text::near::normalize_where_needed;
+use crate::text::normalize::normalize_str;
+use crate::text::prefilter::Prefilter;
 use crate::text::snippet::snippet;
 
 use super::scope::{Scope, ScopeRequest};
@@ -85,6 +91,22 @@ pub(super) fn searchable(query: &str) -> ToolResult<String> {
     Ok(needle.to_owned())
 }
 
+/// The normalised query, what finds it in normalised text, and where in raw text it may
+/// be.
+struct Needle {
+    finder: Finder<'static>,
+    prefilter: Option<Prefilter>,
+}
+
+impl Needle {
+    fn new(needle: &str) -> Needle {
+        Needle {
+            finder: Finder::new(needle.as_bytes()).into_owned(),
+            prefilter: Prefilter::new(needle),
+        }
+    }
+}
+
 /// Searches the vault; `call` receives progress per file and stops the search between
 /// blocks once cancelled (the answer is then the cancellation error).
 pub fn search(
@@ -92,11 +114,10 @@ pub fn search(
     request: &SearchRequest<'_>,
     call: &CallContext,
 ) -> ToolResult<SearchPage> {
-    let needle = searchable(request.query)?;
+    let needle = Needle::new(&searchable(request.query)?);
     let files = Scope::new(request.scope)?.files(root)?;
-    let finder = Finder::new(needle.as_bytes());
     call.expect_work(files.len() as u64, "files");
-    let outcomes = count_in_parallel(root, &files, &finder, call);
+    let outcomes = count_in_parallel(root, &files, &needle, call);
     call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
     let mut page = SearchPage {
@@ -117,7 +138,7 @@ pub fn search(
             // Only the files holding the page are read a second time, for snippets.
             let wanted = window.start.saturating_sub(first)..window.end - first;
             page.hits
-                .extend(snippets(root, &file.path, &finder, wanted, call));
+                .extend(snippets(root, &file.path, &needle, wanted, call));
         }
     }
     Ok(page)
@@ -137,7 +158,7 @@ enum Outcome {
 fn count_in_parallel(
     root: &Root,
     files: &[Entry],
-    finder: &Finder<'_>,
+    needle: &Needle,
     call: &CallContext,
 ) -> Vec<Outcome> {
     let runs = over_cores(files, |run| {
@@ -147,7 +168,7 @@ fn count_in_parallel(
                     return Outcome::Skipped;
                 }
                 let mut hits = 0;
-                let outcome = match each_hit(root, &file.path, finder, call, |_| {
+                let outcome = match each_hit(root, &file.path, needle, call, |_| {
                     hits += 1;
                     true
                 }) {
@@ -187,13 +208,13 @@ pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T
 fn snippets(
     root: &Root,
     rel: &RelPath,
-    finder: &Finder<'_>,
+    needle: &Needle,
     wanted: Range<u64>,
     call: &CallContext,
 ) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut index = 0;
-    let _ = each_hit(root, rel, finder, call, |found| {
+    let _ = each_hit(root, rel, needle, call, |found| {
         if wanted.contains(&index) {
             hits.push(Hit {
                 path: rel.as_str().to_string(),
@@ -222,13 +243,13 @@ struct Found<'b> {
 fn each_hit(
     root: &Root,
     rel: &RelPath,
-    finder: &Finder<'_>,
+    needle: &Needle,
     call: &CallContext,
     mut on_hit: impl FnMut(Found<'_>) -> bool,
 ) -> Result<(), Skip> {
     let mut last_hit_line = 0;
     each_block(root, rel, |block| {
-        !call.is_cancelled() && search_block(block, finder, &mut last_hit_line, &mut on_hit)
+        !call.is_cancelled() && search_block(block, needle, &mut last_hit_line, &mut on_hit)
     })
 }
 
@@ -280,15 +301,18 @@ enum Advance {
 /// `on_hit` asked to stop.
 fn search_block(
     block: Block<'_>,
-    finder: &Finder<'_>,
+    needle: &Needle,
     last_hit_line: &mut u64,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
-    let normalised = normalize(block.text);
     let mut lines: Option<LineIndex> = None;
-    let needle_len = finder.needle().len();
-    for start in finder.find_iter(normalised.text.as_bytes()) {
-        let span = normalised.original_range(start..start + needle_len);
+    let needle_len = needle.finder.needle().len();
+    let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
+    let starts = pieces.iter().flat_map(|piece| {
+        let found = needle.finder.find_iter(piece.normalized.text.as_bytes());
+        found.map(move |start| piece.original_range(start..start + needle_len))
+    });
+    for span in starts {
         if block.judged_before(&span) {
             continue;
         }
@@ -315,7 +339,7 @@ fn is_text(start: &[u8]) -> bool {
     if memchr::memchr(0, sniffed).is_some() {
         return false;
     }
-    match std::str::from_utf8(sniffed) {
+    match simdutf8::compat::from_utf8(sniffed) {
         Ok(_) => true,
         // Cut inside a character at the sniff boundary is still text.
         Err(error) => error.error_len().is_none(),
@@ -393,7 +417,10 @@ impl<R: Read> Blocks<R> {
         // Bytes that are not UTF-8 after the first block (which decided the file is text),
         // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
         // U+FFFD rather than dropping the rest of the file.
-        self.text.push_str(&String::from_utf8_lossy(&self.bytes));
+        match simdutf8::basic::from_utf8(&self.bytes) {
+            Ok(text) => self.text.push_str(text),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.bytes)),
+        }
         Advance::Block
     }
 
@@ -449,6 +476,54 @@ mod tests {
         let mut late = vec![b'a'; SNIFF_BYTES];
         late.push(0);
         assert!(is_text(&late));
+    }
+
+    /// The line and the first characters of each hit `search_block` reports in `text`.
+    fn hits(text: &str, needle: &Needle) -> Vec<(u64, String)> {
+        let mut blocks = Blocks::new(text.as_bytes());
+        let (mut last_hit_line, mut hits) = (0, Vec::new());
+        while blocks.advance() == Advance::Block {
+            search_block(blocks.current(), needle, &mut last_hit_line, &mut |found| {
+                let start = found.block[found.original..].chars().take(4).collect();
+                hits.push((found.line, start));
+                true
+            });
+        }
+        hits
+    }
+
+    #[test]
+    fn the_prefilter_finds_what_normalising_every_block_finds() {
+        let spellings = [
+            "see INCIDENT-4711 now",
+            "ｉｎｃｉｄｅｎｔ－４７１１",
+            "㏌cident-四七一一 and incident-4711 twice",
+            "incident-４７１１ with full-width digits",
+            "incident 4711 is no hit",
+        ];
+        let mut text = String::new();
+        for line in 0..60_000 {
+            text.push_str(if line % 7 == 0 {
+                spellings[line / 7 % spellings.len()]
+            } else {
+                "障害対応の手順を確認する。"
+            });
+            text.push('\n');
+        }
+        let with_prefilter = Needle::new(&searchable("Incident-4711").unwrap());
+        assert!(with_prefilter.prefilter.is_some());
+        let whole = Needle {
+            prefilter: None,
+            ..Needle::new(&searchable("Incident-4711").unwrap())
+        };
+        let found = hits(&text, &with_prefilter);
+        assert!(
+            text.len() > 2 * BLOCK_BYTES,
+            "the text must span several blocks"
+        );
+        let hit_lines = (0..60_000).filter(|line| line % 7 == 0 && line / 7 % 5 != 4);
+        assert_eq!(found.len(), hit_lines.count(), "four of five spellings");
+        assert_eq!(found, hits(&text, &whole));
     }
 
     #[test]

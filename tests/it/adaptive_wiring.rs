@@ -46,7 +46,8 @@ fn find_and_read_leave_records_without_text() {
             .call("manual_hits", json!({"trace_id": trace_id}))
             .unwrap()
             .unwrap();
-        let top = hits["items"][0]["ref"].clone();
+        // A candidate is itself a ref, passed on as it is.
+        let top = hits["items"][0].clone();
         let read = app
             .call(
                 "manual_read",

@@ -110,12 +110,9 @@ fn every_section_copy_answers_with_metadata_and_lands_where_it_says() {
                 written["end_line"].as_u64().unwrap(),
             );
             assert_eq!(landed, copied, "{answer}");
-            let expected_origin = if extension == "md" {
-                "front_matter"
-            } else {
-                "none"
-            };
-            assert_eq!(answer["origin"], expected_origin);
+            // A destination that records no origin says so by leaving it out.
+            let expected_origin = (extension == "md").then_some("front_matter");
+            assert_eq!(answer["origin"].as_str(), expected_origin, "{answer}");
         }
     }
 }
@@ -236,8 +233,22 @@ fn audit_rounds_are_recorded_as_counts_without_paths() {
     // The audit counts the two cited lines that exist and the characters the scan read.
     assert_eq!(records[0]["added_evidence_count"], 2);
     assert!(records[0]["added_est_tokens"].as_u64().unwrap() > 0);
-    assert_eq!(records[1]["coverage_ratio"], coverage["coverage_ratio"]);
-    assert_eq!(records[1]["marginal_gain"], coverage["marginal_gain"]);
+    // The answer states the record's numbers to three significant digits.
+    let close = |recorded: &serde_json::Value, answered: &serde_json::Value| match (
+        recorded.as_f64(),
+        answered.as_f64(),
+    ) {
+        (Some(recorded), Some(answered)) => (recorded - answered).abs() <= recorded.abs() * 5e-3,
+        (recorded, answered) => recorded == answered,
+    };
+    assert!(close(
+        &records[1]["coverage_ratio"],
+        &coverage["coverage_ratio"]
+    ));
+    assert!(close(
+        &records[1]["marginal_gain"],
+        &coverage["marginal_gain"]
+    ));
     for forbidden in ["drafts", "leave", "artifacts", "申請"] {
         assert!(!stats.contains(forbidden), "{forbidden} in {stats}");
     }

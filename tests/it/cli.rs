@@ -430,12 +430,10 @@ fn a_script_runs_manual_find_then_manual_hits_with_its_trace() {
     assert!(entries[1]["answer"].is_object(), "{:#?}", entries[1]);
     let trace_id = &entries[0]["answer"]["trace_id"];
     assert!(trace_id.is_string());
+    // manual_hits answers (a trace id it did not know would be not_found): "$trace_id"
+    // stood for the trace of the find before it.
     assert_eq!(entries[2]["tool"], "manual_hits");
-    assert_eq!(
-        &entries[2]["answer"]["trace_id"], trace_id,
-        "{:#?}",
-        entries[2]
-    );
+    assert!(entries[2].get("error").is_none(), "{:#?}", entries[2]);
     assert!(!entries[2]["answer"]["items"].as_array().unwrap().is_empty());
 }
 

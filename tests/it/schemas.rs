@@ -105,3 +105,79 @@ fn every_schema_is_titled_described_versioned_and_exemplified() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Characters the served `tools/list` (compact JSON, every tool) may take: a client loads it
+/// into the model's context on every session, so growing it is a decision, not a side
+/// effect. Half of what it took before the token diet (issue 17): 158,317 for the 27 tools,
+/// plus 7,155 that semantic recall (`summary.semantic`) and memory vectors (`vectors`) added
+/// in their own wording afterwards (served in 3,604 after trimming), rounded down;
+/// `manvault-bench answers` prints the size per tool.
+const TOOL_LIST_BUDGET: usize = 82_000;
+
+/// Words that mean something only inside this project: spec section numbers, the seed's
+/// file names, planning words.
+const JARGON: [&str; 9] = [
+    "§",
+    "spec_v2",
+    "spec_manuals",
+    "spec_vault",
+    "pce_memory_tools.md",
+    "DECISIONS",
+    "MVP",
+    "issue #",
+    "requirements_v2",
+];
+
+#[test]
+fn the_served_tool_list_stays_within_its_budget_and_speaks_plainly() {
+    let tools = manvault::server::served_tools();
+    let list = serde_json::to_string(&serde_json::json!({ "tools": tools })).unwrap();
+    let chars = list.chars().count();
+    let sizes: Vec<String> = tools
+        .iter()
+        .map(|tool| {
+            let entry = serde_json::to_string(tool).unwrap().chars().count();
+            format!("{} {entry}", tool.name)
+        })
+        .collect();
+    assert!(
+        chars <= TOOL_LIST_BUDGET,
+        "tools/list is {chars} characters, over its budget of {TOOL_LIST_BUDGET}:\n{}",
+        sizes.join("\n")
+    );
+    let jargon: Vec<String> = tools
+        .iter()
+        .flat_map(|tool| {
+            let entry = serde_json::to_string(tool).unwrap();
+            JARGON
+                .iter()
+                .filter(move |word| entry.contains(*word))
+                .map(move |word| format!("{}: {word}", tool.name))
+        })
+        .collect();
+    assert!(jargon.is_empty(), "internal words served: {jargon:?}");
+}
+
+/// The served schemas carry no definition they do not use and none of the annotations
+/// only typify and people read (`title`, `$id`, `$schema`); the input keeps one example.
+#[test]
+fn served_schemas_carry_only_what_a_caller_uses() {
+    for spec in manvault::contract::TOOLS {
+        for (which, text) in [("input", spec.input_schema), ("output", spec.output_schema)] {
+            let schema: Value = serde_json::from_str(text).unwrap();
+            let name = format!("{} {which}", spec.name);
+            for key in ["$id", "$schema", "title", "description"] {
+                assert!(schema.get(key).is_none(), "{name}: root {key}");
+            }
+            let examples = schema["examples"].as_array().map_or(0, Vec::len);
+            assert_eq!(examples, usize::from(which == "input"), "{name}: examples");
+            for (definition, _) in schema["$defs"].as_object().into_iter().flatten() {
+                let reference = format!("\"#/$defs/{definition}\"");
+                assert!(
+                    text.contains(&reference),
+                    "{name}: unused $defs/{definition}"
+                );
+            }
+        }
+    }
+}

@@ -9,7 +9,7 @@
 //! raises the call's cancellation flag (what `notifications/cancelled` does) at a point
 //! spread over the call's duration, and times the flag to the call's return. A cancelled
 //! copy must have written nothing; the bench checks the destination. Prints a Markdown
-//! table; the README's Benchmarks section is a copy of one run.
+//! table; docs/benchmarks.md is a copy of one run.
 
 use std::fs;
 use std::path::Path;

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use manvault::app::App;
@@ -30,6 +30,13 @@ impl Drop for Scratch {
 }
 
 /// The answer of a successful call; a failure ends the bench.
+/// Says what is wrong with a subcommand's arguments and exits 2 (a usage error, beside
+/// 1 for a bench that ran and failed).
+pub fn usage_error(subcommand: &str, message: &str) -> ExitCode {
+    eprintln!("manvault-bench {subcommand}: {message}");
+    ExitCode::from(2)
+}
+
 pub fn call(app: &App, tool: &str, arguments: Value) -> Value {
     match app.call(tool, arguments).expect("a listed tool") {
         Ok(answer) => answer,

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use manvault::app::App;
 
-use super::common::{app_for, baseline_runs, call, millis, percentile, today, Scratch};
-use super::semantic::SemanticRun;
+use super::common::{app_for, baseline_runs, call, today, usage_error, Scratch};
+use super::semantic::SemanticComparison;
 
 const CATEGORIES: [&str; 6] = [
     "paraphrase",
@@ -167,10 +167,7 @@ impl Group {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench dah: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("dah", &message),
     };
     let Ok(text) = std::fs::read_to_string(options.bench.join("queries.jsonl")) else {
         eprintln!(
@@ -191,13 +188,12 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     let workspace = Scratch::new("dah");
     let manuals = options.bench.join("manuals");
-    let semantic = match options.semantic {
+    let no_tuning = [("ADAPTIVE_TUNING", "false")];
+    let mut semantic = match options.semantic {
         false => None,
         true => {
-            let cache = Scratch::new("dah-cache");
-            let folder = options.cache.clone().unwrap_or_else(|| cache.0.clone());
-            match SemanticRun::prepare(&manuals, &folder) {
-                Ok(run) => Some((run, cache)),
+            match SemanticComparison::start("dah", &manuals, options.cache.as_deref(), &no_tuning) {
+                Ok(comparison) => Some(comparison),
                 Err(message) => {
                     eprintln!("manvault-bench dah: {message}");
                     return ExitCode::FAILURE;
@@ -205,39 +201,29 @@ pub fn run(args: &[String]) -> ExitCode {
             }
         }
     };
-    let no_tuning = [("ADAPTIVE_TUNING", "false")];
     let app = app_for(&manuals, &workspace.0, None, &no_tuning);
-    let semantic_workspace = Scratch::new("dah-semantic");
-    let semantic_app = semantic.as_ref().map(|(run, _)| {
-        app_for(
-            &manuals,
-            &semantic_workspace.0,
-            None,
-            &run.settings(&no_tuning),
-        )
-    });
     let mut runs = options
         .runs
         .as_ref()
         .map(|path| std::fs::File::create(path).expect("runs file"));
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut capped = [0, 0];
-    let mut times: [Vec<Duration>; 3] = Default::default();
-    let mut semantic_missing = 0;
     for query in &queries {
         let id = query["id"].as_str().expect("id");
         let manual_id = query["manual_id"].as_str().expect("manual_id");
         let lexical = measure(&app, query, options.manual_id);
-        let with_semantic = semantic_app
+        let with_semantic = semantic
             .as_ref()
-            .map(|app| measure(app, query, options.manual_id));
+            .map(|comparison| measure(comparison.app(), query, options.manual_id));
         capped[0] += usize::from(lexical.capped);
-        times[0].push(lexical.elapsed);
-        if let (Some(measured), Some((run, _))) = (&with_semantic, &semantic) {
+        if let (Some(measured), Some(comparison)) = (&with_semantic, semantic.as_mut()) {
             capped[1] += usize::from(measured.capped);
-            times[1].push(measured.elapsed);
-            times[2].push(run.embedding_call(query["query"].as_str().unwrap_or("")));
-            semantic_missing += usize::from(measured.found["summary"]["semantic"]["used"] != true);
+            comparison.record(
+                query["query"].as_str().unwrap_or(""),
+                lexical.elapsed,
+                measured.elapsed,
+                &measured.found,
+            );
         }
         let (grep, fts) = match &baseline {
             Ok(by_id) => by_id.get(id).copied().unwrap_or_default(),
@@ -319,7 +305,7 @@ pub fn run(args: &[String]) -> ExitCode {
         capped[0],
         queries.len()
     );
-    if let Some((run, _)) = &semantic {
+    if let Some(comparison) = semantic.as_mut() {
         println!("\n## Lexical only vs semantic recall on\n");
         println!("| group | n | lex R@all | sem R@all | lex R@20 | sem R@20 | lex R@200 | sem R@200 | lex cands | sem cands | find chars max lex / sem |");
         println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -328,21 +314,12 @@ pub fn run(args: &[String]) -> ExitCode {
                 println!("{}", group.semantic_row(name));
             }
         }
-        let [lexical, with_semantic, embedding] = &mut times;
         println!(
-            "\ncandidate_cap reached with semantic recall: {} of {}; semantic signal missing in {} searches.",
+            "\ncandidate_cap reached with semantic recall: {} of {}.",
             capped[1],
             queries.len(),
-            semantic_missing
         );
-        println!(
-            "Warm manual_find p50: lexical {:.1} ms, semantic {:.1} ms (+{:.1} ms); one query embedding call p50 {:.1} ms.",
-            millis(percentile(lexical, 50)),
-            millis(percentile(with_semantic, 50)),
-            millis(percentile(with_semantic, 50)) - millis(percentile(lexical, 50)),
-            millis(percentile(embedding, 50)),
-        );
-        println!("{}", run.describe());
+        println!("{}", comparison.report());
     }
     ExitCode::SUCCESS
 }
@@ -403,10 +380,10 @@ fn all_candidates(app: &App, trace_id: &str) -> Vec<(String, String, u64)> {
             "manual_hits",
             json!({ "trace_id": trace_id, "kind": "candidates", "offset": at, "limit": 200 }),
         );
+        // A candidate is its ref.
         for item in page["items"].as_array().expect("items") {
-            let reference = &item["ref"];
             candidates.push((
-                reference["manual_id"].as_str().unwrap_or("").to_owned(),
+                item["manual_id"].as_str().unwrap_or("").to_owned(),
                 item["path"].as_str().unwrap_or("").to_owned(),
                 item["start_line"].as_u64().unwrap_or(1),
             ));

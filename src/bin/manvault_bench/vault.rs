@@ -6,7 +6,7 @@
 //! reach them, `vault_search` over the vault and `vault_scan` of a chunk at the start,
 //! middle and end of the log, each beside the `rg` command that does the same work. Peak
 //! memory is the process's `VmHWM`, reset before each operation (`/proc/self/clear_refs`).
-//! Prints a Markdown table; the README's Benchmarks section is a copy of one run.
+//! Prints a Markdown table; docs/benchmarks.md is a copy of one run.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};

@@ -106,7 +106,6 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
 /// `manual_read` of a whole section; a JSON file is read whole (its default scope).
 fn read_section(place: &Place, trace_id: &str) -> Value {
     let mut reference = json!({
-        "target": "manual",
         "manual_id": &*place.manual_id,
         "path": &*place.path,
     });
@@ -195,7 +194,7 @@ mod tests {
         assert_eq!(
             actions[1].params,
             Some(
-                json!({"ref": {"target": "manual", "manual_id": "handbook", "path": "01-leave.md", "start_line": 22}, "scope": "section", "trace_id": "t-1"})
+                json!({"ref": {"manual_id": "handbook", "path": "01-leave.md", "start_line": 22}, "scope": "section", "trace_id": "t-1"})
             )
         );
         assert_eq!(actions[2].params, None);

@@ -15,7 +15,7 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::corpus::{Corpus, NodeKey};
 use super::index::literal::IndexPattern;
@@ -55,8 +55,15 @@ impl ScopeFilter {
     }
 }
 
-/// Asks the section index for every pattern of `plan` within `scope`.
-pub(super) fn index_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> IndexHits {
+/// Asks the section index for every pattern of `plan` within `scope`. `brought` are the
+/// sections another source (the semantic one) brings: their weak units count as the
+/// scan's would, since fusion adds the units' score to theirs.
+pub(super) fn index_hits(
+    corpus: &Corpus,
+    plan: &Plan,
+    scope: &Scope,
+    brought: &HashSet<NodeKey>,
+) -> IndexHits {
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
@@ -99,7 +106,12 @@ pub(super) fn index_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> IndexHi
     // A weak unit only adds to a section that something else brought.
     for (pattern, form, sections) in weak {
         for (key, count) in sections {
-            if let Some(node) = hits.get_mut(&key) {
+            let node = if brought.contains(&key) {
+                Some(hits.entry(key).or_default())
+            } else {
+                hits.get_mut(&key)
+            };
+            if let Some(node) = node {
                 record_unit(node, pattern, form, count);
             }
         }

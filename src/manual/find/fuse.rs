@@ -24,7 +24,7 @@ use super::Signals;
 
 /// Weight of word-level relevance beside the evidence score (which reaches about 1 for
 /// a section holding every term, up to 2 with the phrase bonuses). Measured on both
-/// benchmarks (README, Benchmarks): 0.3 keeps the link-text queries' top ranks while
+/// benchmarks (docs/benchmarks.md): 0.3 keeps the link-text queries' top ranks while
 /// lifting questions in everyday words; 0.45-0.6 lift those a little more and start to
 /// reorder the first ranks of queries the evidence already answers.
 pub(crate) const UNITS_WEIGHT: f32 = 0.3;

@@ -32,17 +32,13 @@ fn candidate_items(hits: &[Hit]) -> impl Iterator<Item = HitItem> + '_ {
     })
 }
 
+/// A conflict: its evidence, and what disagrees in the hint (said once there, not again
+/// as a signal).
 fn conflict_item(item: &ConflictItem) -> HitItem {
-    let mut signals = item.signals.names();
-    signals.extend(item.kind.split(',').map(|kind| match kind {
-        "exception" => "conflict:exception",
-        _ => "conflict:number",
-    }));
-    signals.dedup();
     HitItem {
         place: Some(item.place.clone()),
         reason: "conflict",
-        signals,
+        signals: item.signals.names(),
         score: Some(item.score),
         conflict_with: item.with.clone(),
         gap_hint: Some(format!("disagrees on {}", item.kind)),

@@ -176,7 +176,8 @@ pub struct FindRequest {
     /// The caller's alternative wordings (searched as units of lower weight).
     pub also: Vec<String>,
     /// Makes Stage 2 or 3 fail as a defect would, so tests can check that the earlier
-    /// stages' results survive; the tool layer never sets it.
+    /// stages' results survive; absent from the server's build.
+    #[cfg(test)]
     pub fail_stage: Option<u8>,
 }
 
@@ -377,36 +378,33 @@ impl Finder {
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
             .max(1);
         // The query's vector is asked for while the lexical stages run.
-        let outcome = std::thread::scope(|threads| {
-            let semantic = self
-                .vectors
-                .as_deref()
-                .map(|vectors| SemanticSearch::start(threads, vectors, &request.query));
-            let search = Search {
-                corpus: &corpus,
-                files: &files,
-                plan: &plan,
-                request,
-                deadline,
-                call,
-                thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
-                max_stage,
-                max_candidates,
-                semantic: semantic.as_ref(),
-            };
-            let scope = match &base {
-                Some(trace) => search.scope_of_unscanned(trace),
-                None => search.scope_of_manual(manual_id.as_deref(), true),
-            };
-            let narrowed = base.is_none() && manual_id.is_some();
-            let mut result = search.run(scope, narrowed, manual_id.as_deref());
-            let cut = result.cap(&search, max_candidates);
-            let id = lock(&self.traces).next_id();
-            let (trace, outcome) = result.conclude(&search, id, cut);
-            lock(&self.traces).insert(trace, Instant::now());
-            log_outcome(&outcome, &result.escalations);
-            outcome
-        });
+        let semantic = self
+            .vectors
+            .as_ref()
+            .map(|vectors| SemanticSearch::start(vectors, &request.query));
+        let search = Search {
+            corpus: &corpus,
+            files: &files,
+            plan: &plan,
+            request,
+            deadline,
+            call,
+            thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
+            max_stage,
+            max_candidates,
+            semantic: semantic.as_ref(),
+        };
+        let scope = match &base {
+            Some(trace) => search.scope_of_unscanned(trace),
+            None => search.scope_of_manual(manual_id.as_deref(), true),
+        };
+        let narrowed = base.is_none() && manual_id.is_some();
+        let mut result = search.run(scope, narrowed, manual_id.as_deref())?;
+        let cut = result.cap(&search, max_candidates);
+        let id = lock(&self.traces).next_id();
+        let (trace, outcome) = result.conclude(&search, id, cut);
+        lock(&self.traces).insert(trace, Instant::now());
+        log_outcome(&outcome, &result.escalations);
         Ok(outcome)
     }
 

@@ -11,7 +11,8 @@
 
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::text::normalize::normalize_str;
-use crate::text::units::{script, script_runs, Script};
+use crate::text::terms::split_terms;
+use crate::text::units::{script_runs, Script};
 
 /// What the question is after (schema `Intent`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,38 +117,6 @@ const INTENT_CUES: &[(Intent, &[&str])] = &[
     ),
 ];
 
-/// Particles and function words that separate Japanese terms (the baseline's list).
-const PARTICLES: &[&str] = &[
-    "について",
-    "における",
-    "によって",
-    "による",
-    "として",
-    "および",
-    "または",
-    "から",
-    "まで",
-    "より",
-    "など",
-    "の",
-    "を",
-    "に",
-    "は",
-    "が",
-    "と",
-    "で",
-    "へ",
-    "や",
-    "も",
-];
-
-/// English words too common to be evidence on their own; they still count inside the
-/// whole-query phrase.
-const ENGLISH_STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of",
-    "on", "or", "our", "the", "this", "to", "we", "what", "when", "who", "with", "your",
-];
-
 /// A query as the search uses it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
@@ -247,53 +216,6 @@ fn strict_terms(normalized: &str) -> Vec<String> {
     found
 }
 
-/// Splits on whitespace, punctuation and particles; drops single kana or ASCII
-/// characters and English stopwords (a single kanji is a word and stays).
-pub fn split_terms(phrase: &str) -> Vec<String> {
-    let mut terms: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut rest = phrase;
-    let flush = |current: &mut String, terms: &mut Vec<String>| {
-        let term = std::mem::take(current);
-        if keeps_term(&term) && !terms.contains(&term) {
-            terms.push(term);
-        }
-    };
-    while let Some(c) = rest.chars().next() {
-        if let Some(particle) = PARTICLES.iter().find(|p| rest.starts_with(**p)) {
-            flush(&mut current, &mut terms);
-            rest = &rest[particle.len()..];
-            continue;
-        }
-        if is_term_separator(c) {
-            flush(&mut current, &mut terms);
-        } else {
-            current.push(c);
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    flush(&mut current, &mut terms);
-    terms
-}
-
-fn keeps_term(term: &str) -> bool {
-    let mut chars = term.chars();
-    match (chars.next(), chars.next()) {
-        (None, _) => false,
-        (Some(c), None) => script(c) == Script::Kanji,
-        _ => !ENGLISH_STOPWORDS.contains(&term),
-    }
-}
-
-fn is_term_separator(c: char) -> bool {
-    c.is_whitespace()
-        || (c.is_ascii_punctuation() && !matches!(c, '&' | '+' | '#' | '@'))
-        || matches!(
-            c,
-            '、' | '。' | '・' | '「' | '」' | '…' | '※' | '→' | '⇒' | '?' | '!' | '~'
-        )
-}
-
 /// Pieces of a term, one group per script run (hiragana runs are okurigana or particles,
 /// not content, and are left out):
 ///
@@ -356,11 +278,6 @@ mod tests {
         let query = Query::parse("Rollback of the Deploy", None);
         assert_eq!(texts(&query), ["rollback", "deploy"]);
         assert_eq!(query.phrase, "rollback of the deploy");
-    }
-
-    #[test]
-    fn single_kana_and_letters_are_dropped_single_kanji_kept() {
-        assert_eq!(split_terms("a 株 の x"), ["株"]);
     }
 
     #[test]

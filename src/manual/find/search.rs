@@ -24,6 +24,7 @@ use super::stages::{
 use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::call::CallContext;
+use crate::error::ToolResult;
 use crate::manual::{ManualFile, NodeKind};
 
 /// A section becomes a candidate at this score ...
@@ -166,7 +167,11 @@ impl Search<'_> {
                 unit_df: vec![0; self.plan.units.len()],
             };
         }
-        let found = index_hits(self.corpus, self.plan, scope);
+        let brought: HashSet<NodeKey> = extra
+            .iter()
+            .flat_map(|source| source.items.iter().map(|item| item.key))
+            .collect();
+        let found = index_hits(self.corpus, self.plan, scope, &brought);
         let mut stage = Stage01 {
             provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
             scanned: found.scan,
@@ -246,10 +251,20 @@ impl Search<'_> {
         (scored, candidates)
     }
 
-    pub fn run(&self, scope: Scope, narrowed: bool, manual_id: Option<&str>) -> SearchResult {
+    /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
+    /// the stages after them take a large share of a warm search, and a cancelled search
+    /// answers nothing anyway.
+    pub fn run(
+        &self,
+        scope: Scope,
+        narrowed: bool,
+        manual_id: Option<&str>,
+    ) -> ToolResult<SearchResult> {
         let mut warnings = Vec::new();
         // The semantic source joins every fusion, so the verification rounds also check
-        // the sections it ranks high.
+        // the sections it ranks high. Waiting for the query's vector is pointless once
+        // the call is cancelled.
+        self.call.check_cancelled()?;
         let mut extra = Vec::new();
         if let Some(semantic) = self.semantic {
             extra.extend(semantic.source(self.corpus, self.files, &scope));
@@ -258,11 +273,13 @@ impl Search<'_> {
             }
         }
         let mut stage = self.stage01(&scope, &extra);
+        self.call.check_cancelled()?;
         let Verified {
             mut candidates,
             scored,
             overflow,
         } = self.verified(&stage, &extra);
+        self.call.check_cancelled()?;
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
         self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
@@ -319,7 +336,8 @@ impl Search<'_> {
         result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
         let left = self.unscanned(&stage.scanned.unscanned, Cutoff::TimeBudget);
         result.unscanned.splice(0..0, left);
-        result
+        self.call.check_cancelled()?;
+        Ok(result)
     }
 
     /// The fused candidates and evidence scores of the sections the scan verified, and
@@ -346,7 +364,7 @@ impl Search<'_> {
         }
         let mut updated = candidates.clone();
         let outcome = guarded(2, || {
-            if self.request.fail_stage == Some(2) {
+            if self.injected_failure(2) {
                 return Err("injected failure".into());
             }
             Ok(stage2_exceptions(
@@ -359,6 +377,17 @@ impl Search<'_> {
         match outcome {
             Ok(_) => *candidates = updated,
             Err(failure) => warnings.push(format!("stage 2 failed: {}", failure.message)),
+        }
+    }
+
+    /// Whether a test asked Stage `stage` to fail (never in the server's build).
+    fn injected_failure(&self, stage: u8) -> bool {
+        #[cfg(test)]
+        return self.request.fail_stage == Some(stage);
+        #[cfg(not(test))]
+        {
+            let _ = stage;
+            false
         }
     }
 
@@ -376,7 +405,7 @@ impl Search<'_> {
         let known: HashMap<NodeKey, &Scored> = scored.iter().map(|s| (s.key, s)).collect();
         let mut updated = candidates.clone();
         let outcome = guarded(3, || {
-            if self.request.fail_stage == Some(3) {
+            if self.injected_failure(3) {
                 return Err("injected failure".into());
             }
             let terms = self.plan.terms.len();

@@ -8,8 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::mpsc::{channel, Receiver};
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::thread::Scope as Threads;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::corpus::{Corpus, NodeKey};
 use super::fuse::{RankedSource, SourceItem};
@@ -20,7 +19,7 @@ use crate::manual::vectors::{QueryVector, SectionVectors, Unavailable};
 use crate::manual::ManualFile;
 
 /// How the semantic list joins the others. The defaults are measured on bench-dah
-/// (`manvault-bench dah --semantic`, README "Semantic recall"): cosines scaled between
+/// (`manvault-bench dah --semantic`, docs/search.md, "Semantic recall"): cosines scaled between
 /// the list's last and best beat reciprocal ranks on R@20 (0.880 against 0.844) and keep
 /// exact queries at R@20 1.00 (RRF: 0.975); weight 0.5 beats 1.0 (R@20 0.856); admitting
 /// 30 instead of 20 adds candidates and no recall.
@@ -93,18 +92,17 @@ pub(super) struct SemanticSearch<'a> {
 }
 
 impl<'a> SemanticSearch<'a> {
-    /// Asks for the query's vector on a thread of `threads` (which the scope joins).
-    pub fn start<'scope, 'env>(
-        threads: &'scope Threads<'scope, 'env>,
-        vectors: &'env SectionVectors,
-        query: &'env str,
-    ) -> SemanticSearch<'env> {
+    /// Asks for the query's vector on a thread of its own, which nobody joins: a search
+    /// that ends early (cancelled, or a failed stage) does not wait for the embedding.
+    pub fn start(vectors: &'a Arc<SectionVectors>, query: &str) -> SemanticSearch<'a> {
         let (send, receive) = channel();
+        let worker = Arc::clone(vectors);
+        let query = query.to_owned();
         let spawned = std::thread::Builder::new()
             .name("query-vector".to_owned())
-            .spawn_scoped(threads, move || {
-                // The search may have ended without waiting (a failed stage): fine.
-                let _ = send.send(vectors.query_vector(query));
+            .spawn(move || {
+                // The search may have ended without waiting: fine.
+                let _ = send.send(worker.query_vector(&query));
             });
         SemanticSearch {
             vectors,

@@ -133,7 +133,8 @@ fn different_numbers_for_one_unit_are_a_conflict() {
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["leave.md:7", "faq.md:1"]);
     assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
-    assert!(conflicts[0].signals.contains(&"conflict:number"));
+    let hint = conflicts[0].gap_hint.as_deref().unwrap();
+    assert!(hint.starts_with("disagrees on number"), "{hint}");
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
     assert!(tools.contains(&"manual_hits") && !tools.contains(&"stop"));
 }
@@ -153,7 +154,8 @@ fn a_rule_and_an_exception_to_it_are_a_conflict() {
         .unwrap();
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["a.md:3", "b.md:3"]);
-    assert!(conflicts[0].signals.contains(&"conflict:exception"));
+    let hint = conflicts[0].gap_hint.as_deref().unwrap();
+    assert!(hint.contains("exception"), "{hint}");
 }
 
 #[test]
@@ -282,6 +284,25 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
         .unwrap();
     assert_eq!(rest.summary.scanned_nodes, left.len());
     assert!(!places(&hits(&finder, &rest, HitKind::Candidates)).contains(&"leave.md:7".into()));
+}
+
+/// A cancelled search stops after its scan, before the scoring and the stages, and
+/// leaves no trace: nobody will page it.
+#[test]
+fn a_cancelled_search_answers_cancelled_and_keeps_no_trace() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let call = CallContext::local();
+    call.cancel_flag()
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let error = finder
+        .find(&index, &request("有給休暇の繰越し"), &call)
+        .unwrap_err();
+    assert_eq!(error.details.unwrap()["cancelled"], true);
+    let next = finder
+        .find(&index, &request("有給休暇の繰越し"), &CallContext::local())
+        .unwrap();
+    assert!(next.trace_id.ends_with('1'), "{}", next.trace_id);
 }
 
 #[test]

@@ -44,7 +44,7 @@ pub struct Unscanned {
     pub reason: Cutoff,
 }
 
-/// A candidate whose statements disagree with others (see README: conflict).
+/// A candidate whose statements disagree with others (see docs/search.md: conflict).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConflictItem {
     pub place: Place,
@@ -55,7 +55,7 @@ pub struct ConflictItem {
     pub kind: String,
 }
 
-/// Something the query asks for that no candidate holds (see README: gap).
+/// Something the query asks for that no candidate holds (see docs/search.md: gap).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GapItem {
     /// Where the gap shows: the referring section of an unresolved reference; `None`

@@ -15,11 +15,11 @@ use std::time::Instant;
 use aho_corasick::AhoCorasick;
 
 use crate::call::CallContext;
-use crate::manual::find::query::split_terms;
 use crate::paths::{RelPath, Root};
 use crate::text::lines::LineIndex;
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
+use crate::text::terms::split_terms;
 use crate::vault::search::{each_block, Block, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Files and their sections: more sections than tantivy queues (10,000 documents), so
-/// indexing runs at its own pace and commits (every two seconds) before it ends.
-const FILES: usize = 400;
+/// Files and their sections: 11 MB, which a debug build indexes in about 4 s, so it
+/// commits (every two seconds) before it ends.
+const FILES: usize = 1200;
 const SECTIONS: usize = 40;
 
 fn write_manuals(root: &Path) {
@@ -25,7 +25,7 @@ fn write_manuals(root: &Path) {
             }
             text.push('\n');
         }
-        std::fs::write(root.join(format!("doc-{file:03}.md")), text).unwrap();
+        std::fs::write(root.join(format!("doc-{file:04}.md")), text).unwrap();
     }
 }
 
@@ -124,8 +124,13 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
     assert_eq!(now + kept, FILES, "{line}");
 
     // And a search answers from it: the last file's last section, literally in one.
+    let last = FILES - 1;
     let found = manvault(workspace.path())
-        .args(["call", "manual_find", r#"{"query":"marker399x39"}"#])
+        .args([
+            "call",
+            "manual_find",
+            &format!(r#"{{"query":"marker{last}x{}"}}"#, SECTIONS - 1),
+        ])
         .output()
         .unwrap();
     assert!(found.status.success(), "{found:?}");
@@ -136,6 +141,6 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
     );
     // The best candidate is it: the title line, a blank, then 7 lines a section.
     let best = &answer["next_actions"][1]["params"]["ref"];
-    assert_eq!(best["path"], "doc-399.md", "{answer}");
+    assert_eq!(best["path"], format!("doc-{last:04}.md"), "{answer}");
     assert_eq!(best["start_line"], 3 + 7 * (SECTIONS - 1), "{answer}");
 }

@@ -123,6 +123,24 @@ impl HttpServer {
             .collect()
     }
 
+    /// The log lines once `ready` holds for them, waiting up to 10 s: a call's log line
+    /// can reach the reader thread after its answer reached the client. Panics with the
+    /// lines when it never holds.
+    pub fn log_once(&self, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let started = Instant::now();
+        loop {
+            let lines = self.log();
+            if ready(&lines) {
+                return lines;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the log never showed what was awaited: {lines:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn terminate(&self) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])

@@ -186,6 +186,26 @@ fn a_slow_provider_costs_a_search_at_most_the_query_timeout() {
 }
 
 #[test]
+fn a_cancelled_search_does_not_wait_for_the_query_vector() {
+    let (_dir, index) = index(MANUALS);
+    let stub = stub();
+    let finder = warmed(semantic_finder(&stub, &index), &index);
+    stub.delay_ms.store(5_000, Ordering::SeqCst);
+    let call = CallContext::local();
+    call.cancel_flag().store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    let error = finder
+        .find(&index, &request("clipboard"), &call)
+        .unwrap_err();
+    assert_eq!(error.details.unwrap()["cancelled"], true);
+    assert!(
+        started.elapsed() < QUERY_TIMEOUT / 2,
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn sections_not_embedded_yet_are_counted_and_the_rest_are_searched() {
     let (dir, mut index) = index(MANUALS);
     let stub = stub();

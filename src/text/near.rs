@@ -1,0 +1,336 @@
+//! Normalising only the parts of a text near a prefilter's candidates (see `prefilter`).
+//!
+//! `normalize` works segment by segment, and most boundaries between characters are
+//! *clean*: the character before is one that normalisation keeps as it is and that no
+//! rule looks across ([`is_plain`]: a kana, a kanji that is no numeral, a lowercase
+//! letter), and the one after starts a segment. At a clean boundary the normalisation of
+//! the whole is that of the part before followed by that of the part after, map included
+//! (offsets shifted): no segment, whitespace run or numeral run crosses it. So a window
+//! cut at clean boundaries normalises to exactly the slice of the whole text's
+//! normalisation it stands for, and searching windows finds what searching the whole
+//! would, at the same original ranges, provided every occurrence lies inside a window.
+//!
+//! An occurrence of the needle overlaps the normalisation of a candidate, so it lies
+//! inside a window that holds the needle's length of normalised text on each side of
+//! that candidate. Windows start with a margin that is enough in ordinary text; one that
+//! falls short (long whitespace runs, text that shrinks a lot) grows until it is not,
+//! merging with its neighbours, and windows that would cover half the text give way to
+//! normalising it whole, which is cheaper than many small passes.
+
+use std::ops::Range;
+
+use super::fold::{is_stable, starts_segment};
+use super::normalize::normalize;
+use super::normalized::Normalized;
+use super::numerals::is_numeral;
+use super::prefilter::Prefilter;
+
+/// The normalisation of the window of a text that starts at `offset`.
+#[derive(Debug)]
+pub(crate) struct Piece {
+    pub(crate) offset: usize,
+    pub(crate) normalized: Normalized,
+}
+
+impl Piece {
+    /// The range of the whole text that the normalised `norm` of this piece came from.
+    pub(crate) fn original_range(&self, norm: Range<usize>) -> Range<usize> {
+        let range = self.normalized.original_range(norm);
+        range.start + self.offset..range.end + self.offset
+    }
+}
+
+/// The parts of `text` whose normalisation can hold the needle `prefilter` was made for,
+/// normalised: windows around its candidates (none when there are none), or the whole
+/// text when the needle has no prefilter.
+pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) -> Vec<Piece> {
+    let Some(prefilter) = prefilter else {
+        return vec![Piece {
+            offset: 0,
+            normalized: normalize(text),
+        }];
+    };
+    let candidates = prefilter.candidates(text);
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    normalize_near(text, &candidates, prefilter.needle_len())
+}
+
+/// Windows of `text` around `candidates` (in order), normalised, such that every
+/// occurrence of a needle of `reach` normalised bytes that overlaps a candidate's
+/// normalisation lies inside one of them; or the whole text as one piece.
+fn normalize_near(text: &str, candidates: &[Range<usize>], reach: usize) -> Vec<Piece> {
+    // Raw bytes that give `reach` normalised bytes in ordinary text (a full-width letter
+    // is three bytes that become one).
+    let margin = 3 * reach + 8;
+    let mut snapper = Snapper::new(text);
+    let mut windows: Vec<(Window, Normalized)> = Vec::new();
+    let mut covered = 0;
+    let mut candidates = candidates.iter().peekable();
+    while let Some(first) = candidates.next() {
+        let mut window = Window::around(&mut snapper, first.clone(), margin);
+        let mut grow = margin;
+        let normalized = loop {
+            while let Some(next) = candidates.next_if(|next| next.start < window.range.end) {
+                window.absorb(&mut snapper, next.clone(), margin);
+            }
+            if let Some((before, _)) =
+                windows.pop_if(|(before, _)| window.range.start < before.range.end)
+            {
+                covered -= before.range.len();
+                window.follow(before);
+            }
+            if (covered + window.range.len()) * 2 > text.len() {
+                return vec![Piece {
+                    offset: 0,
+                    normalized: normalize(text),
+                }];
+            }
+            let normalized = normalize(&text[window.range.clone()]);
+            let (left, right) = window.short_sides(&normalized, reach, text.len());
+            if !(left || right) {
+                break normalized;
+            }
+            grow *= 2;
+            if left {
+                window.range.start = snapper.back(window.range.start.saturating_sub(grow));
+            }
+            if right {
+                window.range.end = snapper.forward(window.range.end + grow);
+            }
+        };
+        covered += window.range.len();
+        windows.push((window, normalized));
+    }
+    windows
+        .into_iter()
+        .map(|(window, normalized)| Piece {
+            offset: window.range.start,
+            normalized,
+        })
+        .collect()
+}
+
+/// A stretch of text between clean boundaries and the candidates it must cover, each
+/// widened to clean boundaries (its *core*).
+#[derive(Debug)]
+struct Window {
+    range: Range<usize>,
+    cores: Vec<Range<usize>>,
+}
+
+impl Window {
+    fn around(snapper: &mut Snapper<'_>, candidate: Range<usize>, margin: usize) -> Window {
+        let core = snapper.back(candidate.start)..snapper.forward(candidate.end);
+        Window {
+            range: snapper.back(core.start.saturating_sub(margin))
+                ..snapper.forward(core.end + margin),
+            cores: vec![core],
+        }
+    }
+
+    fn absorb(&mut self, snapper: &mut Snapper<'_>, candidate: Range<usize>, margin: usize) {
+        let core = snapper.back(candidate.start)..snapper.forward(candidate.end);
+        self.range.end = self.range.end.max(snapper.forward(core.end + margin));
+        self.cores.push(core);
+    }
+
+    /// Takes in `before`, a window that this one overlaps.
+    fn follow(&mut self, before: Window) {
+        self.range.start = self.range.start.min(before.range.start);
+        let mut cores = before.cores;
+        cores.append(&mut self.cores);
+        self.cores = cores;
+    }
+
+    /// Which sides of this window, normalised as `normalized`, hold less than `reach`
+    /// normalised bytes beside a core (a side at an end of the text never does).
+    fn short_sides(&self, normalized: &Normalized, reach: usize, text_len: usize) -> (bool, bool) {
+        let (mut left, mut right) = (false, false);
+        for core in &self.cores {
+            let before = output_before(normalized, core.start - self.range.start);
+            let after =
+                normalized.text.len() - output_before(normalized, core.end - self.range.start);
+            left |= self.range.start > 0 && before < reach;
+            right |= self.range.end < text_len && after < reach;
+        }
+        (left, right)
+    }
+}
+
+/// How many normalised bytes come from the source before `at`, a clean boundary.
+fn output_before(normalized: &Normalized, at: usize) -> usize {
+    let (mut low, mut high) = (0, normalized.text.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if normalized.original_offset(middle) < at {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    low
+}
+
+/// Whether normalisation keeps `c` as it is and no rule looks across it: it is stable,
+/// no whitespace, and can be no part of a numeral run.
+fn is_plain(c: char) -> bool {
+    is_stable(c) && !is_numeral(c) && !matches!(c, ',' | '.')
+}
+
+/// Whether `at` (a character boundary) is a clean boundary of `text`.
+pub(super) fn is_clean(text: &str, at: usize) -> bool {
+    let (Some(before), Some(after)) = (text[..at].chars().next_back(), text[at..].chars().next())
+    else {
+        return true;
+    };
+    is_plain(before) && starts_segment(after)
+}
+
+/// Finds the nearest clean boundaries, remembering the last stretch it walked without
+/// one, so that many candidates in one long stretch of text with no clean boundary
+/// (a line of capitals, say) do not walk it again each.
+struct Snapper<'t> {
+    text: &'t str,
+    /// Walking back from the first found the second, and nothing clean in between.
+    walked_back: Option<(usize, usize)>,
+    /// Walking forward from the first found the second, and nothing clean in between.
+    walked_forward: Option<(usize, usize)>,
+}
+
+impl<'t> Snapper<'t> {
+    fn new(text: &'t str) -> Self {
+        Snapper {
+            text,
+            walked_back: None,
+            walked_forward: None,
+        }
+    }
+
+    /// The nearest clean boundary at or before `at`.
+    fn back(&mut self, at: usize) -> usize {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let from = at;
+        while !is_clean(self.text, at) {
+            match self.walked_back {
+                Some((walked_from, found)) if (found + 1..=walked_from).contains(&at) => {
+                    at = found;
+                    break;
+                }
+                _ => {}
+            }
+            at -= self.text[..at]
+                .chars()
+                .next_back()
+                .map_or(0, char::len_utf8);
+        }
+        self.walked_back = Some((from, at));
+        at
+    }
+
+    /// The nearest clean boundary at or after `at`.
+    fn forward(&mut self, at: usize) -> usize {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at += 1;
+        }
+        let from = at;
+        while !is_clean(self.text, at) {
+            match self.walked_forward {
+                Some((walked_from, found)) if (walked_from..found).contains(&at) => {
+                    at = found;
+                    break;
+                }
+                _ => {}
+            }
+            at += self.text[at..].chars().next().map_or(0, char::len_utf8);
+        }
+        self.walked_forward = Some((from, at));
+        at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_boundaries_follow_plain_characters_before_segment_starts() {
+        let text = "ab Cd一e,fｶﾞg";
+        let clean: Vec<usize> = (0..=text.len())
+            .filter(|&at| text.is_char_boundary(at) && is_clean(text, at))
+            .collect();
+        // Never after a space, a capital, a numeral or `,`, nor inside `ｶﾞ`.
+        let after = |prefix: &str| prefix.len();
+        assert_eq!(
+            clean,
+            [
+                0,
+                after("a"),
+                after("ab"),
+                after("ab Cd"),
+                after("ab Cd一e"),
+                after("ab Cd一e,f"),
+                after("ab Cd一e,fｶﾞg") // the end
+            ]
+        );
+    }
+
+    #[test]
+    fn windows_normalise_to_slices_of_the_whole() {
+        let text = "前文。障害対応の手順、ＡＢＣ と 二十 件。後文です。".repeat(40);
+        let whole = normalize(&text);
+        let candidates: Vec<Range<usize>> = text
+            .match_indices("手順")
+            .map(|(at, found)| at..at + found.len())
+            .step_by(7)
+            .collect();
+        let pieces = normalize_near(&text, &candidates, "手順".len());
+        assert!(pieces.len() > 1, "the test needs several windows");
+        for piece in &pieces {
+            let start = output_before(&whole, piece.offset);
+            let slice = &whole.text[start..start + piece.normalized.text.len()];
+            assert_eq!(slice, piece.normalized.text);
+            for (at, c) in piece.normalized.text.char_indices() {
+                let span = at..at + c.len_utf8();
+                assert_eq!(
+                    piece.original_range(span.clone()),
+                    whole.original_range(start + span.start..start + span.end)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dense_candidates_give_way_to_the_whole_text() {
+        let text = "手順 ".repeat(100);
+        let candidates: Vec<Range<usize>> = text
+            .match_indices("手順")
+            .map(|(at, found)| at..at + found.len())
+            .collect();
+        let pieces = normalize_near(&text, &candidates, 6);
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(pieces[0].offset, 0);
+        assert_eq!(pieces[0].normalized.text, normalize(&text).text);
+    }
+
+    #[test]
+    fn a_window_grows_across_a_long_whitespace_run() {
+        let text = format!(
+            "{}手順a{}b{}",
+            "x".repeat(2000),
+            " ".repeat(500),
+            "y".repeat(2000)
+        );
+        let at = text.find("手順").unwrap();
+        let candidate = at..at + "手順".len();
+        let pieces = normalize_near(&text, std::slice::from_ref(&candidate), "手順a b".len());
+        assert_eq!(pieces.len(), 1);
+        assert!(pieces[0].normalized.text.contains("手順a b"));
+        assert!(pieces[0].normalized.text.len() < text.len() / 2);
+    }
+}

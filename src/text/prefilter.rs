@@ -1,0 +1,421 @@
+//! Where in a raw text a normalised needle can occur, found without normalising the text.
+//!
+//! Normalising is most of the cost of a scan that has no index (`vault_search`), yet a
+//! needle occurs in a small part of most texts. A [`Prefilter`] names raw places
+//! (*candidates*) such that every occurrence of the needle in `normalize(text)` comes
+//! from text next to one of them; [`super::near`] then normalises only around those.
+//! Missing a candidate would hide a hit, so the rule is built to be sound, not clever:
+//!
+//! - The *anchor* is the longest run of the needle's characters that normalisation
+//!   keeps one for one: no whitespace (runs collapse), no digits, `,` or `.` (kanji
+//!   numerals turn into those), no numeral kanji and no combining characters.
+//! - Away from combining characters every raw character is normalised on its own (a
+//!   segment of one, see `fold`), so each anchor character in the output comes from one
+//!   raw character whose normalisation alone contains it. Either all of them are the
+//!   anchor's own characters in either ASCII case — the anchor as written, found
+//!   case-insensitively — or one is another character that folds to an anchor character
+//!   (`Ｉ`, `ⅰ`, `ﬁ` for `i`; `【` for `(`): each of those is a candidate on its own.
+//!   Which raw characters fold to which is read off every character of Unicode once.
+//! - Combining characters (`か` + U+3099 -> `が`) can make an anchor character that no
+//!   single raw character folds to. Where the anchor has such a character, every
+//!   character that starts no segment of its own is a candidate too.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
+use unicode_normalization::char::decompose_canonical;
+use unicode_normalization::{is_nfkc_quick, IsNormalized};
+
+use super::fold::{is_stable, starts_segment, Folder};
+use super::numerals::is_numeral;
+use super::variants::representative;
+
+/// A needle's anchor and what finds its raw spellings.
+#[derive(Debug)]
+pub(crate) struct Prefilter {
+    anchor: String,
+    /// Every character other than the anchor's own that folds to one of them.
+    others: HashSet<char>,
+    /// Where the anchor or one of `others` may start: one or two searches (see
+    /// [`Fingerprints`]).
+    fingerprints: Vec<Fingerprints>,
+    /// Whether combining characters are candidates too.
+    combining_characters: bool,
+    needle_len: usize,
+}
+
+impl Prefilter {
+    /// The prefilter of `needle` (normalised); `None` when no character of it can
+    /// anchor one (a needle of digits and spaces, say), and every text must be
+    /// normalised whole.
+    pub(crate) fn new(needle: &str) -> Option<Prefilter> {
+        let anchor = longest_anchor(needle)?;
+        let table = table();
+        let mut others = HashSet::new();
+        for c in anchor.chars() {
+            let preimages = table.preimages.get(&c).into_iter().flatten();
+            others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
+        }
+        let mut whole = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
+        let mut prefixes = BTreeSet::new();
+        for &c in &others {
+            if is_common_in_japanese(c) {
+                whole.insert(c.to_string().into_bytes());
+            } else {
+                prefixes.insert(fingerprint(c));
+            }
+        }
+        let groups = [whole, prefixes]
+            .into_iter()
+            .filter(|group| !group.is_empty());
+        Some(Prefilter {
+            anchor: anchor.to_string(),
+            others,
+            fingerprints: groups.map(Fingerprints::new).collect(),
+            combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
+            needle_len: needle.len(),
+        })
+    }
+
+    /// The needle's length in bytes: how much normalised text an occurrence spans.
+    pub(crate) fn needle_len(&self) -> usize {
+        self.needle_len
+    }
+
+    /// The candidates in `text`, in order, each the byte range of a raw spelling or one
+    /// character: every occurrence of the needle in `normalize(text)` overlaps the
+    /// normalisation of one of them.
+    pub(crate) fn candidates(&self, text: &str) -> Vec<Range<usize>> {
+        let bytes = text.as_bytes();
+        let mut starts = Vec::new();
+        for fingerprints in &self.fingerprints {
+            let mut from = 0;
+            while let Some(at) = fingerprints.next(bytes, from) {
+                starts.push(at);
+                from = at + 1;
+            }
+        }
+        if self.fingerprints.len() > 1 {
+            starts.sort_unstable();
+            starts.dedup();
+        }
+        let mut spellings = Vec::new();
+        for at in starts {
+            let after = &bytes[at..];
+            if after
+                .get(..self.anchor.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(self.anchor.as_bytes()))
+            {
+                spellings.push(at..at + self.anchor.len());
+                continue;
+            }
+            // A fingerprint starts with an ASCII or a leading byte, so at a character.
+            if let Some(c) = text[at..]
+                .chars()
+                .next()
+                .filter(|c| self.others.contains(c))
+            {
+                spellings.push(at..at + c.len_utf8());
+            }
+        }
+        if self.combining_characters {
+            spellings.extend(non_starters(text));
+            spellings.sort_by_key(|range| range.start);
+        }
+        spellings
+    }
+}
+
+/// Finds every place a spelling may start, a few false hits aside, by *fingerprints*:
+/// the anchor's first three bytes in every ASCII case, and for each other character
+/// the first two of its UTF-8 bytes. A few dozen fingerprints stand for the hundreds of
+/// characters folding onto an anchor (mathematical letters share `F0 9D`, full-width
+/// ones `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns
+/// (Teddy; an automaton reading every byte was most of a scan's time); each hit is then
+/// checked in full. Two bytes of a kana or kanji block would hit all over Japanese
+/// text, so characters there (`㏌`, `㈱`) are searched whole, in a second search with
+/// the anchor's fingerprints (Teddy mixes patterns in buckets, and a pattern's first
+/// bytes are all it looks at, so short and long ones are best apart). Every
+/// fingerprint starts with an ASCII or a leading byte.
+#[derive(Debug)]
+enum Fingerprints {
+    Packed(packed::Searcher),
+    /// Where the CPU has no Teddy, or the fingerprints are too many for it.
+    Automaton(AhoCorasick),
+}
+
+impl Fingerprints {
+    fn new(patterns: BTreeSet<Vec<u8>>) -> Fingerprints {
+        let packed = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(&patterns)
+            .build();
+        match packed {
+            Some(searcher) => Fingerprints::Packed(searcher),
+            None => Fingerprints::Automaton(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(&patterns)
+                    .expect("short byte strings"),
+            ),
+        }
+    }
+
+    /// Where the leftmost fingerprint at or after `from` starts.
+    fn next(&self, text: &[u8], from: usize) -> Option<usize> {
+        let span = Span::from(from..text.len());
+        let found = match self {
+            Fingerprints::Packed(searcher) => searcher.find_in(text, span),
+            Fingerprints::Automaton(automaton) => automaton.find(Input::new(text).span(span)),
+        };
+        found.map(|found| found.start())
+    }
+}
+
+/// `bytes` in every combination of ASCII cases.
+fn ascii_case_variants(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
+    let mut variants = BTreeSet::from([Vec::new()]);
+    for &byte in bytes {
+        let cases = BTreeSet::from([byte.to_ascii_lowercase(), byte.to_ascii_uppercase()]);
+        variants = variants
+            .iter()
+            .flat_map(|start| {
+                cases.iter().map(move |&case| {
+                    let mut variant = start.clone();
+                    variant.push(case);
+                    variant
+                })
+            })
+            .collect();
+    }
+    variants
+}
+
+/// Whether `c` is in the blocks of kana, CJK symbols and kanji (leading bytes
+/// `E3`-`E9`), which make up most of a Japanese text.
+fn is_common_in_japanese(c: char) -> bool {
+    ('\u{3000}'..='\u{9FFF}').contains(&c)
+}
+
+/// The first two UTF-8 bytes of `c` (its one byte if ASCII).
+fn fingerprint(c: char) -> Vec<u8> {
+    let mut utf8 = [0; 4];
+    let bytes = c.encode_utf8(&mut utf8).as_bytes();
+    bytes[..bytes.len().min(2)].to_vec()
+}
+
+/// Whether normalisation keeps `c` one for one wherever it stands (see the module doc).
+fn can_anchor(c: char) -> bool {
+    !(c.is_whitespace() || c.is_ascii_digit() || matches!(c, ',' | '.') || is_numeral(c))
+        && starts_segment(c)
+}
+
+/// The longest run of `needle` made of characters that can anchor (the first of equals).
+fn longest_anchor(needle: &str) -> Option<&str> {
+    needle
+        .split(|c| !can_anchor(c))
+        .min_by_key(|run| std::cmp::Reverse(run.len()))
+        .filter(|run| !run.is_empty())
+}
+
+/// What is read once off every character of Unicode.
+#[derive(Debug, Default)]
+struct Table {
+    /// For a character, the other characters whose normalisation alone contains it.
+    preimages: HashMap<char, Vec<char>>,
+    /// Characters that the fold of a canonical composite yields and the fold of the
+    /// composite's first character does not: only a composition makes them.
+    composed: HashSet<char>,
+    /// The characters below U+10000 that start no segment of their own.
+    non_starters: Vec<u64>,
+}
+
+impl Table {
+    fn is_non_starter(&self, c: char) -> bool {
+        match usize::try_from(u32::from(c)) {
+            Ok(code) if code < BMP => self.non_starters[code / 64] & (1 << (code % 64)) != 0,
+            _ => !starts_segment(c),
+        }
+    }
+}
+
+const BMP: usize = 0x1_0000;
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(build_table)
+}
+
+/// Reads every assigned plane (planes 4 to 13 hold no characters, and above them only
+/// tags, selectors and private use, which fold to themselves). Takes a few tens of
+/// milliseconds, once per process.
+fn build_table() -> Table {
+    let mut table = Table {
+        non_starters: vec![0; BMP / 64],
+        ..Table::default()
+    };
+    let mut folder = Folder::default();
+    let (mut folded, mut base_folded) = (String::new(), String::new());
+    let mut decomposition = Vec::new();
+    for c in (0..0x4_0000)
+        .chain(0xE_0000..0xE_1000)
+        .filter_map(char::from_u32)
+    {
+        if (c as usize) < BMP && !starts_segment(c) {
+            table.non_starters[c as usize / 64] |= 1 << (c as usize % 64);
+        }
+        if folds_to_itself(c) {
+            continue;
+        }
+        folded.clear();
+        folder.fold(c.encode_utf8(&mut [0; 4]), &mut folded);
+        for out in folded.chars().filter(|&out| out != c) {
+            let preimages = table.preimages.entry(out).or_default();
+            if !preimages.contains(&c) {
+                preimages.push(c);
+            }
+        }
+        decomposition.clear();
+        decompose_canonical(c, |d| decomposition.push(d));
+        if let [base, _, ..] = decomposition[..] {
+            base_folded.clear();
+            folder.fold(base.encode_utf8(&mut [0; 4]), &mut base_folded);
+            table
+                .composed
+                .extend(folded.chars().filter(|&out| !base_folded.contains(out)));
+        }
+    }
+    table
+}
+
+/// Whether `c`, alone, normalises to itself: stable, or NFKC-normal without case and
+/// with no look-alike representative. Composites can be stable (`が`), so only those
+/// without a canonical decomposition count here.
+fn folds_to_itself(c: char) -> bool {
+    let mut decomposes = false;
+    decompose_canonical(c, |d| decomposes |= d != c);
+    if decomposes || c.is_whitespace() {
+        return false;
+    }
+    is_stable(c)
+        || is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+            && c.to_lowercase().eq(std::iter::once(c))
+            && representative(c) == c
+}
+
+/// The byte ranges of the characters of `text` that start no segment of their own.
+fn non_starters(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let table = table();
+    text.char_indices()
+        .filter(|&(_, c)| c >= '\u{300}' && table.is_non_starter(c))
+        .map(|(at, c)| at..at + c.len_utf8())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchor(needle: &str) -> Option<&str> {
+        longest_anchor(needle)
+    }
+
+    #[test]
+    fn the_anchor_is_the_longest_run_normalisation_keeps_one_for_one() {
+        assert_eq!(anchor("incident-4711"), Some("incident-"));
+        assert_eq!(anchor("障害対応"), Some("障害対応"));
+        assert_eq!(anchor("2026年 4月"), Some("年"));
+        assert_eq!(anchor("a b.cd"), Some("cd"));
+        assert_eq!(anchor("2026"), None);
+        assert_eq!(anchor(" . , "), None);
+    }
+
+    #[test]
+    fn preimages_are_what_folds_to_a_character() {
+        let table = table();
+        let of = |c: char| table.preimages.get(&c).cloned().unwrap_or_default();
+        for (c, folding) in [
+            ('i', ['Ｉ', 'ｉ', 'ⅰ', 'ﬁ']),
+            ('(', ['[', '【', '（', '㈱']),
+            ('ー', ['ｰ', '─', '━', 'ｰ']),
+            ('a', ['A', 'Ａ', 'ａ', 'ª']),
+        ] {
+            for x in folding {
+                assert!(of(c).contains(&x), "{x} folds to {c}");
+            }
+        }
+        assert!(!of('i').contains(&'i'));
+    }
+
+    #[test]
+    fn only_compositions_make_composed_characters() {
+        let table = table();
+        for c in ['が', 'é', 'パ', '가'] {
+            assert!(table.composed.contains(&c), "{c}");
+        }
+        for c in ['i', 'a', 'か', '障', '(', '-'] {
+            assert!(!table.composed.contains(&c), "{c}");
+        }
+        for c in ['\u{3099}', 'ﾞ', '\u{301}', '\u{1161}'] {
+            assert!(table.is_non_starter(c), "{c:?}");
+        }
+        for c in ['a', 'か', '障', 'ｶ', '가'] {
+            assert!(!table.is_non_starter(c), "{c:?}");
+        }
+        let below_marks = ('\0'..'\u{300}').filter(|&c| table.is_non_starter(c));
+        assert_eq!(below_marks.count(), 0, "`non_starters` skips them unread");
+    }
+
+    /// Teddy is on x86_64 and aarch64 only. Anchors with one-byte fingerprints (`(`
+    /// has `[` and `{`) or with many look-alikes in the kana and kanji blocks (`m`, `c`
+    /// and `p` have dozens of squared units such as `㎎`) may get the automaton there
+    /// too: slower, as exact.
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn few_fingerprints_stand_for_many_characters() {
+        let letters = Prefilter::new("incident-").unwrap().others.len();
+        assert!(
+            letters > 300,
+            "mathematical, full-width, circled letters: {letters}"
+        );
+        for needle in ["incident-", "障害対応", "がいど", "error-rate", "サーバ"] {
+            let prefilter = Prefilter::new(needle).unwrap();
+            for fingerprints in &prefilter.fingerprints {
+                assert!(matches!(fingerprints, Fingerprints::Packed(_)), "{needle}");
+            }
+        }
+    }
+
+    /// The text of each candidate `needle`'s prefilter finds in `text`.
+    fn candidate_texts<'t>(needle: &str, text: &'t str) -> Vec<&'t str> {
+        let prefilter = Prefilter::new(needle).unwrap();
+        let candidates = prefilter.candidates(text).into_iter();
+        candidates.map(|range| &text[range]).collect()
+    }
+
+    #[test]
+    fn candidates_cover_every_spelling_of_the_anchor() {
+        assert_eq!(
+            candidate_texts("incident-", "x INCIDENT- y ｉncident－ z incident"),
+            ["INCIDENT-", "ｉ", "－"]
+        );
+        assert_eq!(
+            candidate_texts("incident-", "ｚｉ（ｔ）"),
+            ["ｉ", "ｔ"],
+            "`ｚ` and `（` share fingerprints with `ｉ` and `ｔ`; they fold to no anchor character"
+        );
+        assert_eq!(
+            candidate_texts("in", "㏌ですinINin"),
+            ["㏌", "in", "IN", "in"],
+            "both searches, in order, the anchor also where it overlaps itself"
+        );
+        assert_eq!(candidate_texts("aa", "aaa"), ["aa", "aa"]);
+        assert_eq!(
+            candidate_texts("がいど", "か\u{3099}いど"),
+            ["\u{3099}"],
+            "the mark that composes が"
+        );
+    }
+}
