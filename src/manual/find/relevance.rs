@@ -34,17 +34,20 @@ const ANCESTOR_TF: f32 = 1.0;
 /// Scores every scanned section holding any unit of the plan, best first, as a source
 /// for `fuse` that admits the sections holding a strong unit of their own. `df` are the
 /// units' document frequencies when known (from the section index, which counts every
-/// section, not only those `scan` kept); otherwise they are counted over `scan`.
+/// section, not only those `scan` kept); otherwise they are counted over `scan`. Only
+/// the sections `keep` accepts are scored (the sections a search verified).
 pub(crate) fn rank_units(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,
     df: Option<&[u32]>,
+    keep: &dyn Fn(NodeKey) -> bool,
 ) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
         marks: Signals::default(),
+        best_of_list: 0.0,
     };
     if plan.units.is_empty() {
         return source;
@@ -52,7 +55,7 @@ pub(crate) fn rank_units(
     let mut ancestors = AncestorTitles::default();
     let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
     let mut counted = vec![0u32; plan.units.len()];
-    for (key, hits) in &scan.hits {
+    for (key, hits) in scan.hits.iter().filter(|(key, _)| keep(*key)) {
         let mut above = PatternSet::default();
         for (normal, loose) in ancestors.of(plan, corpus, *key) {
             above.union(&normal);
@@ -234,7 +237,7 @@ mod tests {
             later,
             &crate::call::CallContext::local(),
         );
-        rank_units(&plan, &corpus, &result, None)
+        rank_units(&plan, &corpus, &result, None, &|_| true)
             .items
             .iter()
             .map(|item| {

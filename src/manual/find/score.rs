@@ -82,18 +82,29 @@ pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f3
         .collect()
 }
 
-/// Scores every section with evidence of a term, best first (a section that only holds
-/// units is ranked by `relevance`).
-pub fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored> {
+/// Scores every section with evidence of a term that `keep` accepts, best first (a
+/// section that only holds units is ranked by `relevance`). The terms' weights count
+/// every section of `scan`, kept or not.
+pub fn score_all(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    keep: &dyn Fn(NodeKey) -> bool,
+) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
     let terms = plan.first_unit_pattern;
     let mut keys: Vec<NodeKey> = scan
         .hits
         .iter()
-        .filter(|(_, hits)| hits.any().any_below(terms))
+        .filter(|(key, hits)| keep(*key) && hits.any().any_below(terms))
         .map(|(key, _)| *key)
         .collect();
-    keys.extend(scan.pages.keys().map(|&file| NodeKey { file, node: 0 }));
+    keys.extend(
+        scan.pages
+            .keys()
+            .map(|&file| NodeKey { file, node: 0 })
+            .filter(|key| keep(*key)),
+    );
     keys.sort();
     keys.dedup();
     let mut ancestors = AncestorTitles::default();
@@ -364,7 +375,7 @@ mod tests {
             Instant::now() + Duration::from_secs(60),
             &crate::call::CallContext::local(),
         );
-        let scored = score_all(&plan, &corpus, &result)
+        let scored = score_all(&plan, &corpus, &result, &|_| true)
             .into_iter()
             .map(|s| (s.key, s))
             .collect();

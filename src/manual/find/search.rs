@@ -37,8 +37,8 @@ const RELAXED_LIMIT: usize = 10;
 /// Sections the scan verifies in one round, per candidate the search may answer: the
 /// index's ranking is close to the scan's, so twice the cap holds the scan's best.
 const VERIFY_PER_CANDIDATE: usize = 2;
-/// Rounds of verification at most (a round verifies the next best when the previous
-/// one left fewer candidates than the cap).
+/// Rounds of verification at most (a round verifies the next best of the one ranking
+/// when the previous rounds left fewer candidates than the cap).
 const VERIFY_ROUNDS: usize = 4;
 
 /// What one search works with.
@@ -64,6 +64,21 @@ pub(super) struct Stage01 {
     scanned: ScanResult,
     provisional: HashSet<NodeKey>,
     unit_df: Vec<u32>,
+    /// The best units score over every section the index found: the verified sections'
+    /// unit shares are taken against it, as if every section had been scored.
+    units_best: f32,
+    /// The candidates of the one ranking, best first: those the scan has not verified
+    /// are the overflow, listed unscanned.
+    ranked: Vec<NodeKey>,
+}
+
+/// Which sections a fusion scores.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scoring {
+    /// Every section the index or the scan found: the one ranking of a search.
+    Everything,
+    /// Only the sections the scan verified (the others keep their provisional hits).
+    Verified,
 }
 
 /// Stages 0-1 as the later stages take them.
@@ -89,6 +104,8 @@ impl Stage01 {
         for (mine, theirs) in self.unit_df.iter_mut().zip(other.unit_df) {
             *mine += theirs;
         }
+        self.units_best = self.units_best.max(other.units_best);
+        self.ranked.extend(other.ranked);
     }
 }
 
@@ -153,9 +170,12 @@ impl Search<'_> {
             .collect()
     }
 
-    /// Stages 0-1 over `scope`: the section index's provisional hits, then rounds of the
-    /// scan over the best ranked sections (and over every section of files the index does
-    /// not hold), until the verified candidates fill the cap or none are left.
+    /// Stages 0-1 over `scope`: the section index's provisional hits, ranked once (the
+    /// expensive evidence scoring runs over every section the index found only here),
+    /// then rounds of the scan over the best of that ranking (and over every section of
+    /// files the index does not hold), until the verified candidates fill the cap or
+    /// none are left. Each round counts the verified candidates by scoring only the
+    /// verified sections.
     fn stage01(&self, scope: &Scope, extra: &[RankedSource]) -> Stage01 {
         if self.out_of_time() {
             return Stage01 {
@@ -165,6 +185,8 @@ impl Search<'_> {
                 },
                 provisional: HashSet::new(),
                 unit_df: vec![0; self.plan.units.len()],
+                units_best: 0.0,
+                ranked: Vec::new(),
             };
         }
         let brought: HashSet<NodeKey> = extra
@@ -176,6 +198,8 @@ impl Search<'_> {
             provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
             scanned: found.scan,
             unit_df: found.unit_df,
+            units_best: 0.0,
+            ranked: Vec::new(),
         };
         let unindexed: Scope = scope
             .iter()
@@ -189,9 +213,22 @@ impl Search<'_> {
             let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
             stage.scanned.replace(&keys, direct);
         }
-        let batch = self.max_candidates * VERIFY_PER_CANDIDATE;
+        let (scored, candidates, units_best) = self.fused(&stage, extra, Scoring::Everything);
+        stage.units_best = units_best;
+        // The candidates first, then the best of the rest, which Stage 4 may add.
+        let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+        let mut seen = HashSet::new();
+        let order: Vec<NodeKey> = candidates
+            .iter()
+            .map(|c| c.key)
+            .chain(relaxed)
+            .filter(|key| stage.provisional.contains(key) && seen.insert(*key))
+            .collect();
+        stage.ranked = candidates.iter().map(|c| c.key).collect();
+        drop((scored, candidates));
+        let mut order = order.chunks(self.max_candidates * VERIFY_PER_CANDIDATE);
         for _ in 0..VERIFY_ROUNDS {
-            let (scored, candidates) = self.fused(&stage, extra);
+            let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
             let verified = candidates
                 .iter()
                 .filter(|c| !stage.provisional.contains(&c.key))
@@ -199,20 +236,11 @@ impl Search<'_> {
             if verified >= self.max_candidates {
                 break;
             }
-            // The candidates first, then the best of the rest, which Stage 4 may add.
-            let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
-            let mut next: Vec<NodeKey> = candidates
-                .iter()
-                .map(|c| c.key)
-                .chain(relaxed)
-                .filter(|key| stage.provisional.contains(key))
-                .take(batch)
-                .collect();
-            if next.is_empty() {
+            let Some(next) = order.next() else {
                 break;
-            }
+            };
+            let mut next = next.to_vec();
             next.sort_unstable();
-            next.dedup();
             if self.out_of_time() {
                 stage.left_unverified(&next);
                 break;
@@ -236,19 +264,35 @@ impl Search<'_> {
         Instant::now() >= self.deadline || self.call.is_cancelled()
     }
 
-    /// The evidence scores and the fused candidates of Stages 0-1, best first.
-    fn fused(&self, stage: &Stage01, extra: &[RankedSource]) -> (Vec<Scored>, Vec<Candidate>) {
-        let scored = score_all(self.plan, self.corpus, &stage.scanned);
-        let mut sources = vec![rank_units(
+    /// The evidence scores and the fused candidates of Stages 0-1, best first, and the
+    /// best units score of the sections scored.
+    fn fused(
+        &self,
+        stage: &Stage01,
+        extra: &[RankedSource],
+        scoring: Scoring,
+    ) -> (Vec<Scored>, Vec<Candidate>, f32) {
+        let keep = |key: NodeKey| match scoring {
+            Scoring::Everything => true,
+            Scoring::Verified => !stage.provisional.contains(&key),
+        };
+        let scored = score_all(self.plan, self.corpus, &stage.scanned, &keep);
+        let mut units = rank_units(
             self.plan,
             self.corpus,
             &stage.scanned,
             Some(&stage.unit_df),
-        )];
+            &keep,
+        );
+        let units_best = units.items.first().map_or(0.0, |item| item.score);
+        if scoring == Scoring::Verified {
+            units.best_of_list = stage.units_best;
+        }
+        let mut sources = vec![units];
         sources.extend(extra.iter().cloned());
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
-        (scored, candidates)
+        (scored, candidates, units_best)
     }
 
     /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
@@ -343,17 +387,20 @@ impl Search<'_> {
     /// The fused candidates and evidence scores of the sections the scan verified, and
     /// the provisional candidates beyond them.
     fn verified(&self, stage: &Stage01, extra: &[RankedSource]) -> Verified {
-        let (scored, candidates) = self.fused(stage, extra);
-        let (candidates, provisional): (Vec<Candidate>, Vec<Candidate>) = candidates
+        let (scored, candidates, _) = self.fused(stage, extra, Scoring::Verified);
+        let candidates: Vec<Candidate> = candidates
             .into_iter()
-            .partition(|c| !stage.provisional.contains(&c.key));
+            .filter(|c| !stage.provisional.contains(&c.key))
+            .collect();
         Verified {
             candidates,
-            scored: scored
-                .into_iter()
-                .filter(|s| !stage.provisional.contains(&s.key))
+            scored,
+            overflow: stage
+                .ranked
+                .iter()
+                .filter(|key| stage.provisional.contains(key))
+                .copied()
                 .collect(),
-            overflow: provisional.into_iter().map(|c| c.key).collect(),
         }
     }
 
