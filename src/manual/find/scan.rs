@@ -324,29 +324,41 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
             run[0] as usize,
             *run.last().expect("runs are not empty") as usize,
         );
+        // The run's loose text, loosened now (the corpus keeps only the normalised one).
+        let mut loose_text = String::new();
+        let mut loose_starts = Vec::with_capacity(run.len() + 1);
+        for node in first..=last {
+            loose_starts.push(loose_text.len() as u32);
+            loose_text.push_str(&derived.own_loose(node as u32));
+        }
+        loose_starts.push(loose_text.len() as u32);
         for loose in [false, true] {
-            let starts = if loose {
-                &derived.loose_starts
+            // Where each node of the run starts in the text scanned, the run's first at 0.
+            let (text, starts) = if loose {
+                (loose_text.as_str(), &loose_starts[..])
             } else {
-                &derived.node_starts
+                (
+                    derived.body.as_str(),
+                    &derived.node_starts[first..=last + 1],
+                )
             };
-            let base = starts[first] as usize;
-            let end = starts[last + 1] as usize;
-            let mut node = first;
+            let base = starts[0] as usize;
+            let mut node = 0;
             let mut found = |pattern: usize, at: usize| {
                 // Matches come in text order, so the node only moves forward.
                 while starts[node + 1] as usize <= base + at {
-                    tally.flush(node as u32, loose, &mut local);
+                    tally.flush((first + node) as u32, loose, &mut local);
                     node += 1;
                 }
                 tally.add(pattern);
             };
+            let run_text = &text[base..starts[starts.len() - 1] as usize];
             if loose {
-                plan.scan_loose(&derived.loose[base..end], &mut found);
+                plan.scan_loose(run_text, &mut found);
             } else {
-                plan.scan_normalized(&derived.body[base..end], &mut found);
+                plan.scan_normalized(run_text, &mut found);
             }
-            tally.flush(node as u32, loose, &mut local);
+            tally.flush((first + node) as u32, loose, &mut local);
         }
     }
     for &node in nodes {
