@@ -3,11 +3,12 @@
 //! units instead of scanning every section (issue 16).
 //!
 //! Fields: `manual_id`, `path`, `heading` (the section's heading path), `start_line`,
-//! `body` (the own text, stored, indexed by the unit tokens of `text::units`), `words`
+//! `body` (the own text, indexed by the unit tokens of `text::units`), `words`
 //! (the same text's Latin words as written, for literals) and, as fast fields, the file's
 //! id and version, the node's index in its file and the own text's length. The query side
 //! builds its terms with the same functions ([`literal`]), so index terms and query units
-//! agree by construction.
+//! agree by construction. Nothing is stored: the search reads section text from the
+//! corpus, so a stored copy would only cost indexing time and disk.
 //!
 //! The index lives in `${CACHE_DIR}/sections/` and outlives the process: a file's sections
 //! carry the fingerprint of the file's stamp, so after a restart only files whose stamp
@@ -38,8 +39,7 @@ use std::path::{Path, PathBuf};
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STORED,
-    STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -48,7 +48,7 @@ use crate::manual::ManualFile;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
 /// The layout of the documents; bump it with any change of fields or of what they hold.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// Folder under `CACHE_DIR`.
 const FOLDER: &str = "sections";
 /// A build commits after this much text or this much time, whichever comes first, so a
@@ -73,7 +73,7 @@ pub(crate) struct Fields {
     pub(crate) node: Field,
     start_line: Field,
     heading: Field,
-    /// The own text, normalised, stored: what the search verifies candidates on.
+    /// The own text, normalised.
     pub(crate) body: Field,
     pub(crate) words: Field,
     /// Bytes of the own text (BM25's length normalisation).
@@ -89,23 +89,19 @@ fn schema() -> (Schema, Fields) {
     };
     let fast = || NumericOptions::default().set_fast();
     let fields = Fields {
-        manual_id: builder.add_text_field("manual_id", STRING | STORED),
-        path: builder.add_text_field("path", STRING | STORED),
+        manual_id: builder.add_text_field("manual_id", STRING),
+        path: builder.add_text_field("path", STRING),
         file_id: builder.add_u64_field("file_id", fast().set_indexed()),
         version: builder.add_u64_field("version", fast()),
         node: builder.add_u64_field("node", fast()),
-        start_line: builder.add_u64_field("start_line", fast().set_stored()),
+        start_line: builder.add_u64_field("start_line", fast()),
         heading: builder.add_text_field(
             "heading",
-            TextOptions::default()
-                .set_indexing_options(positions(tokenizer::UNITS))
-                .set_stored(),
+            TextOptions::default().set_indexing_options(positions(tokenizer::UNITS)),
         ),
         body: builder.add_text_field(
             "body",
-            TextOptions::default()
-                .set_indexing_options(positions(tokenizer::UNITS))
-                .set_stored(),
+            TextOptions::default().set_indexing_options(positions(tokenizer::UNITS)),
         ),
         words: builder.add_text_field(
             "words",
