@@ -63,21 +63,25 @@ pub(crate) struct Tuning {
 const TUNING_VARIABLE: &str = "MANVAULT_SEMANTIC_TUNING";
 
 impl Tuning {
+    /// The measured tuning (see the type's documentation).
+    const CHOSEN: Tuning = Tuning {
+        listed: 50,
+        admitted: 20,
+        weight: 0.5,
+        by_rank: false,
+        per_manual: false,
+        lead: 1,
+        lead_strength: 1.0,
+        lead_over_all: true,
+        alone: 0.5,
+        lexical_seeds: false,
+    };
+
+    /// [`Tuning::CHOSEN`] with the changes `MANVAULT_SEMANTIC_TUNING` asks for.
     pub(crate) fn current() -> Tuning {
         static CURRENT: OnceLock<Tuning> = OnceLock::new();
         *CURRENT.get_or_init(|| {
-            let mut tuning = Tuning {
-                listed: 50,
-                admitted: 20,
-                weight: 0.5,
-                by_rank: false,
-                per_manual: false,
-                lead: 1,
-                lead_strength: 1.0,
-                lead_over_all: true,
-                alone: 0.5,
-                lexical_seeds: false,
-            };
+            let mut tuning = Tuning::CHOSEN;
             let text = std::env::var(TUNING_VARIABLE).unwrap_or_default();
             for pair in text.split(',').filter(|pair| !pair.is_empty()) {
                 let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -343,4 +347,55 @@ fn warning(unavailable: &Unavailable) -> &'static str {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::score::Way;
+
+    /// A candidate of node `node` whose fused `score` holds `meaning` from the semantic
+    /// list, found by the query's words unless `signals` says otherwise.
+    fn candidate(node: u32, score: f32, meaning: f32, signals: Signals) -> Candidate {
+        Candidate {
+            key: NodeKey { file: 0, node },
+            score,
+            relevance: 0.0,
+            signals,
+            ways: vec![Way::None],
+            meaning,
+        }
+    }
+
+    fn ranked(mut candidates: Vec<Candidate>) -> Vec<(u32, f32)> {
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        rank_fused(&mut candidates, &Tuning::CHOSEN);
+        candidates.iter().map(|c| (c.key.node, c.score)).collect()
+    }
+
+    #[test]
+    fn a_strong_lexical_first_hit_stays_first_and_meaning_alone_counts_half() {
+        let words = Signals::HEADING.with(Signals::SEMANTIC);
+        let order = ranked(vec![
+            // Lexical score 1.2: strong.
+            candidate(0, 1.3, 0.1, words),
+            // Lexical score 0.9, lifted above it by meaning: held at its score.
+            candidate(1, 1.4, 0.5, words),
+            // Found by meaning alone: half of 0.5.
+            candidate(2, 0.5, 0.5, Signals::SEMANTIC),
+            candidate(3, 0.3, 0.0, Signals::LOOSE),
+        ]);
+        assert_eq!(order, [(0, 1.3), (1, 1.3), (3, 0.3), (2, 0.25)]);
+    }
+
+    #[test]
+    fn below_the_strength_mark_meaning_may_reorder_the_first_rank() {
+        let words = Signals::LOOSE.with(Signals::SEMANTIC);
+        let order = ranked(vec![
+            candidate(0, 0.8, 0.0, Signals::LOOSE),
+            candidate(1, 1.1, 0.5, words),
+            candidate(2, 0.9, 0.9, Signals::SEMANTIC),
+        ]);
+        assert_eq!(order, [(1, 1.1), (0, 0.8), (2, 0.45)]);
+    }
 }
