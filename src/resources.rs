@@ -17,8 +17,8 @@ use serde_json::{json, Map, Value};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::{
-    ManualLsOutput, ManualReadOutput, ManualTocOutput, VaultLsOutput, VaultReadOutput,
-    VaultReadOutputTruncatedReason,
+    ManualLsOutput, ManualReadOutput, ManualTocOutput, TruncatedReason, VaultLsOutput,
+    VaultReadOutput,
 };
 use crate::error::{ToolError, ToolResult};
 use crate::manual::FileType;
@@ -366,8 +366,7 @@ impl App {
                     lines,
                     matches!(
                         read.truncated_reason,
-                        Some(VaultReadOutputTruncatedReason::MaxChars)
-                            | Some(VaultReadOutputTruncatedReason::HardLimit)
+                        Some(TruncatedReason::MaxChars) | Some(TruncatedReason::HardLimit)
                     ),
                 ))
             }

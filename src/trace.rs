@@ -22,27 +22,9 @@ pub const DEFAULT_TIME_MS: u64 = 60_000;
 /// Most candidates a search keeps when the request brings no cap.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
-/// Why a search left part of its scope out (schema `cutoff_reason`; also the word the
-/// statistics file records).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Cutoff {
-    TimeBudget,
-    CandidateCap,
-    StageCap,
-}
-
-impl Cutoff {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cutoff::TimeBudget => "time_budget",
-            Cutoff::CandidateCap => "candidate_cap",
-            Cutoff::StageCap => "stage_cap",
-        }
-    }
-}
+/// Why a search left part of its scope out: the schema's `CutoffReason` (also the word
+/// the statistics file records).
+pub use crate::contract::types::CutoffReason;
 
 /// Whose traces a store keeps: the id prefix, and the tool named in the `not_found`
 /// message, since running it again is the way to a fresh trace.

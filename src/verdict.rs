@@ -35,23 +35,8 @@ impl Thresholds {
     }
 }
 
-/// The verdict on a search's candidates (schema `integration_status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ready,
-    NeedsFollowup,
-    Blocked,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ready => "ready",
-            Status::NeedsFollowup => "needs_followup",
-            Status::Blocked => "blocked",
-        }
-    }
-}
+/// The verdict on a search's candidates: the schema's `IntegrationStatus`.
+pub use crate::contract::types::IntegrationStatus;
 
 /// A call the verdict proposes next (spec_v2 §7), with the fewest parameters that make
 /// a valid call.

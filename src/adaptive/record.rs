@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::Cutoff;
+use crate::trace::CutoffReason;
 
 use super::fingerprint::Fingerprint;
 use super::thresholds::Thresholds;
@@ -51,7 +51,7 @@ pub struct FindSummary {
     pub file_bias_ratio: f64,
     pub warnings: u64,
     /// `null` when the search was not cut off.
-    pub cutoff_reason: Option<Cutoff>,
+    pub cutoff_reason: Option<CutoffReason>,
     pub unscanned_sections_count: u64,
 }
 
@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn every_kind_round_trips() {
         let mut find = facts("t2");
-        find.summary.cutoff_reason = Some(Cutoff::TimeBudget);
+        find.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
         let records = vec![
             Record::Find(FindRecord::new(find, 5)),
             Record::Usage(UsageRecord {

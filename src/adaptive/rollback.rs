@@ -52,7 +52,7 @@ mod tests {
     use crate::adaptive::history::History;
     use crate::adaptive::record::Record;
     use crate::adaptive::test_support::{facts, find, usage};
-    use crate::trace::Cutoff;
+    use crate::trace::CutoffReason;
 
     /// `count` searches, `missed` of every 100 with recall 0 (others 1), `cut` of every
     /// 100 cut off.
@@ -61,7 +61,7 @@ mod tests {
             let trace_id = format!("t{}", records.len());
             let mut search = facts(&trace_id);
             if n % 100 < cut {
-                search.summary.cutoff_reason = Some(Cutoff::TimeBudget);
+                search.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
             }
             records.push(find(0, search));
             let found = u64::from(n % 100 >= missed);

@@ -60,7 +60,7 @@ mod model;
 pub mod rounds;
 pub mod stop_rule;
 
-pub use audit::{audit, severe, Finding, FindingKind, Severity};
+pub use audit::{audit, severe, Finding, FindingKind, FindingSeverity};
 pub use coverage::{coverage, Coverage, LineProfile, LineRange};
 pub use json::parse_json;
 pub use markdown::parse_markdown;

@@ -18,7 +18,7 @@ use crate::error::{ToolError, ToolResult};
 use crate::manual::read::containing_node;
 use crate::manual::{LineSpan, ManualFile};
 
-pub use origin::{compose, Composed, Origin};
+pub use origin::{compose, Composed, CopyOrigin};
 
 /// Which lines of a manual file a copy takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -179,8 +179,8 @@ pub(super) fn artifact_audit(
         findings: findings
             .into_iter()
             .map(|finding| AuditFinding {
-                kind: super::wire_enum(finding.kind.as_str()),
-                severity: super::wire_enum(finding.severity.as_str()),
+                kind: finding.kind,
+                severity: finding.severity,
                 element_id: finding.element_id,
                 hint: finding.hint,
             })

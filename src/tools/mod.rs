@@ -104,13 +104,6 @@ pub(crate) fn trim_actions<T: serde::Serialize>(
     while chars(output) > max_chars && actions(output).pop().is_some() {}
 }
 
-/// Converts a domain value's wire name into the generated enum of the same vocabulary.
-/// The schemas and the domain share these words, so a mismatch is a build defect.
-pub(crate) fn wire_enum<T: std::str::FromStr>(word: &str) -> T {
-    word.parse()
-        .unwrap_or_else(|_| panic!("{word:?} is not in the schema's vocabulary"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

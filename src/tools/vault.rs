@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::find::MAX_FIND_RESPONSE_CHARS;
-use super::{next_actions, nonzero, page, rounded, trim_actions, wire_enum};
+use super::{next_actions, nonzero, page, rounded, trim_actions};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
@@ -18,7 +18,7 @@ use crate::vault::listing::{self, ListedFile};
 use crate::vault::read::{self, CharLimit, ChunkBounds, Edit, Lines, Reason, Span};
 use crate::vault::scope::ScopeRequest;
 use crate::vault::search::{self, SearchRequest};
-use crate::vault::write::{self, WriteMode};
+use crate::vault::write;
 
 const DEFAULT_LS_LIMIT: u64 = 200;
 const DEFAULT_SEARCH_LIMIT: u64 = 20;
@@ -90,8 +90,8 @@ impl VaultTools for App {
         // next_offset says whether the file goes on.
         let reason = match read.reason {
             Reason::None | Reason::LinesDone => None,
-            Reason::MaxChars => Some(VaultReadOutputTruncatedReason::MaxChars),
-            Reason::HardLimit => Some(VaultReadOutputTruncatedReason::HardLimit),
+            Reason::MaxChars => Some(TruncatedReason::MaxChars),
+            Reason::HardLimit => Some(TruncatedReason::HardLimit),
         };
         Ok(VaultReadOutput {
             truncated_reason: reason,
@@ -144,8 +144,8 @@ impl VaultTools for App {
         // goes on.
         let reason = match scan.reason {
             Reason::None | Reason::LinesDone => None,
-            Reason::MaxChars => Some(VaultScanOutputTruncatedReason::MaxChars),
-            Reason::HardLimit => Some(VaultScanOutputTruncatedReason::HardLimit),
+            Reason::MaxChars => Some(TruncatedReason::MaxChars),
+            Reason::HardLimit => Some(TruncatedReason::HardLimit),
         };
         Ok(VaultScanOutput {
             truncated_reason: reason,
@@ -226,10 +226,8 @@ impl VaultTools for App {
                 file_bias_ratio: Some(rounded(summary.file_bias_ratio, 100.0))
                     .filter(|&ratio| ratio > 0.0),
                 gap_count: nonzero(summary.gap_count),
-                integration_status: wire_enum(summary.integration_status.as_str()),
-                cutoff_reason: summary
-                    .cutoff_reason
-                    .map(|cutoff| wire_enum(cutoff.as_str())),
+                integration_status: summary.integration_status,
+                cutoff_reason: summary.cutoff_reason,
             },
             next_actions: next_actions(outcome.next_actions),
         };
@@ -256,15 +254,11 @@ impl VaultTools for App {
         input: VaultWriteInput,
         _call: &CallContext,
     ) -> ToolResult<VaultWriteOutput> {
-        let mode = match input.mode {
-            VaultWriteInputMode::Overwrite => WriteMode::Overwrite,
-            VaultWriteInputMode::Append => WriteMode::Append,
-        };
-        let written = write::write(self.vault()?, &input.path, &input.content, mode)?;
+        let written = write::write(self.vault()?, &input.path, &input.content, input.mode)?;
         Ok(VaultWriteOutput {
             written_path: written.path,
             written_bytes: written.bytes,
-            mode: wire_enum(&input.mode.to_string()),
+            mode: input.mode,
         })
     }
 

@@ -27,52 +27,24 @@ use std::collections::HashMap;
 
 use super::model::Artifact;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FindingKind {
-    NoSource,
-    SourceMissing,
-    SourceOutOfRange,
-    OrphanBranch,
-    OneWayRef,
-}
-
-impl FindingKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::NoSource => "no_source",
-            FindingKind::SourceMissing => "source_missing",
-            FindingKind::SourceOutOfRange => "source_out_of_range",
-            FindingKind::OrphanBranch => "orphan_branch",
-            FindingKind::OneWayRef => "one_way_ref",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// What a finding is about, and how bad it is: the schema's words (the table above).
+pub use crate::contract::types::{FindingKind, FindingSeverity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub kind: FindingKind,
-    pub severity: Severity,
+    pub severity: FindingSeverity,
     pub element_id: String,
     pub hint: String,
 }
 
 impl Finding {
-    fn new(kind: FindingKind, severity: Severity, element_id: &str, hint: String) -> Finding {
+    fn new(
+        kind: FindingKind,
+        severity: FindingSeverity,
+        element_id: &str,
+        hint: String,
+    ) -> Finding {
         Finding {
             kind,
             severity,
@@ -108,7 +80,7 @@ pub fn audit(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -
 pub fn severe(findings: &[Finding]) -> bool {
     findings
         .iter()
-        .any(|finding| finding.severity == Severity::Error)
+        .any(|finding| finding.severity == FindingSeverity::Error)
 }
 
 #[cfg(test)]

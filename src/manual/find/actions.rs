@@ -17,8 +17,8 @@
 
 use serde_json::{json, Value};
 
-use super::integrate::{Status, Verdict};
-use super::trace::{Cutoff, Place};
+use super::integrate::{IntegrationStatus, Verdict};
+use super::trace::{CutoffReason, Place};
 pub use crate::verdict::{NextAction, MAX_REPEATED_QUERY_CHARS};
 
 /// What the actions are derived from.
@@ -28,7 +28,7 @@ pub struct Situation<'a> {
     pub verdict: &'a Verdict,
     pub candidates: usize,
     pub top: Option<&'a Place>,
-    pub cutoff: Option<Cutoff>,
+    pub cutoff: Option<CutoffReason>,
     pub max_stage_applied: u8,
 }
 
@@ -63,12 +63,12 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
         });
     }
     match situation.cutoff {
-        Some(Cutoff::TimeBudget) if can_repeat => actions.push(find(
+        Some(CutoffReason::TimeBudget) if can_repeat => actions.push(find(
             json!({ "only_unscanned_from_trace_id": trace_id }),
             0.95,
         )),
-        Some(Cutoff::TimeBudget) => actions.push(hits("unscanned", 0.95)),
-        Some(Cutoff::CandidateCap) => {
+        Some(CutoffReason::TimeBudget) => actions.push(hits("unscanned", 0.95)),
+        Some(CutoffReason::CandidateCap) => {
             actions.push(hits("candidates", 0.5));
             if can_repeat {
                 actions.push(find(
@@ -77,11 +77,13 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
                 ));
             }
         }
-        Some(Cutoff::StageCap) if can_repeat => {
+        Some(CutoffReason::StageCap) if can_repeat => {
             let confidence = if situation.candidates == 0 { 0.9 } else { 0.6 };
             actions.push(find(json!({ "max_stage": 4 }), confidence));
         }
-        Some(Cutoff::StageCap) | None => {}
+        // No search stops on `hard_limit` (the schema keeps the word for the answer's
+        // own bound): nothing to propose for it.
+        Some(CutoffReason::StageCap | CutoffReason::HardLimit) | None => {}
     }
     if !verdict.conflicts.is_empty() {
         actions.push(hits("conflicts", 0.75));
@@ -92,7 +94,7 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
             if situation.candidates == 0 { 0.6 } else { 0.7 },
         ));
     }
-    if verdict.status == Status::Ready {
+    if verdict.status == IntegrationStatus::Ready {
         actions.push(NextAction {
             tool: "stop",
             confidence: 0.2 + 0.5 * verdict.sufficiency,
@@ -123,7 +125,7 @@ mod tests {
     use super::*;
     use crate::manual::find::integrate::{Conflict, Gap};
 
-    fn verdict(status: Status, conflicts: usize, gaps: usize) -> Verdict {
+    fn verdict(status: IntegrationStatus, conflicts: usize, gaps: usize) -> Verdict {
         Verdict {
             top: 1,
             file_bias: 0.5,
@@ -157,7 +159,7 @@ mod tests {
     fn situation<'a>(
         verdict: &'a Verdict,
         top: Option<&'a Place>,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> Situation<'a> {
         Situation {
             trace_id: "t-1",
@@ -184,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_ready_result_proposes_the_top_then_stop() {
-        let verdict = verdict(Status::Ready, 0, 0);
+        let verdict = verdict(IntegrationStatus::Ready, 0, 0);
         let top = place();
         let actions = next_actions(&situation(&verdict, Some(&top), None));
         assert_eq!(
@@ -202,7 +204,7 @@ mod tests {
 
     #[test]
     fn conflicts_and_gaps_are_proposed_and_block_stop() {
-        let verdict = verdict(Status::NeedsFollowup, 1, 2);
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 1, 2);
         let top = place();
         let actions = next_actions(&situation(&verdict, Some(&top), None));
         assert_eq!(
@@ -218,8 +220,8 @@ mod tests {
 
     #[test]
     fn a_time_cutoff_continues_with_the_unscanned_sections_first() {
-        let verdict = verdict(Status::NeedsFollowup, 0, 0);
-        let actions = next_actions(&situation(&verdict, None, Some(Cutoff::TimeBudget)));
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 0, 0);
+        let actions = next_actions(&situation(&verdict, None, Some(CutoffReason::TimeBudget)));
         assert_eq!(actions[0].tool, "manual_find");
         assert_eq!(
             actions[0].params,
@@ -229,10 +231,10 @@ mod tests {
 
     #[test]
     fn nothing_found_widens_by_stage_or_shows_the_gaps() {
-        let verdict = verdict(Status::Blocked, 0, 1);
+        let verdict = verdict(IntegrationStatus::Blocked, 0, 1);
         let capped = Situation {
             max_stage_applied: 3,
-            ..situation(&verdict, None, Some(Cutoff::StageCap))
+            ..situation(&verdict, None, Some(CutoffReason::StageCap))
         };
         let actions = next_actions(&capped);
         assert_eq!(
@@ -246,11 +248,11 @@ mod tests {
 
     #[test]
     fn long_queries_are_not_repeated() {
-        let verdict = verdict(Status::NeedsFollowup, 0, 0);
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 0, 0);
         let query = "x".repeat(MAX_REPEATED_QUERY_CHARS + 1);
         let long = Situation {
             query: &query,
-            ..situation(&verdict, None, Some(Cutoff::TimeBudget))
+            ..situation(&verdict, None, Some(CutoffReason::TimeBudget))
         };
         assert_eq!(tools(&next_actions(&long)), ["manual_hits:unscanned"]);
     }

@@ -41,13 +41,13 @@ use serde_json::json;
 
 use self::actions::NextAction;
 use self::corpus::{Corpus, CorpusCache};
-use self::integrate::Status;
+use self::integrate::IntegrationStatus;
 use self::plan::Plan;
 use self::query::{Intent, Query};
 use self::search::{log_outcome, Search};
 pub use self::semantic::SemanticReport;
 use self::semantic::SemanticSearch;
-use self::trace::{Cutoff, Place, TraceStore};
+use self::trace::{CutoffReason, Place, TraceStore};
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::vectors::SectionVectors;
@@ -210,8 +210,8 @@ pub struct Summary {
     pub conflict_count: usize,
     pub gap_count: usize,
     pub sufficiency_score: f32,
-    pub integration_status: Status,
-    pub cutoff_reason: Option<Cutoff>,
+    pub integration_status: IntegrationStatus,
+    pub cutoff_reason: Option<CutoffReason>,
     /// `None` when semantic recall is off (`EMBEDDINGS_URL` unset).
     pub semantic: Option<SemanticReport>,
 }
@@ -231,20 +231,15 @@ pub struct FindOutcome {
     pub stage4_added_chars: usize,
 }
 
-/// What `manual_hits` lists (schema `HitKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HitKind {
-    Candidates,
-    Unscanned,
-    Conflicts,
-    Gaps,
-    IntegratedTop,
-}
+/// What `manual_hits` lists: the schema's `HitKind`.
+pub use crate::contract::types::HitKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HitItem {
     pub place: Option<Place>,
     pub reason: &'static str,
+    /// For an unscanned place: the cutoff that left it out (its `reason` in words).
+    pub cutoff: Option<CutoffReason>,
     pub signals: Vec<&'static str>,
     pub score: Option<f32>,
     pub conflict_with: Vec<Place>,

@@ -20,7 +20,7 @@ use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
 };
-use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
+use super::trace::{ConflictItem, CutoffReason, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::call::CallContext;
 use crate::error::ToolResult;
@@ -169,7 +169,7 @@ impl Search<'_> {
                 if let Some(outside) = &outside {
                     result
                         .unscanned
-                        .extend(self.unscanned(outside, Cutoff::StageCap));
+                        .extend(self.unscanned(outside, CutoffReason::StageCap));
                 }
             } else {
                 let more = outside.map(|outside| {
@@ -187,7 +187,7 @@ impl Search<'_> {
         result.scanned_files = scanned.scanned_files;
         result.scanned_nodes = scanned.scanned_nodes;
         result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
-        let left = self.unscanned(&scanned.unscanned, Cutoff::TimeBudget);
+        let left = self.unscanned(&scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
         self.call.check_cancelled()?;
         Ok(result)
@@ -299,7 +299,7 @@ impl Search<'_> {
     }
 
     /// Unscanned entries for the sections of `scope`.
-    fn unscanned(&self, scope: &Scope, reason: Cutoff) -> Vec<Unscanned> {
+    fn unscanned(&self, scope: &Scope, reason: CutoffReason) -> Vec<Unscanned> {
         scope
             .iter()
             .map(|(file, nodes)| {
@@ -369,7 +369,7 @@ fn is_candidate(scored: &Scored) -> bool {
 impl SearchResult {
     /// Ranks the candidates and keeps the best `max_candidates`; the rest become
     /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
-    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<Cutoff> {
+    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
         self.candidates
             .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         self.candidates.dedup_by_key(|c| c.key);
@@ -391,14 +391,14 @@ impl SearchResult {
                 })
                 .collect();
             self.unscanned
-                .extend(search.unscanned(&scope, Cutoff::CandidateCap));
+                .extend(search.unscanned(&scope, CutoffReason::CandidateCap));
         }
         if self.time_cut {
-            Some(Cutoff::TimeBudget)
+            Some(CutoffReason::TimeBudget)
         } else if over {
-            Some(Cutoff::CandidateCap)
+            Some(CutoffReason::CandidateCap)
         } else if self.stage_capped {
-            Some(Cutoff::StageCap)
+            Some(CutoffReason::StageCap)
         } else {
             None
         }
@@ -408,7 +408,7 @@ impl SearchResult {
         &mut self,
         search: &Search,
         id: String,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> (Trace, FindOutcome) {
         let verdict = integrate(
             search.plan,
@@ -462,7 +462,7 @@ impl SearchResult {
         search: &Search,
         verdict: &Verdict,
         trace: &Trace,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> Summary {
         let count = |signal: Signals| {
             self.candidates
@@ -571,7 +571,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
         warnings = summary.warnings,
         max_stage_applied = summary.max_stage_applied,
         scope_expanded = summary.scope_expanded,
-        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        cutoff_reason = summary.cutoff_reason.map(CutoffReason::as_str),
         unscanned_sections_count = summary.unscanned_sections_count,
         integrated_nodes = summary.integrated_nodes,
         file_bias_ratio = summary.file_bias_ratio,

@@ -129,7 +129,10 @@ fn different_numbers_for_one_unit_are_a_conflict() {
         .find(&index, &request("繰越し"), &CallContext::local())
         .unwrap();
     assert_eq!(outcome.summary.conflict_count, 1);
-    assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
+    assert_eq!(
+        outcome.summary.integration_status,
+        IntegrationStatus::NeedsFollowup
+    );
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["leave.md:7", "faq.md:1"]);
     assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
@@ -233,7 +236,7 @@ fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
             &CallContext::local(),
         )
         .unwrap();
-    assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
+    assert_eq!(cut.summary.cutoff_reason, Some(CutoffReason::TimeBudget));
     assert_eq!(cut.summary.scanned_nodes, 0);
     assert_eq!(cut.summary.unscanned_sections_count, 11);
     assert_eq!(cut.warnings.len(), 2, "stages 2 and 3 skipped");
@@ -268,7 +271,10 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
             &CallContext::local(),
         )
         .unwrap();
-    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::CandidateCap));
+    assert_eq!(
+        capped.summary.cutoff_reason,
+        Some(CutoffReason::CandidateCap)
+    );
     assert_eq!(capped.summary.candidates, 1);
     assert!(capped.summary.integrated_nodes > 1);
     let left = hits(&finder, &capped, HitKind::Unscanned);
@@ -372,8 +378,11 @@ fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
         .unwrap();
     assert_eq!(capped.summary.candidates, 0);
     assert_eq!(capped.summary.max_stage_applied, 3);
-    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::StageCap));
-    assert_eq!(capped.summary.integration_status, Status::Blocked);
+    assert_eq!(capped.summary.cutoff_reason, Some(CutoffReason::StageCap));
+    assert_eq!(
+        capped.summary.integration_status,
+        IntegrationStatus::Blocked
+    );
     let unscanned = hits(&finder, &capped, HitKind::Unscanned);
     assert_eq!(unscanned.len(), 6, "the sections of the other manual");
     assert!(unscanned.iter().all(|item| item.reason == "stage_cap"));
@@ -450,7 +459,7 @@ fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
     let outcome = finder
         .find(&index, &request("特別休暇"), &CallContext::local())
         .unwrap();
-    assert_eq!(outcome.summary.integration_status, Status::Ready);
+    assert_eq!(outcome.summary.integration_status, IntegrationStatus::Ready);
     assert_eq!(outcome.summary.sufficiency_score, 1.0);
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
     assert_eq!(tools, ["manual_hits", "manual_read", "stop"]);

@@ -22,9 +22,9 @@ use serde_json::{json, Map, Value};
 
 use super::integrate::{Candidate, Verdict};
 use crate::paths::RelPath;
-use crate::trace::Cutoff;
+use crate::trace::CutoffReason;
 use crate::vault::policy::is_artifact;
-use crate::verdict::{NextAction, Status, MAX_REPEATED_QUERY_CHARS};
+use crate::verdict::{IntegrationStatus, NextAction, MAX_REPEATED_QUERY_CHARS};
 
 /// Reads proposed at most: with the summary, about 1,200 characters.
 pub const READS: usize = 5;
@@ -77,7 +77,7 @@ pub struct Situation<'a> {
     pub candidates: &'a [Candidate],
     /// The file holding the most candidates of all found.
     pub dominant: Option<&'a RelPath>,
-    pub cutoff: Option<Cutoff>,
+    pub cutoff: Option<CutoffReason>,
     pub scope: AskedScope<'a>,
     /// Whether this server serves `vault_coverage` (verify_coverage is proposed only then).
     pub coverage_served: bool,
@@ -107,7 +107,7 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
         })
         .collect();
     let best = situation.candidates.first();
-    if situation.cutoff == Some(Cutoff::TimeBudget) && can_repeat {
+    if situation.cutoff == Some(CutoffReason::TimeBudget) && can_repeat {
         actions.push(NextAction {
             tool: "vault_find",
             confidence: 0.95,
@@ -143,7 +143,7 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
             actions.push(find(Some(scope), 0.5));
         }
     }
-    if verdict.status == Status::Ready {
+    if verdict.status == IntegrationStatus::Ready {
         let source = situation
             .candidates
             .iter()
@@ -273,7 +273,7 @@ mod tests {
 
     struct Case<'a> {
         found: Vec<Candidate>,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
         dir: RelPath,
         glob: Option<&'a str>,
         exclude_glob: Option<&'a str>,
@@ -492,7 +492,7 @@ mod tests {
     fn a_cutoff_continues_with_what_was_left() {
         let found = candidates(&[("a.md", 1), ("b.md", 1), ("c.md", 1)], &ALL);
         let timed = Case {
-            cutoff: Some(Cutoff::TimeBudget),
+            cutoff: Some(CutoffReason::TimeBudget),
             ..Case::new(found.clone())
         };
         let actions = timed.actions();
@@ -505,7 +505,7 @@ mod tests {
         // Past the candidate cap everything was searched: nothing to continue, and no
         // stop either (the best were ranked, not all).
         let capped = Case {
-            cutoff: Some(Cutoff::CandidateCap),
+            cutoff: Some(CutoffReason::CandidateCap),
             ..Case::new(found)
         };
         assert_eq!(

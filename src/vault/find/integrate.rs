@@ -13,8 +13,8 @@
 
 use super::matcher::{LineRange, Patterns, Tally, Way};
 use crate::paths::RelPath;
-use crate::trace::Cutoff;
-use crate::verdict::{bias_of_counts, Status, Thresholds};
+use crate::trace::CutoffReason;
+use crate::verdict::{bias_of_counts, IntegrationStatus, Thresholds};
 
 /// Weight of a loose-only find against one as written.
 const LOOSE_WEIGHT: f32 = 0.8;
@@ -105,7 +105,7 @@ impl Best {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    pub status: Status,
+    pub status: IntegrationStatus,
     pub file_bias: f32,
     pub too_few: bool,
     pub lopsided: bool,
@@ -128,7 +128,7 @@ pub fn integrate(
     per_file: &[usize],
     patterns: &Patterns,
     thresholds: Thresholds,
-    cutoff: Option<Cutoff>,
+    cutoff: Option<CutoffReason>,
 ) -> Verdict {
     let gaps = patterns
         .terms
@@ -139,11 +139,11 @@ pub fn integrate(
     let too_few = thresholds.too_few(tally.ranges);
     let lopsided = thresholds.lopsided(tally.ranges, file_bias);
     let status = if tally.ranges == 0 {
-        Status::Blocked
+        IntegrationStatus::Blocked
     } else if gaps == 0 && !too_few && !lopsided && cutoff.is_none() {
-        Status::Ready
+        IntegrationStatus::Ready
     } else {
-        Status::NeedsFollowup
+        IntegrationStatus::NeedsFollowup
     };
     Verdict {
         status,
@@ -232,24 +232,31 @@ mod tests {
         let patterns = patterns();
         let all = tally(&[[Yes, Yes, Yes]; 3]);
         let ready = integrate(&all, &[1, 1, 1], &patterns, THRESHOLDS, None);
-        assert_eq!((ready.status, ready.gaps), (Status::Ready, 0));
+        assert_eq!((ready.status, ready.gaps), (IntegrationStatus::Ready, 0));
         let cut = integrate(
             &all,
             &[1, 1, 1],
             &patterns,
             THRESHOLDS,
-            Some(Cutoff::TimeBudget),
+            Some(CutoffReason::TimeBudget),
         );
-        assert_eq!(cut.status, Status::NeedsFollowup, "a cutoff is never ready");
+        assert_eq!(
+            cut.status,
+            IntegrationStatus::NeedsFollowup,
+            "a cutoff is never ready"
+        );
 
         let one_term = tally(&[[No, Loose, No]; 3]);
         let gapped = integrate(&one_term, &[1, 1, 1], &patterns, THRESHOLDS, None);
-        assert_eq!((gapped.status, gapped.gaps), (Status::NeedsFollowup, 1));
+        assert_eq!(
+            (gapped.status, gapped.gaps),
+            (IntegrationStatus::NeedsFollowup, 1)
+        );
         assert!(gapped.fill_gaps());
 
         let two = tally(&[[Yes, Yes, Yes]; 2]);
         let few = integrate(&two, &[1, 1], &patterns, THRESHOLDS, None);
-        assert!(few.too_few && few.fill_gaps() && few.status == Status::NeedsFollowup);
+        assert!(few.too_few && few.fill_gaps() && few.status == IntegrationStatus::NeedsFollowup);
 
         let six = tally(&[[No, Yes, Yes]; 6]);
         let biased = integrate(&six, &[5, 1], &patterns, THRESHOLDS, None);
@@ -257,6 +264,9 @@ mod tests {
         assert!((biased.file_bias - 5.0 / 6.0).abs() < 1e-6);
 
         let nothing = integrate(&Tally::default(), &[], &patterns, THRESHOLDS, None);
-        assert_eq!((nothing.status, nothing.gaps), (Status::Blocked, 2));
+        assert_eq!(
+            (nothing.status, nothing.gaps),
+            (IntegrationStatus::Blocked, 2)
+        );
     }
 }

@@ -29,10 +29,10 @@ use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally}
 use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
-use crate::trace::{Cutoff, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
-use crate::verdict::{NextAction, Status, Thresholds};
+use crate::verdict::{IntegrationStatus, NextAction, Thresholds};
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
@@ -83,8 +83,8 @@ pub struct Summary {
     pub loose: usize,
     pub file_bias_ratio: f32,
     pub gap_count: usize,
-    pub integration_status: Status,
-    pub cutoff_reason: Option<Cutoff>,
+    pub integration_status: IntegrationStatus,
+    pub cutoff_reason: Option<CutoffReason>,
 }
 
 #[derive(Debug, Clone)]
@@ -170,9 +170,9 @@ impl VaultFinder {
         call.check_cancelled()?;
         let found = Gathered::of(&files, runs, cap);
         let cutoff = if !found.unscanned.is_empty() {
-            Some(Cutoff::TimeBudget)
+            Some(CutoffReason::TimeBudget)
         } else {
-            (found.tally.ranges > cap).then_some(Cutoff::CandidateCap)
+            (found.tally.ranges > cap).then_some(CutoffReason::CandidateCap)
         };
         let per_file: Vec<usize> = found.per_file.iter().map(|(_, count)| *count).collect();
         let verdict = integrate(
@@ -336,7 +336,7 @@ fn log_outcome(outcome: &FindOutcome, continued: bool) {
         file_bias_ratio = summary.file_bias_ratio,
         gap_count = summary.gap_count,
         integration_status = summary.integration_status.as_str(),
-        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        cutoff_reason = summary.cutoff_reason.map(CutoffReason::as_str),
         next_actions = ?actions,
         "vault_find"
     );

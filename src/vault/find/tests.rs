@@ -77,7 +77,7 @@ fn finds_every_visible_file_loosely_too_and_never_hidden_ones() {
     assert_eq!((summary.candidates, summary.candidate_files), (4, 4));
     assert_eq!(summary.loose, 1, "有給\\n休暇 across a line break");
     assert_eq!(summary.normalized, 3);
-    assert_eq!(summary.integration_status, Status::Ready);
+    assert_eq!(summary.integration_status, IntegrationStatus::Ready);
     assert_eq!(summary.cutoff_reason, None);
     let read = reads(&outcome);
     assert_eq!(read.len(), 4);
@@ -139,12 +139,12 @@ fn a_spent_budget_is_reported_and_the_continuation_searches_what_was_left() {
         ..request("有給休暇")
     };
     let cut = finder.find(&root, &spent, &CallContext::local()).unwrap();
-    assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
+    assert_eq!(cut.summary.cutoff_reason, Some(CutoffReason::TimeBudget));
     assert_eq!(
         (cut.summary.scanned_files, cut.summary.unscanned_files),
         (0, 4)
     );
-    assert_eq!(cut.summary.integration_status, Status::Blocked);
+    assert_eq!(cut.summary.integration_status, IntegrationStatus::Blocked);
     let first = &cut.next_actions[0];
     assert_eq!(first.tool, "vault_find");
     assert_eq!(
@@ -171,7 +171,7 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
         )
         .unwrap();
     let summary = &capped.summary;
-    assert_eq!(summary.cutoff_reason, Some(Cutoff::CandidateCap));
+    assert_eq!(summary.cutoff_reason, Some(CutoffReason::CandidateCap));
     assert_eq!((summary.candidates, summary.candidate_files), (4, 4));
     assert_eq!((summary.scanned_files, summary.unscanned_files), (4, 0));
     assert_eq!(summary.gap_count, 0, "繰越し is held by the best candidate");
@@ -193,7 +193,10 @@ fn a_term_found_nowhere_is_a_gap_and_the_whole_vault_is_scanned_instead() {
         .find(&root, &request("繰越し ゼッペリン"), &CallContext::local())
         .unwrap();
     assert_eq!((outcome.summary.terms, outcome.summary.gap_count), (2, 1));
-    assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
+    assert_eq!(
+        outcome.summary.integration_status,
+        IntegrationStatus::NeedsFollowup
+    );
     let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
     assert_eq!(tools, ["vault_read", "vault_scan"]);
     assert_eq!(
