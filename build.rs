@@ -21,7 +21,9 @@
 //! 2020-12 and stands alone), no `title` (typify's type names; the tool has its own title),
 //! no root description (the input's is the tool description, served beside it), and of the
 //! examples only the input's first. The files in `schemas/` keep all of it for the people
-//! who generate types from them.
+//! who generate types from them. A shared vocabulary (a `common/` file that is a plain
+//! `enum`) is served inline where it is used: it stays one definition, and so one Rust
+//! enum, for typify.
 
 use std::collections::BTreeMap;
 use std::fs;
