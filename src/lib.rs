@@ -19,6 +19,7 @@ pub mod memory;
 pub mod paths;
 pub mod progress;
 pub(crate) mod prompts;
+pub mod proposal;
 pub(crate) mod resources;
 pub mod server;
 #[cfg(test)]

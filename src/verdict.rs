@@ -1,14 +1,12 @@
 //! What the integration verdicts of `manual_find` (Stage 3.5) and `vault_find` (Stage
 //! 1.5) share: the status words, the thresholds of "too few" and "one file dominates"
 //! (requirements §6.1: fewer than 3 candidates; 80% or more in one file with at least 5
-//! candidates), the file bias ratio they are judged on, and the proposed next call the
-//! verdict turns into. One definition, so both tools call the same result thin or
-//! lopsided.
+//! candidates), the file bias ratio they are judged on, and how long a query may be to be
+//! repeated in a proposal (`crate::proposal`). One definition, so both tools call the same
+//! result thin or lopsided.
 
 use std::collections::HashMap;
 use std::hash::Hash;
-
-use serde_json::Value;
 
 /// The two thresholds: "fewer than `candidate_low` candidates" and "one file holds at
 /// least `file_bias` of [`BIAS_MIN_CANDIDATES`] or more". Adaptive tuning moves them for
@@ -37,16 +35,6 @@ impl Thresholds {
 
 /// The verdict on a search's candidates: the schema's `IntegrationStatus`.
 pub use crate::contract::types::IntegrationStatus;
-
-/// A call the verdict proposes next (spec_v2 §7), with the fewest parameters that make
-/// a valid call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NextAction {
-    /// The tool to call, or `stop`.
-    pub tool: &'static str,
-    pub confidence: f32,
-    pub params: Option<Value>,
-}
 
 /// A proposed search repeats the query, so it is left out for longer queries to keep the
 /// answer small; the agent still has the query and the trace id.

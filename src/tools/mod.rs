@@ -8,6 +8,8 @@ use crate::contract::types::NextAction;
 mod find;
 mod manual;
 pub(crate) mod memory;
+mod proposal;
+pub(crate) use proposal::next_actions;
 mod tooling;
 mod vault;
 
@@ -68,23 +70,6 @@ pub(crate) fn nonzero(count: impl TryInto<u64>) -> Option<u64> {
 /// A flag as an answer states it: present only when true.
 pub(crate) fn flag(value: bool) -> Option<bool> {
     value.then_some(true)
-}
-
-/// A verdict's proposed calls as the contract's `next_actions` (confidence to two
-/// decimals).
-pub(crate) fn next_actions(actions: Vec<crate::verdict::NextAction>) -> Vec<NextAction> {
-    actions
-        .into_iter()
-        .map(|action| NextAction {
-            type_: action.tool.to_owned(),
-            confidence: rounded(action.confidence, 100.0),
-            params: match action.params {
-                Some(serde_json::Value::Object(map)) => map,
-                None => serde_json::Map::new(),
-                Some(other) => panic!("action params are objects, not {other}"),
-            },
-        })
-        .collect()
 }
 
 /// Drops the least confident actions of `output` until it serialises within `max_chars`

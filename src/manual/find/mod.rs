@@ -39,7 +39,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 
-use self::actions::NextAction;
 use self::corpus::{Corpus, CorpusCache};
 use self::integrate::IntegrationStatus;
 use self::plan::Plan;
@@ -52,6 +51,7 @@ use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::vectors::SectionVectors;
 use crate::manual::{ManualFile, ManualIndex};
+use crate::proposal::Proposal;
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
@@ -220,7 +220,7 @@ pub struct Summary {
 pub struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
-    pub next_actions: Vec<NextAction>,
+    pub next_actions: Vec<Proposal>,
     /// Why stages failed or were skipped (counted in `summary.warnings`).
     pub warnings: Vec<String>,
     /// What the search was allowed and what Stage 4 cost, for the statistics of

@@ -562,7 +562,7 @@ fn gap_items(verdict: &Verdict, search: &Search) -> Vec<GapItem> {
 /// reasons and signal counts when the search had to escalate or degrade.
 pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
     let summary = &outcome.summary;
-    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         scanned_files = summary.scanned_files,

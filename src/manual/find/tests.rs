@@ -3,6 +3,7 @@
 use super::testing::{index, settings};
 use super::*;
 use crate::error::ErrorCode;
+use crate::proposal::Call;
 
 mod semantic;
 
@@ -138,7 +139,7 @@ fn different_numbers_for_one_unit_are_a_conflict() {
     assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
     let hint = conflicts[0].gap_hint.as_deref().unwrap();
     assert!(hint.starts_with("disagrees on number"), "{hint}");
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert!(tools.contains(&"manual_hits") && !tools.contains(&"stop"));
 }
 
@@ -242,7 +243,7 @@ fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
     assert_eq!(cut.warnings.len(), 2, "stages 2 and 3 skipped");
     let unscanned = hits(&finder, &cut, HitKind::Unscanned);
     assert!(unscanned.iter().all(|item| item.reason == "time_budget"));
-    assert_eq!(cut.next_actions[0].tool, "manual_find");
+    assert_eq!(cut.next_actions[0].call.tool(), "manual_find");
     let rest = finder
         .find(
             &index,
@@ -386,10 +387,13 @@ fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
     let unscanned = hits(&finder, &capped, HitKind::Unscanned);
     assert_eq!(unscanned.len(), 6, "the sections of the other manual");
     assert!(unscanned.iter().all(|item| item.reason == "stage_cap"));
-    assert_eq!(
-        capped.next_actions[0].params.as_ref().unwrap()["max_stage"],
-        4
-    );
+    assert!(matches!(
+        capped.next_actions[0].call,
+        Call::ManualFind {
+            max_stage: Some(4),
+            ..
+        }
+    ));
     let widened = finder
         .find(&index, &narrowed(4), &CallContext::local())
         .unwrap();
@@ -461,7 +465,7 @@ fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
         .unwrap();
     assert_eq!(outcome.summary.integration_status, IntegrationStatus::Ready);
     assert_eq!(outcome.summary.sufficiency_score, 1.0);
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert_eq!(tools, ["manual_hits", "manual_read", "stop"]);
     let top = hits(&finder, &outcome, HitKind::IntegratedTop);
     assert_eq!(places(&top)[0], "leave.md:11");

@@ -29,10 +29,11 @@ use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally}
 use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
+use crate::proposal::Proposal;
 use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
-use crate::verdict::{IntegrationStatus, NextAction, Thresholds};
+use crate::verdict::{IntegrationStatus, Thresholds};
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
@@ -91,7 +92,7 @@ pub struct Summary {
 pub struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
-    pub next_actions: Vec<NextAction>,
+    pub next_actions: Vec<Proposal>,
 }
 
 /// What a vault trace keeps: the files the time budget left out, for a continuation.
@@ -325,7 +326,7 @@ impl Gathered {
 /// The `vault_find` log line: counts only, never the query or a path.
 fn log_outcome(outcome: &FindOutcome, continued: bool) {
     let summary = &outcome.summary;
-    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         continued,

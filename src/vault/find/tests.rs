@@ -4,6 +4,7 @@ use super::testing::vault;
 use super::*;
 use crate::call::CallContext;
 use crate::error::ErrorCode;
+use crate::proposal::Call;
 
 fn finder() -> VaultFinder {
     VaultFinder::new(FindSettings {
@@ -37,12 +38,9 @@ fn reads(outcome: &FindOutcome) -> Vec<String> {
     outcome
         .next_actions
         .iter()
-        .filter(|a| a.tool == "vault_read")
-        .map(|a| {
-            a.params.as_ref().unwrap()["path"]
-                .as_str()
-                .unwrap()
-                .to_owned()
+        .filter_map(|a| match &a.call {
+            Call::VaultRead { path, .. } => Some(path.clone()),
+            _ => None,
         })
         .collect()
 }
@@ -85,7 +83,7 @@ fn finds_every_visible_file_loosely_too_and_never_hidden_ones() {
         .iter()
         .all(|p| !p.contains(".system") && !p.contains("/.")));
     assert!(outcome.trace_id.starts_with("v-"));
-    assert_eq!(outcome.next_actions.last().unwrap().tool, "stop");
+    assert_eq!(outcome.next_actions.last().unwrap().call, Call::Stop);
 }
 
 #[test]
@@ -122,12 +120,12 @@ fn scope_narrows_and_daily_logs_can_be_left_out() {
     let widen = outcome
         .next_actions
         .iter()
-        .find(|a| a.tool == "vault_find")
+        .find_map(|a| match &a.call {
+            Call::VaultFind { scope, .. } => Some(scope.clone()),
+            _ => None,
+        })
         .unwrap();
-    assert_eq!(
-        widen.params.as_ref().unwrap()["scope"],
-        serde_json::json!({"relative_dir": "artifacts"})
-    );
+    assert_eq!(widen.unwrap().relative_dir.as_deref(), Some("artifacts"));
 }
 
 #[test]
@@ -145,12 +143,10 @@ fn a_spent_budget_is_reported_and_the_continuation_searches_what_was_left() {
         (0, 4)
     );
     assert_eq!(cut.summary.integration_status, IntegrationStatus::Blocked);
-    let first = &cut.next_actions[0];
-    assert_eq!(first.tool, "vault_find");
-    assert_eq!(
-        first.params.as_ref().unwrap()["only_unscanned_from_trace_id"],
-        cut.trace_id.as_str()
-    );
+    assert!(matches!(
+        &cut.next_actions[0].call,
+        Call::VaultFind { only_unscanned_from: Some(trace_id), .. } if *trace_id == cut.trace_id
+    ));
     let continued = continue_from(&finder, &root, &cut.trace_id, "有給休暇");
     assert_eq!(continued.summary.scanned_files, 4);
     assert_eq!(continued.summary.candidates, 4);
@@ -181,7 +177,10 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
         "the last file in path order"
     );
     assert!(
-        !capped.next_actions.iter().any(|a| a.tool == "vault_find"),
+        !capped
+            .next_actions
+            .iter()
+            .any(|a| a.call.tool() == "vault_find"),
         "nothing was left unsearched"
     );
 }
@@ -197,11 +196,16 @@ fn a_term_found_nowhere_is_a_gap_and_the_whole_vault_is_scanned_instead() {
         outcome.summary.integration_status,
         IntegrationStatus::NeedsFollowup
     );
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert_eq!(tools, ["vault_read", "vault_scan"]);
     assert_eq!(
-        outcome.next_actions[1].params,
-        Some(serde_json::json!({"path": "notes/leave.md"}))
+        outcome.next_actions[1].call,
+        Call::VaultScan {
+            path: "notes/leave.md".into(),
+            start_line: None,
+            chunk_lines: None,
+            max_chars: None,
+        }
     );
 }
 
