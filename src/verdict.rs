@@ -8,13 +8,18 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use serde::{Deserialize, Serialize};
+
 /// The two thresholds: "fewer than `candidate_low` candidates" and "one file holds at
 /// least `file_bias` of [`BIAS_MIN_CANDIDATES`] or more". Adaptive tuning moves them for
-/// `manual_find` Stage 4.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `manual_find` Stage 4 (`crate::adaptive`, which records them under the names of
+/// spec_v2 §8.2 and keeps `file_bias` on whole thousandths).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
-    pub candidate_low: usize,
-    pub file_bias: f32,
+    #[serde(rename = "candidate_low_threshold")]
+    pub candidate_low: u32,
+    #[serde(rename = "file_bias_threshold")]
+    pub file_bias: f64,
 }
 
 /// Below this many candidates no file can dominate: two hits in one of three files is
@@ -24,12 +29,13 @@ pub const BIAS_MIN_CANDIDATES: usize = 5;
 impl Thresholds {
     /// Whether `candidates` in all are too few.
     pub fn too_few(&self, candidates: usize) -> bool {
-        candidates < self.candidate_low
+        candidates < self.candidate_low as usize
     }
 
-    /// Whether one file holding `bias` of `candidates` dominates them.
+    /// Whether one file holding `bias` of `candidates` dominates them. The searches
+    /// compute shares in `f32`, so the threshold is compared as one.
     pub fn lopsided(&self, candidates: usize, bias: f32) -> bool {
-        candidates >= BIAS_MIN_CANDIDATES && bias >= self.file_bias
+        candidates >= BIAS_MIN_CANDIDATES && bias >= self.file_bias as f32
     }
 }
 

@@ -7,22 +7,9 @@
 //! floating point does not promise, and two records under the same setting always group
 //! together. [`Dial`] describes both thresholds the same way, so one policy serves both.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::Config;
-
-/// The Stage 4 thresholds in force for one search. The field names on disk are those of
-/// spec_v2 §8.2.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Thresholds {
-    /// Stage 4 fires when a search finds fewer candidates than this.
-    #[serde(rename = "candidate_low_threshold")]
-    pub candidate_low: u32,
-    /// Stage 4 fires when one file holds at least this share of the candidates (and
-    /// there are five or more).
-    #[serde(rename = "file_bias_threshold")]
-    pub file_bias: f64,
-}
+/// The Stage 4 thresholds in force for one search: the verdicts' own type.
+pub use crate::verdict::Thresholds;
 
 impl Thresholds {
     /// The operator's starting point (`ADAPTIVE_*_BASE`), also what a rollback returns to.

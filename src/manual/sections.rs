@@ -18,8 +18,9 @@ use comrak::{parse_document, Arena, Options};
 
 use super::front_matter::front_matter_title;
 use super::heading::{heading_text, Slugs};
-use super::lines::{LineSpan, LineTable};
+use super::lines::LineSpan;
 use super::node::{Node, NodeKind};
+use crate::text::lines::LineTable;
 
 /// Everything the index keeps from parsing one Markdown file.
 #[derive(Debug, Default)]

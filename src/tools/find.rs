@@ -13,7 +13,7 @@ use crate::clock;
 use crate::contract::types::*;
 use crate::error::ToolResult;
 use crate::manual::find::trace::Place;
-use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem, Thresholds};
+use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem};
 
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
 pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
@@ -39,10 +39,7 @@ pub(crate) fn manual_find(
         also: input.also.unwrap_or_default(),
         max_candidates: budget.max_candidates.map(|n| n as usize),
         time_ms: budget.time_ms,
-        thresholds: Some(Thresholds {
-            candidate_low: tuned.candidate_low as usize,
-            file_bias: tuned.file_bias as f32,
-        }),
+        thresholds: Some(tuned),
         #[cfg(test)]
         fail_stage: None,
     };

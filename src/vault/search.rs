@@ -26,7 +26,7 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, RelPath, Root};
-use crate::text::lines::LineIndex;
+use crate::text::lines::{Breaks, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -305,7 +305,7 @@ fn search_block(
     last_hit_line: &mut u64,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
-    let mut lines: Option<LineIndex> = None;
+    let mut lines: Option<LineTable> = None;
     let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
     let starts = pieces.iter().flat_map(|piece| {
@@ -316,7 +316,8 @@ fn search_block(
         if block.judged_before(&span) {
             continue;
         }
-        let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+        let lines =
+            lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
         let line = block.line_of(lines, span.start);
         if line <= *last_hit_line {
             continue;
@@ -364,8 +365,8 @@ impl Block<'_> {
     }
 
     /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
-    pub fn line_of(&self, lines: &LineIndex, at: usize) -> u64 {
-        self.first_line + lines.line_of(at) as u64 - 1
+    pub fn line_of(&self, lines: &LineTable, at: usize) -> u64 {
+        self.first_line + u64::from(lines.line_at(at)) - 1
     }
 }
 

@@ -146,8 +146,8 @@ impl FindSettings {
             default_max_stage: config.default_max_stage,
             hard_max_stage: config.hard_max_stage,
             thresholds: Thresholds {
-                candidate_low: config.adaptive_candidate_low_base as usize,
-                file_bias: config.adaptive_file_bias_base as f32,
+                candidate_low: config.adaptive_candidate_low_base,
+                file_bias: config.adaptive_file_bias_base,
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),

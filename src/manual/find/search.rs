@@ -142,12 +142,7 @@ impl Search<'_> {
             .cloned()
             .collect();
         let mut result = SearchResult {
-            escalations: escalations(
-                &evident,
-                self.plan.query.intent,
-                self.thresholds.candidate_low,
-                self.thresholds.file_bias,
-            ),
+            escalations: escalations(&evident, self.plan.query.intent, self.thresholds),
             time_cut: !scanned.unscanned.is_empty(),
             candidates,
             scanned_files: 0,

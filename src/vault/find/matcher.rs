@@ -16,7 +16,7 @@ use aho_corasick::AhoCorasick;
 
 use crate::call::CallContext;
 use crate::paths::{RelPath, Root};
-use crate::text::lines::LineIndex;
+use crate::text::lines::{Breaks, LineTable};
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
 use crate::text::terms::split_terms;
@@ -107,13 +107,14 @@ impl Patterns {
     /// normalised text, then in the loose text, as the original line it starts on.
     fn block_hits(&self, block: Block<'_>) -> Vec<Hit> {
         let normalised = normalize(block.text);
-        let mut lines: Option<LineIndex> = None;
+        let mut lines: Option<LineTable> = None;
         let mut hits = Vec::new();
         let mut record = |span: Range<usize>, pattern: usize, way: Way| {
             if block.judged_before(&span) {
                 return;
             }
-            let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+            let lines =
+                lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
             hits.push(Hit {
                 line: block.line_of(lines, span.start),
                 pattern,

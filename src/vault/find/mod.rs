@@ -49,8 +49,8 @@ impl FindSettings {
     pub fn from_config(config: &crate::config::Config) -> FindSettings {
         FindSettings {
             thresholds: Thresholds {
-                candidate_low: config.adaptive_candidate_low_base as usize,
-                file_bias: config.adaptive_file_bias_base as f32,
+                candidate_low: config.adaptive_candidate_low_base,
+                file_bias: config.adaptive_file_bias_base,
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
