@@ -11,7 +11,6 @@ use crate::trace::CutoffReason;
 
 use super::fingerprint::Fingerprint;
 use super::thresholds::Thresholds;
-use super::tuning::TuningState;
 use crate::artifact::{est_tokens, marginal_gain};
 
 /// One line of the statistics file.
@@ -212,6 +211,25 @@ pub struct TuningRecord {
     pub reason: TuningReason,
     #[serde(flatten)]
     pub state: TuningState,
+}
+
+/// The tuned thresholds and the times the rules count from (a tuning record's state;
+/// `tuning` moves it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuningState {
+    #[serde(flatten)]
+    pub thresholds: Thresholds,
+    /// When each threshold last changed.
+    pub candidate_low_changed_at: Option<u64>,
+    pub file_bias_changed_at: Option<u64>,
+    /// The last rollback: rollback windows only look at searches after it.
+    pub rolled_back_at: Option<u64>,
+    /// The thresholds that rollback left. For `tuning::EVIDENCE_WINDOW_SECS` after it, a
+    /// threshold that was looser than its default then is not loosened back to that value
+    /// (or past it): the policy judges by an absolute floor, the rollback by a relative
+    /// drop, and without this bar the policy would walk straight back into the setting
+    /// the rollback just left.
+    pub rolled_back_from: Option<Thresholds>,
 }
 
 #[cfg(test)]

@@ -299,7 +299,7 @@ impl Finder {
         match slot.as_ref() {
             Some(loaded) if loaded.stamp == stamp => Arc::clone(&loaded.synonyms),
             _ => {
-                let (synonyms, warnings) = Synonyms::load(path, &normalize_str);
+                let (synonyms, warnings) = Synonyms::load(path.map(std::fs::read), &normalize_str);
                 for warning in warnings {
                     tracing::warn!(warning, "synonyms");
                 }

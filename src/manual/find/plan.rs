@@ -493,7 +493,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("synonyms.txt");
         std::fs::write(&path, user).unwrap();
-        Synonyms::load(Some(&path), &normalize_str).0
+        Synonyms::load(Some(std::fs::read(&path)), &normalize_str).0
     }
 
     fn all_hits(plan: &Plan, text: &str) -> Vec<(String, usize)> {
