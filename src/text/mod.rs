@@ -6,6 +6,7 @@
 
 mod fold;
 pub mod lines;
+pub(crate) mod literals;
 pub mod loose;
 pub(crate) mod near;
 pub mod normalize;

@@ -7,16 +7,16 @@
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
 //! `text::loose`), and both keep a map back to the original, so a hit is always an
-//! original line. The patterns are matched in one pass per text with Aho-Corasick.
+//! original line. The patterns are matched in one pass per text by `text::literals`, the
+//! matcher `manual_find` uses too.
 
 use std::ops::Range;
 use std::time::Instant;
 
-use aho_corasick::AhoCorasick;
-
 use crate::call::CallContext;
 use crate::paths::{RelPath, Root};
 use crate::text::lines::{Breaks, LineTable};
+use crate::text::literals::Literals;
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
 use crate::text::terms::split_terms;
@@ -48,10 +48,10 @@ pub struct Patterns {
     /// The patterns that are query terms: what coverage and gaps are counted on. The
     /// whole query is the only term when splitting leaves none.
     pub terms: Vec<usize>,
-    normalized: AhoCorasick,
-    /// The loose automaton and the pattern each of its literals stands for; a pattern of
-    /// separators only has no loose form and is left out of it.
-    loose: Option<(AhoCorasick, Vec<usize>)>,
+    normalized: Literals,
+    /// The loose literals; a pattern of separators only has no loose form, so it never
+    /// matches there.
+    loose: Literals,
 }
 
 impl Patterns {
@@ -72,19 +72,9 @@ impl Patterns {
         if terms.is_empty() {
             terms.push(0);
         }
-        let normalized = AhoCorasick::new(&texts).expect("a few query literals");
-        let (loose_texts, loose_ids): (Vec<String>, Vec<usize>) = texts
-            .iter()
-            .enumerate()
-            .map(|(index, text)| (loose_normalized(text), index))
-            .filter(|(loose, _)| !loose.is_empty())
-            .unzip();
-        let loose = (!loose_texts.is_empty()).then(|| {
-            (
-                AhoCorasick::new(&loose_texts).expect("a few query literals"),
-                loose_ids,
-            )
-        });
+        let normalized = Literals::new(&texts);
+        let loose_texts: Vec<String> = texts.iter().map(|text| loose_normalized(text)).collect();
+        let loose = Literals::new(&loose_texts);
         Patterns {
             texts,
             terms,
@@ -121,16 +111,15 @@ impl Patterns {
                 way,
             });
         };
-        for found in self.normalized.find_overlapping_iter(&normalised.text) {
-            let span = normalised.original_range(found.range());
-            record(span, found.pattern().as_usize(), Way::Normalized);
-        }
-        if let Some((automaton, ids)) = &self.loose {
+        self.normalized
+            .for_each(&normalised.text, |pattern, range| {
+                record(normalised.original_range(range), pattern, Way::Normalized);
+            });
+        if !self.loose.is_empty() {
             let loose = loose_from(&normalised);
-            for found in automaton.find_overlapping_iter(&loose.text) {
-                let span = loose.original_range(found.range());
-                record(span, ids[found.pattern().as_usize()], Way::Loose);
-            }
+            self.loose.for_each(&loose.text, |pattern, range| {
+                record(loose.original_range(range), pattern, Way::Loose);
+            });
         }
         hits.sort_by_key(|hit| hit.line);
         hits
