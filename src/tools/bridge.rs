@@ -83,7 +83,7 @@ impl BridgeTools for App {
         call: &CallContext,
     ) -> ToolResult<BridgeCopyFileOutput> {
         let reference = ManualRef {
-            target: "manual".into(),
+            target: RefTarget::Manual,
             manual_id: Some(input.manual_id),
             path: input.path,
             start_line: None,

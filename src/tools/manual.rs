@@ -189,10 +189,7 @@ impl ManualTools for App {
 /// line beyond `u32` is kept out of range rather than wrapped, so it is refused as such.
 pub(super) fn manual_ref(reference: Ref) -> ManualRef {
     ManualRef {
-        target: reference.target.map_or_else(
-            || RefTarget::Manual.to_string(),
-            |target| target.to_string(),
-        ),
+        target: reference.target.unwrap_or(RefTarget::Manual),
         manual_id: reference.manual_id,
         path: reference.path,
         start_line: reference
