@@ -190,7 +190,37 @@ mod tests {
                 path: "a.md".into(),
                 artifact_paths: Vec::new(),
             },
+            Call::ManualRead {
+                trace_id: "t".into(),
+                manual_id: "m".into(),
+                path: "a.md".into(),
+                start_line: None,
+            },
+            Call::ManualFind {
+                query: "q".into(),
+                only_unscanned_from: None,
+                max_stage: None,
+            },
+            Call::VaultRead {
+                path: "a.md".into(),
+                start_line: 1,
+                end_line: None,
+                max_chars: None,
+            },
+            Call::VaultFind {
+                query: "q".into(),
+                scope: None,
+                only_unscanned_from: None,
+            },
+            Call::VaultScan {
+                path: "a.md".into(),
+                start_line: None,
+                chunk_lines: None,
+                max_chars: None,
+            },
         ];
+        // Every variant but `Stop`, which names no tool: proposals, vault_coverage's
+        // included, never name a tool this build does not serve.
         for call in calls {
             assert!(TOOLS.iter().any(|spec| spec.name == call.tool()));
         }

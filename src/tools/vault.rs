@@ -9,7 +9,7 @@ use super::{next_actions, nonzero, page, rounded, trim_actions};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
-use crate::contract::{self, VaultTools};
+use crate::contract::VaultTools;
 use crate::error::ToolResult;
 use crate::proposal::{Call, Proposal};
 use crate::vault::find::FindRequest;
@@ -207,7 +207,6 @@ impl VaultTools for App {
             only_unscanned_from: input.only_unscanned_from_trace_id.as_deref(),
             max_candidates: budget.max_candidates.map(|n| n as usize),
             time_ms: budget.time_ms,
-            coverage_served: contract::tool("vault_coverage").is_some(),
         };
         let outcome = self.vault_finder.find(self.vault()?, &request, call)?;
         let summary = outcome.summary;

@@ -73,8 +73,6 @@ pub struct Situation<'a> {
     pub dominant: Option<&'a RelPath>,
     pub cutoff: Option<CutoffReason>,
     pub scope: AskedScope<'a>,
-    /// Whether this server serves `vault_coverage` (verify_coverage is proposed only then).
-    pub coverage_served: bool,
 }
 
 pub fn next_actions(situation: &Situation) -> Vec<Proposal> {
@@ -139,7 +137,7 @@ pub fn next_actions(situation: &Situation) -> Vec<Proposal> {
             .candidates
             .iter()
             .find(|c| !is_artifact(&c.path.components().collect::<Vec<_>>()));
-        if let (Some(source), true) = (source, situation.coverage_served) {
+        if let Some(source) = source {
             let call = Call::VaultCoverage {
                 path: source.path.as_str().to_owned(),
                 artifact_paths: Vec::new(),
@@ -260,7 +258,6 @@ mod tests {
         dir: RelPath,
         glob: Option<&'a str>,
         exclude_glob: Option<&'a str>,
-        coverage_served: bool,
     }
 
     impl<'a> Case<'a> {
@@ -271,7 +268,6 @@ mod tests {
                 dir: RelPath::root(),
                 glob: None,
                 exclude_glob: None,
-                coverage_served: false,
             }
         }
 
@@ -306,7 +302,6 @@ mod tests {
                     glob: self.glob,
                     exclude_glob: self.exclude_glob,
                 },
-                coverage_served: self.coverage_served,
             })
         }
     }
@@ -346,24 +341,24 @@ mod tests {
     }
 
     #[test]
-    fn a_ready_result_reads_the_top_then_verifies_coverage_or_stops() {
+    fn a_ready_result_reads_the_top_then_verifies_coverage_and_stops() {
         let found = candidates(
             &[("notes/a.md", 12), ("notes/b.md", 3), ("drafts/c.md", 1)],
             &ALL,
         );
-        let case = Case::new(found);
-        let actions = case.actions();
+        let actions = Case::new(found).actions();
         assert_eq!(
             tools(&actions),
-            ["vault_read", "vault_read", "vault_read", "stop"]
+            [
+                "vault_read",
+                "vault_read",
+                "vault_read",
+                "vault_coverage",
+                "stop"
+            ]
         );
         assert_eq!(actions[0].call, read("drafts/c.md", 1, 6));
         assert_eq!(actions[1].call, read("notes/a.md", 7, 17));
-        let served = Case {
-            coverage_served: true,
-            ..case
-        };
-        let actions = served.actions();
         assert_eq!(
             actions[3].call,
             Call::VaultCoverage {
@@ -406,11 +401,7 @@ mod tests {
             ],
             &ALL,
         );
-        let case = Case {
-            coverage_served: true,
-            ..Case::new(found)
-        };
-        assert!(!tools(&case.actions()).contains(&"vault_coverage"));
+        assert!(!tools(&Case::new(found).actions()).contains(&"vault_coverage"));
     }
 
     #[test]

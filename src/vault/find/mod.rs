@@ -66,8 +66,6 @@ pub struct FindRequest<'a> {
     pub only_unscanned_from: Option<&'a str>,
     pub max_candidates: Option<usize>,
     pub time_ms: Option<u64>,
-    /// Whether the server serves `vault_coverage`, which verify_coverage proposes.
-    pub coverage_served: bool,
 }
 
 /// The summary of a search (schema `VaultFindSummary`).
@@ -204,7 +202,6 @@ impl VaultFinder {
                 glob: request.scope.glob,
                 exclude_glob: request.scope.exclude_glob,
             },
-            coverage_served: request.coverage_served,
         });
         let summary = Summary {
             terms: patterns.terms.len(),
