@@ -15,7 +15,7 @@ use crate::completion::Slot;
 use crate::error::{ToolError, ToolResult};
 use crate::tooling::GuideGoal;
 
-pub struct PromptArg {
+pub(crate) struct PromptArg {
     pub name: &'static str,
     pub description: &'static str,
     pub required: bool,
@@ -23,7 +23,7 @@ pub struct PromptArg {
     pub kind: Slot,
 }
 
-pub struct PromptSpec {
+pub(crate) struct PromptSpec {
     pub name: &'static str,
     pub goal: GuideGoal,
     pub title: &'static str,
@@ -49,7 +49,7 @@ const MANUAL_ID: PromptArg = PromptArg {
     kind: Slot::ManualId,
 };
 
-pub const PROMPTS: &[PromptSpec] = &[
+pub(crate) const PROMPTS: &[PromptSpec] = &[
     PromptSpec {
         name: "exhaustive_lookup",
         goal: GuideGoal::ExhaustiveLookup,
@@ -107,12 +107,12 @@ pub const PROMPTS: &[PromptSpec] = &[
     },
 ];
 
-pub fn prompt(name: &str) -> Option<&'static PromptSpec> {
+pub(crate) fn prompt(name: &str) -> Option<&'static PromptSpec> {
     PROMPTS.iter().find(|spec| spec.name == name)
 }
 
 /// A rendered prompt: its description and the one user message.
-pub struct Rendered {
+pub(crate) struct Rendered {
     pub description: &'static str,
     pub text: String,
 }
@@ -120,7 +120,7 @@ pub struct Rendered {
 /// Renders prompt `name` with `arguments`; `today` (`YYYY-MM-DD`) is the default date.
 /// Unknown prompts and arguments, missing required ones and bad values are
 /// `invalid_parameter` naming the argument.
-pub fn render(
+pub(crate) fn render(
     name: &str,
     arguments: &BTreeMap<String, String>,
     today: &str,

@@ -6,7 +6,7 @@
 use crate::text::normalize::normalize_str;
 
 /// What the user is after; decides `first_tool`: the schema's `GuideGoal`.
-pub use crate::contract::types::GuideGoal;
+pub(crate) use crate::contract::types::GuideGoal;
 
 /// Cue words per goal, checked in this order on the normalised prompt; the first goal
 /// with a cue wins. Daily notes come first because "今日の作業ログを成果物に" is a daily
@@ -56,7 +56,7 @@ const CUES: &[(GuideGoal, &[&str])] = &[
 ];
 
 /// The goal of a prompt: the first goal whose cue occurs, else an exhaustive look-up.
-pub fn goal_of(prompt: &str) -> GuideGoal {
+pub(crate) fn goal_of(prompt: &str) -> GuideGoal {
     let prompt = normalize_str(prompt);
     CUES.iter()
         .find(|(_, cues)| cues.iter().any(|cue| prompt.contains(&normalize_str(cue))))
@@ -65,7 +65,7 @@ pub fn goal_of(prompt: &str) -> GuideGoal {
 }
 
 /// A standard chain of tools for a goal, with a one-line note.
-pub struct Workflow {
+pub(crate) struct Workflow {
     pub goal: GuideGoal,
     pub steps: &'static [&'static str],
     pub note: &'static str,
@@ -73,7 +73,7 @@ pub struct Workflow {
 
 /// The standard chains. The first step of the goal's chain that the server serves is the
 /// goal's first tool.
-pub const WORKFLOWS: &[Workflow] = &[
+pub(crate) const WORKFLOWS: &[Workflow] = &[
     Workflow {
         goal: GuideGoal::ExhaustiveLookup,
         steps: &["manual_find", "manual_hits", "manual_read"],
@@ -109,7 +109,7 @@ pub const WORKFLOWS: &[Workflow] = &[
 ];
 
 /// When to use each tool, in at most a few words.
-pub const WHEN: &[(&str, &str)] = &[
+pub(crate) const WHEN: &[(&str, &str)] = &[
     ("get_tooling_guide", "first call"),
     ("manual_list", "manual ids"),
     ("manual_ls", "files of a manual"),
@@ -140,7 +140,7 @@ pub const WHEN: &[(&str, &str)] = &[
 ];
 
 /// One line on when to use `tool`; every served tool must have one (a test checks).
-pub fn when(tool: &str) -> Option<&'static str> {
+pub(crate) fn when(tool: &str) -> Option<&'static str> {
     WHEN.iter()
         .find(|(name, _)| *name == tool)
         .map(|(_, when)| *when)
@@ -148,7 +148,7 @@ pub fn when(tool: &str) -> Option<&'static str> {
 
 /// The goal's workflows that the server can carry out whole, the goal's own first, and
 /// the first served tool of the goal's chain.
-pub fn plan(
+pub(crate) fn plan(
     goal: GuideGoal,
     served: &dyn Fn(&str) -> bool,
 ) -> (&'static str, Vec<&'static Workflow>) {

@@ -24,7 +24,7 @@ pub struct Thresholds {
 
 /// Below this many candidates no file can dominate: two hits in one of three files is
 /// not a bias worth widening for.
-pub const BIAS_MIN_CANDIDATES: usize = 5;
+pub(crate) const BIAS_MIN_CANDIDATES: usize = 5;
 
 impl Thresholds {
     /// Whether `candidates` in all are too few.
@@ -48,7 +48,7 @@ pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
 
 /// Share of candidates in the file holding the most of them (0 without candidates);
 /// `files` names each candidate's file.
-pub fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 {
+pub(crate) fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 {
     let mut per_file: HashMap<K, usize> = HashMap::new();
     for file in files {
         *per_file.entry(file).or_default() += 1;
@@ -57,7 +57,7 @@ pub fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 
 }
 
 /// The same share from the number of candidates in each file.
-pub fn bias_of_counts(per_file: impl IntoIterator<Item = usize>) -> f32 {
+pub(crate) fn bias_of_counts(per_file: impl IntoIterator<Item = usize>) -> f32 {
     let (most, total) = per_file.into_iter().fold((0, 0), |(most, total), count| {
         (most.max(count), total + count)
     });

@@ -33,7 +33,7 @@ struct OpenTrace {
 
 /// The open traces, in the trace store the find tools use (its expiry and eviction), on
 /// the statistics' clock (Unix seconds).
-pub struct UsageLedger {
+pub(crate) struct UsageLedger {
     traces: TraceStore<OpenTrace, u64>,
 }
 
@@ -44,14 +44,14 @@ const LEDGER: TraceKind = TraceKind {
 };
 
 impl UsageLedger {
-    pub fn new(ttl_secs: u64, max_keep: usize) -> UsageLedger {
+    pub(crate) fn new(ttl_secs: u64, max_keep: usize) -> UsageLedger {
         UsageLedger {
             traces: TraceStore::new(LEDGER, max_keep, Duration::from_secs(ttl_secs)),
         }
     }
 
     /// Opens `trace_id` with its candidates; returns the usage of the traces this closes.
-    pub fn record_candidates(
+    pub(crate) fn record_candidates(
         &mut self,
         trace_id: &str,
         candidates: HashSet<RefKey>,
@@ -68,7 +68,12 @@ impl UsageLedger {
     /// Counts `used` toward `trace_id` if that trace is still open (a use under an
     /// expired or unknown trace counts for nothing); returns the usage of the traces that
     /// expired first.
-    pub fn record_use(&mut self, trace_id: &str, used: RefKey, now: u64) -> Vec<UsageRecord> {
+    pub(crate) fn record_use(
+        &mut self,
+        trace_id: &str,
+        used: RefKey,
+        now: u64,
+    ) -> Vec<UsageRecord> {
         let closed = self.close_expired(now);
         if let Some(trace) = self.traces.peek_mut(trace_id) {
             trace.used.insert(used);
@@ -77,12 +82,12 @@ impl UsageLedger {
     }
 
     /// Closes the traces whose time is up.
-    pub fn close_expired(&mut self, now: u64) -> Vec<UsageRecord> {
+    pub(crate) fn close_expired(&mut self, now: u64) -> Vec<UsageRecord> {
         usage(self.traces.expire(now), now)
     }
 
     /// Closes every open trace (shutdown).
-    pub fn close_all(&mut self, now: u64) -> Vec<UsageRecord> {
+    pub(crate) fn close_all(&mut self, now: u64) -> Vec<UsageRecord> {
         usage(self.traces.drain(), now)
     }
 }

@@ -17,18 +17,18 @@
 
 use super::history::{History, Observation};
 use super::policy::next_value;
-pub use super::record::TuningState;
+pub(crate) use super::record::TuningState;
 use super::record::{TuningReason, TuningRecord};
 use super::rollback::rollback_reason;
 use super::thresholds::{Dial, Thresholds};
 use crate::config::Config;
 
 /// A threshold moves at most one step in this long (spec_v2 §8.2: ±1 or ±0.03 per 24 h).
-pub const STEP_INTERVAL_SECS: u64 = 24 * 3600;
+pub(crate) const STEP_INTERVAL_SECS: u64 = 24 * 3600;
 
 /// How far back the policy looks: a week covers the values of recent days, and values
 /// tried longer ago are forgotten, so they can be tried again.
-pub const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
+pub(crate) const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
 
 /// The operator's settings for tuning.
 #[derive(Debug, Clone, PartialEq)]

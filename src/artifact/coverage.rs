@@ -108,7 +108,7 @@ impl LineProfile {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Merged, ascending, inside `1..=total_lines`.
     pub covered_ranges: Vec<LineRange>,
     /// The uncited runs of lines that hold evidence, ascending (see the module doc).
@@ -122,7 +122,10 @@ pub struct Coverage {
 
 /// The coverage of a file by the `(start_line, end_line)` ranges cited in it (see
 /// `Artifact::cited_ranges`).
-pub fn coverage(profile: &LineProfile, cited: impl IntoIterator<Item = (u64, u64)>) -> Coverage {
+pub(crate) fn coverage(
+    profile: &LineProfile,
+    cited: impl IntoIterator<Item = (u64, u64)>,
+) -> Coverage {
     let total_lines = profile.total_lines;
     let mut clipped: Vec<LineRange> = cited
         .into_iter()

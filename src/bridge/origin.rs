@@ -32,11 +32,11 @@ use super::{Copy, Mode};
 use crate::vault::profile::LineCount;
 
 /// How the origin was recorded: the schema's `CopyOrigin`.
-pub use crate::contract::types::CopyOrigin;
+pub(crate) use crate::contract::types::CopyOrigin;
 
 /// What to write, and where the copied text lands in the destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Composed {
+pub(crate) struct Composed {
     pub content: String,
     pub origin: CopyOrigin,
     /// Destination lines (vault numbering, 1-based) holding the copied text; inserted
@@ -50,7 +50,12 @@ const ORIGIN_KEYS: [&str; 2] = ["source_manual_ids", "source_refs"];
 
 /// Composes the content a copy writes to a destination that is Markdown or not, in
 /// `mode`; `existing` is the destination's line count, for appends.
-pub fn compose(copy: &Copy, markdown: bool, mode: Mode, existing: Option<LineCount>) -> Composed {
+pub(crate) fn compose(
+    copy: &Copy,
+    markdown: bool,
+    mode: Mode,
+    existing: Option<LineCount>,
+) -> Composed {
     let (head, body, origin) = match (markdown, mode) {
         (true, Mode::Append) => (
             format!("<!-- source_refs: {} -->\n", quoted_ref(copy)),

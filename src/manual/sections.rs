@@ -24,7 +24,7 @@ use crate::text::lines::LineTable;
 
 /// Everything the index keeps from parsing one Markdown file.
 #[derive(Debug, Default)]
-pub struct Outline {
+pub(crate) struct Outline {
     /// In document order (ascending `line_start`).
     pub nodes: Vec<Node>,
     /// The front matter's `title:`, if any.
@@ -44,7 +44,7 @@ struct FoundHeading {
 
 /// Builds the outline of the Markdown file `path` (relative, used in node ids) whose
 /// content is `text`, with `lines` its line table.
-pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
+pub(crate) fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
     let arena = Arena::new();
     let root = parse_document(&arena, text, &parse_options());
     let mut outline = Outline::default();

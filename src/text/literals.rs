@@ -16,7 +16,7 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 /// The automaton of a list of literals and what turns its leftmost matches into all
 /// matches.
 #[derive(Debug, Clone)]
-pub struct Literals {
+pub(crate) struct Literals {
     automaton: Option<AhoCorasick>,
     /// Automaton pattern id -> literal index.
     ids: Vec<usize>,
@@ -29,7 +29,7 @@ pub struct Literals {
 
 impl Literals {
     /// The matcher of `texts`; literal `i` is `texts[i]`, and empty texts never match.
-    pub fn new<S: AsRef<str>>(texts: &[S]) -> Literals {
+    pub(crate) fn new<S: AsRef<str>>(texts: &[S]) -> Literals {
         let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
         let mut ids: Vec<usize> = (0..texts.len()).filter(|&i| !texts[i].is_empty()).collect();
         ids.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), texts[i]));
@@ -61,13 +61,13 @@ impl Literals {
     }
 
     /// Whether no literal can match (all were empty).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.automaton.is_none()
     }
 
     /// Calls `found(literal, range)` for every occurrence of every literal in `text`, in
     /// order of start (at one start, the longest literal first).
-    pub fn for_each(&self, text: &str, mut found: impl FnMut(usize, Range<usize>)) {
+    pub(crate) fn for_each(&self, text: &str, mut found: impl FnMut(usize, Range<usize>)) {
         let Some(automaton) = &self.automaton else {
             return;
         };

@@ -16,7 +16,7 @@ use crate::manual::find::trace::Place;
 use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem};
 
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
-pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
+pub(crate) const MAX_FIND_RESPONSE_CHARS: usize = 1200;
 
 pub(crate) fn manual_find(
     app: &App,

@@ -360,12 +360,12 @@ pub(super) struct Block<'t> {
 impl Block<'_> {
     /// Whether a match over `span` of `text` lies wholly inside the overlap: the previous
     /// block judged it, with more context, so it must not count twice.
-    pub fn judged_before(&self, span: &Range<usize>) -> bool {
+    pub(crate) fn judged_before(&self, span: &Range<usize>) -> bool {
         span.end <= self.new_from
     }
 
     /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
-    pub fn line_of(&self, lines: &LineTable, at: usize) -> u64 {
+    pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> u64 {
         self.first_line + u64::from(lines.line_at(at)) - 1
     }
 }

@@ -14,7 +14,7 @@ use crate::artifact::model::{Artifact, Element, Kind};
 /// A decision needs at least this many distinct outcomes.
 const DECISION_MIN_BRANCHES: usize = 2;
 
-pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
+pub(crate) fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
     let reached = reachable(artifact, positions);
     let mut findings = Vec::new();
     for (at, element) in artifact.elements.iter().enumerate() {

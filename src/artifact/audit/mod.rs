@@ -28,10 +28,10 @@ use std::collections::HashMap;
 use super::model::Artifact;
 
 /// What a finding is about, and how bad it is: the schema's words (the table above).
-pub use crate::contract::types::{FindingKind, FindingSeverity};
+pub(crate) use crate::contract::types::{FindingKind, FindingSeverity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub kind: FindingKind,
     pub severity: FindingSeverity,
     pub element_id: String,
@@ -67,7 +67,10 @@ fn positions(artifact: &Artifact) -> Positions<'_> {
 /// Audits `artifact`. `line_count_of(path)` gives the number of lines of the vault file a
 /// `source_lines.path` names, or `None` when it does not exist (or cannot be read: an
 /// unreadable citation is as broken as a missing one). It is asked once per distinct path.
-pub fn audit(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -> Vec<Finding> {
+pub(crate) fn audit(
+    artifact: &Artifact,
+    line_count_of: &dyn Fn(&str) -> Option<u64>,
+) -> Vec<Finding> {
     let positions = positions(artifact);
     let mut findings = sources::check(artifact, line_count_of);
     findings.extend(flow::check(artifact, &positions));
@@ -77,7 +80,7 @@ pub fn audit(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -
 }
 
 /// True when a finding calls for a full `vault_scan` of the sources: any error.
-pub fn severe(findings: &[Finding]) -> bool {
+pub(crate) fn severe(findings: &[Finding]) -> bool {
     findings
         .iter()
         .any(|finding| finding.severity == FindingSeverity::Error)

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use super::{Finding, FindingKind, FindingSeverity, Positions};
 use crate::artifact::model::Artifact;
 
-pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
+pub(crate) fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
     let mut findings = Vec::new();
     for element in &artifact.elements {
         let mut seen = HashSet::new();

@@ -5,7 +5,10 @@ use std::collections::HashMap;
 use super::{Finding, FindingKind, FindingSeverity};
 use crate::artifact::model::Artifact;
 
-pub fn check(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -> Vec<Finding> {
+pub(crate) fn check(
+    artifact: &Artifact,
+    line_count_of: &dyn Fn(&str) -> Option<u64>,
+) -> Vec<Finding> {
     let mut line_counts: HashMap<&str, Option<u64>> = HashMap::new();
     let mut findings = Vec::new();
     for element in &artifact.elements {
