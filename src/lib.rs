@@ -23,7 +23,7 @@ pub(crate) mod resources;
 pub mod server;
 #[cfg(test)]
 mod test_support;
-pub mod text;
+pub(crate) mod text;
 pub(crate) mod tooling;
 pub(crate) mod tools;
 pub mod trace;

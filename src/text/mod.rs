@@ -23,4 +23,3 @@ mod variants;
 #[cfg(test)]
 mod properties;
 
-pub use normalized::Normalized;

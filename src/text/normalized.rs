@@ -32,11 +32,6 @@ impl Normalized {
     pub fn original_range(&self, norm: Range<usize>) -> Range<usize> {
         self.map.start(norm.start)..self.map.end(norm.end)
     }
-
-    /// Heap bytes held, text and map together, for the index's memory budget.
-    pub fn heap_bytes(&self) -> usize {
-        self.text.capacity() + self.map.heap_bytes()
-    }
 }
 
 /// Appends output pieces while recording where each came from.
