@@ -1,5 +1,6 @@
 //! manvault: an MCP server for exhaustive, token-frugal search of manuals and a writable vault.
 //! See ARCHITECTURE.md for the map of modules and their invariants.
+
 pub mod adaptive;
 pub mod app;
 pub(crate) mod artifact;

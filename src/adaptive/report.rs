@@ -24,7 +24,7 @@ struct Day {
 }
 
 /// The report for `records` (as read from the statistics file).
-pub fn render(records: &[Record]) -> String {
+pub(crate) fn render(records: &[Record]) -> String {
     let history = History::replay(records);
     let mut days: BTreeMap<String, Day> = BTreeMap::new();
     for observation in history.iter() {

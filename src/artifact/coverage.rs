@@ -13,13 +13,13 @@
 
 /// A 1-based inclusive line range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRange {
+pub(crate) struct LineRange {
     pub start_line: u64,
     pub end_line: u64,
 }
 
 impl LineRange {
-    pub fn line_count(self) -> u64 {
+    pub(crate) fn line_count(self) -> u64 {
         self.end_line - self.start_line + 1
     }
 
@@ -52,7 +52,7 @@ impl LineRange {
 /// What coverage needs to know about a file's lines: how many there are, and which hold
 /// no evidence (the tool layer streams the file once to find out).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LineProfile {
+pub(crate) struct LineProfile {
     pub total_lines: u64,
     /// Lines without evidence (blank, front matter, comment lines; see
     /// `vault::profile`): ascending, disjoint, adjacent ones merged, inside
@@ -62,7 +62,7 @@ pub struct LineProfile {
 
 impl LineProfile {
     /// A file of `total_lines` lines that all hold text.
-    pub fn plain(total_lines: u64) -> LineProfile {
+    pub(crate) fn plain(total_lines: u64) -> LineProfile {
         LineProfile {
             total_lines,
             blank_ranges: Vec::new(),
@@ -70,7 +70,7 @@ impl LineProfile {
     }
 
     /// Lines that hold text: the denominator of the coverage ratio.
-    pub fn evidence_lines(&self) -> u64 {
+    pub(crate) fn evidence_lines(&self) -> u64 {
         let blank: u64 = self
             .blank_ranges
             .iter()

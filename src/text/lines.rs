@@ -15,7 +15,7 @@ use std::ops::Range;
 
 /// What ends a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Breaks {
+pub(crate) enum Breaks {
     /// `\n`, `\r\n` and a lone `\r`, the set comrak counts, so numbers agree with its
     /// source positions.
     Any,
@@ -25,17 +25,17 @@ pub enum Breaks {
 
 /// Byte range of each line's content (terminator excluded), in order.
 #[derive(Debug, Clone, Default)]
-pub struct LineTable {
+pub(crate) struct LineTable {
     lines: Vec<Range<usize>>,
 }
 
 impl LineTable {
     /// The lines of `text` as comrak counts them ([`Breaks::Any`]).
-    pub fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         LineTable::with_breaks(text, Breaks::Any)
     }
 
-    pub fn with_breaks(text: &str, breaks: Breaks) -> Self {
+    pub(crate) fn with_breaks(text: &str, breaks: Breaks) -> Self {
         let bytes = text.as_bytes();
         let next_break = |from: usize| match breaks {
             Breaks::Any => memchr::memchr2(b'\n', b'\r', &bytes[from..]),
@@ -59,19 +59,19 @@ impl LineTable {
         LineTable { lines }
     }
 
-    pub fn line_count(&self) -> u32 {
+    pub(crate) fn line_count(&self) -> u32 {
         self.lines.len() as u32
     }
 
     /// Byte range from the start of `first` to the end of `last`'s content; both lines
     /// must exist (1-based, `first <= last`).
-    pub fn byte_range(&self, first: u32, last: u32) -> Range<usize> {
+    pub(crate) fn byte_range(&self, first: u32, last: u32) -> Range<usize> {
         self.lines[first as usize - 1].start..self.lines[last as usize - 1].end
     }
 
     /// The line holding byte `offset`; an offset inside a terminator belongs to the line
     /// it ends.
-    pub fn line_at(&self, offset: usize) -> u32 {
+    pub(crate) fn line_at(&self, offset: usize) -> u32 {
         self.lines
             .partition_point(|line| line.start <= offset)
             .max(1) as u32

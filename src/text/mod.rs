@@ -22,4 +22,3 @@ mod variants;
 
 #[cfg(test)]
 mod properties;
-

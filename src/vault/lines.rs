@@ -28,7 +28,7 @@ const MAX_UTF8_BYTES: usize = 4;
 
 /// Why a window ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The file has no line after the window.
     EndOfFile,
     /// The window holds as many lines as asked for, and the file goes on.
@@ -51,7 +51,7 @@ pub(crate) enum Ending {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     pub text: String,
     pub chars: usize,
     /// First line of the window (1-based).

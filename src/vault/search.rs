@@ -35,7 +35,7 @@ use crate::text::snippet::snippet;
 use super::scope::{Scope, ScopeRequest};
 
 /// Characters of a hit's snippet (the published `snippet` bound).
-pub const SNIPPET_CHARS: usize = 160;
+pub(crate) const SNIPPET_CHARS: usize = 160;
 
 /// Bytes read per block before extending it to the end of the line.
 const BLOCK_BYTES: usize = 1024 * 1024;
@@ -53,7 +53,7 @@ const OVERLAP_BYTES: usize = 4096;
 const SNIFF_BYTES: usize = 8192;
 
 #[derive(Debug, Clone, Copy)]
-pub struct SearchRequest<'a> {
+pub(crate) struct SearchRequest<'a> {
     pub query: &'a str,
     pub scope: ScopeRequest<'a>,
     pub offset: u64,
@@ -61,14 +61,14 @@ pub struct SearchRequest<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub path: String,
     pub start_line: u64,
     pub snippet: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchPage {
+pub(crate) struct SearchPage {
     pub hits: Vec<Hit>,
     pub total: u64,
     /// Text files searched.
@@ -109,7 +109,7 @@ impl Needle {
 
 /// Searches the vault; `call` receives progress per file and stops the search between
 /// blocks once cancelled (the answer is then the cancellation error).
-pub fn search(
+pub(crate) fn search(
     root: &Root,
     request: &SearchRequest<'_>,
     call: &CallContext,

@@ -52,7 +52,7 @@ use std::ops::Range;
 /// Alternatives returned per found term. Large groups (従業員 has twenty members) would
 /// otherwise multiply the work of one query; twelve keeps every spelling variant and the
 /// closest synonyms of the groups seen in company manuals.
-pub const MAX_ALTERNATIVES: usize = 12;
+pub(crate) const MAX_ALTERNATIVES: usize = 12;
 
 const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
 

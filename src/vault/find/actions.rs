@@ -26,16 +26,16 @@ use crate::vault::policy::is_artifact;
 use crate::verdict::{IntegrationStatus, MAX_REPEATED_QUERY_CHARS};
 
 /// Reads proposed at most: with the summary, about 1,200 characters.
-pub const READS: usize = 5;
+pub(crate) const READS: usize = 5;
 /// Reads of one file among them while other files have candidates too: the agent should
 /// see the spread, not one file five times.
-pub const READS_PER_FILE: usize = 2;
+pub(crate) const READS_PER_FILE: usize = 2;
 /// Lines of context proposed before a candidate's first line and after its last.
-pub const READ_CONTEXT_LINES: u64 = 5;
+pub(crate) const READ_CONTEXT_LINES: u64 = 5;
 
 /// The scope a request searched, as the client spelled it.
 #[derive(Debug, Clone, Copy)]
-pub struct AskedScope<'a> {
+pub(crate) struct AskedScope<'a> {
     /// The folder, parsed (the root when none was given).
     pub dir: &'a RelPath,
     pub glob: Option<&'a str>,
@@ -46,7 +46,7 @@ impl AskedScope<'_> {
     /// The scope one step wider: without the glob; else the folder's parent (the whole
     /// vault above a top folder). The exclusion stays: leaving daily logs out is the
     /// client's choice, not a narrowing to undo. `None` when nothing is wider.
-    pub fn widened(&self) -> Option<FindScope> {
+    pub(crate) fn widened(&self) -> Option<FindScope> {
         let components: Vec<&str> = self.dir.components().collect();
         let relative_dir = if self.glob.is_some() {
             (!self.dir.is_root()).then(|| self.dir.as_str().to_owned())
@@ -63,7 +63,7 @@ impl AskedScope<'_> {
 }
 
 /// What the actions are derived from.
-pub struct Situation<'a> {
+pub(crate) struct Situation<'a> {
     pub trace_id: &'a str,
     pub query: &'a str,
     pub verdict: &'a Verdict,
@@ -75,7 +75,7 @@ pub struct Situation<'a> {
     pub scope: AskedScope<'a>,
 }
 
-pub fn next_actions(situation: &Situation) -> Vec<Proposal> {
+pub(crate) fn next_actions(situation: &Situation) -> Vec<Proposal> {
     let verdict = situation.verdict;
     let can_repeat = situation.query.chars().count() <= MAX_REPEATED_QUERY_CHARS;
     let find = |scope: FindScope, only_unscanned_from: Option<&str>| Call::VaultFind {

@@ -24,7 +24,7 @@ const PHRASE_WEIGHT: f32 = 0.5;
 const MATCHES_WEIGHT: f32 = 0.05;
 
 /// How strongly a range answers the query (see the module documentation).
-pub fn score(range: &LineRange, patterns: &Patterns) -> f32 {
+pub(crate) fn score(range: &LineRange, patterns: &Patterns) -> f32 {
     let weight = |way: Way| match way {
         Way::Normalized => 1.0,
         Way::Loose => LOOSE_WEIGHT,
@@ -42,14 +42,14 @@ pub fn score(range: &LineRange, patterns: &Patterns) -> f32 {
 
 /// One candidate: a range of nearby lines of one file where the query's patterns occur.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub path: RelPath,
     pub range: LineRange,
     pub score: f32,
 }
 
 impl Candidate {
-    pub fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
+    pub(crate) fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
         Candidate {
             path,
             score: score(&range, patterns),
@@ -59,7 +59,7 @@ impl Candidate {
 }
 
 /// Best first; ties by path, then line.
-pub fn rank(candidates: &mut [Candidate]) {
+pub(crate) fn rank(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -71,20 +71,20 @@ pub fn rank(candidates: &mut [Candidate]) {
 /// The best `cap` candidates offered so far, by [`rank`]: memory stays at about twice the
 /// cap however many candidates a common query finds.
 #[derive(Debug)]
-pub struct Best {
+pub(crate) struct Best {
     cap: usize,
     kept: Vec<Candidate>,
 }
 
 impl Best {
-    pub fn new(cap: usize) -> Best {
+    pub(crate) fn new(cap: usize) -> Best {
         Best {
             cap,
             kept: Vec::new(),
         }
     }
 
-    pub fn offer(&mut self, candidates: impl IntoIterator<Item = Candidate>) {
+    pub(crate) fn offer(&mut self, candidates: impl IntoIterator<Item = Candidate>) {
         self.kept.extend(candidates);
         if self.kept.len() > 2 * self.cap {
             self.cut();
@@ -97,14 +97,14 @@ impl Best {
     }
 
     /// The kept candidates, ranked.
-    pub fn ranked(mut self) -> Vec<Candidate> {
+    pub(crate) fn ranked(mut self) -> Vec<Candidate> {
         self.cut();
         self.kept
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub status: IntegrationStatus,
     pub file_bias: f32,
     pub too_few: bool,
@@ -116,14 +116,14 @@ pub struct Verdict {
 impl Verdict {
     /// The conditions of `fill_gaps`: something the query asks for is missing, or too
     /// little was found.
-    pub fn fill_gaps(&self) -> bool {
+    pub(crate) fn fill_gaps(&self) -> bool {
         self.gaps > 0 || self.too_few
     }
 }
 
 /// Judges every candidate found: `tally` adds them up, `per_file` counts them in each
 /// file that has any.
-pub fn integrate(
+pub(crate) fn integrate(
     tally: &Tally,
     per_file: &[usize],
     patterns: &Patterns,

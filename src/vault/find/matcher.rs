@@ -24,14 +24,14 @@ use crate::vault::search::{each_block, Block, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
 /// few lines into its section, or two terms of one paragraph, are one passage.
-pub const MERGE_GAP_LINES: u64 = 5;
+pub(crate) const MERGE_GAP_LINES: u64 = 5;
 /// A candidate spans at most this many lines, so a file that matches on every line still
 /// gives places to read rather than one range the size of the file.
-pub const MAX_RANGE_LINES: u64 = 40;
+pub(crate) const MAX_RANGE_LINES: u64 = 40;
 
 /// How a pattern was found, weakest first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Way {
+pub(crate) enum Way {
     #[default]
     None,
     /// Only in the loose text (Stage 1).
@@ -42,7 +42,7 @@ pub enum Way {
 
 /// What one search looks for: the whole query and its terms, each normalised and loose.
 #[derive(Debug)]
-pub struct Patterns {
+pub(crate) struct Patterns {
     /// Normalised texts: the whole query first, then each term that differs from it.
     texts: Vec<String>,
     /// The patterns that are query terms: what coverage and gaps are counted on. The
@@ -56,7 +56,7 @@ pub struct Patterns {
 
 impl Patterns {
     /// The patterns of `phrase`, a query already normalised and trimmed (not empty).
-    pub fn new(phrase: &str) -> Patterns {
+    pub(crate) fn new(phrase: &str) -> Patterns {
         let mut texts = vec![phrase.to_owned()];
         let mut terms = Vec::new();
         for term in split_terms(phrase) {
@@ -89,7 +89,7 @@ impl Patterns {
 
     /// Whether the whole query counts on its own, beside its terms (a query of several
     /// terms: finding them together, as written, is the strongest evidence).
-    pub fn phrase_apart(&self) -> bool {
+    pub(crate) fn phrase_apart(&self) -> bool {
         !self.terms.contains(&0)
     }
 
@@ -136,7 +136,7 @@ struct Hit {
 
 /// Nearby hits of one file, merged: the unit a candidate is made of.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LineRange {
+pub(crate) struct LineRange {
     pub start_line: u64,
     pub end_line: u64,
     /// Per pattern, the best way it was found in the range.
@@ -148,7 +148,7 @@ pub struct LineRange {
 /// What ranges add up to, counted as each range is finished, so the verdict is judged
 /// on every candidate even where only the best are kept.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub ranges: usize,
     /// Ranges with a pattern found as written (Stage 0).
     pub normalized: usize,
@@ -159,7 +159,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn count(&mut self, range: &LineRange) {
+    pub(crate) fn count(&mut self, range: &LineRange) {
         self.ranges += 1;
         self.normalized += usize::from(range.ways.contains(&Way::Normalized));
         self.loose += usize::from(range.ways.contains(&Way::Loose));
@@ -171,7 +171,7 @@ impl Tally {
         }
     }
 
-    pub fn add(&mut self, other: &Tally) {
+    pub(crate) fn add(&mut self, other: &Tally) {
         self.ranges += other.ranges;
         self.normalized += other.normalized;
         self.loose += other.loose;
@@ -184,7 +184,7 @@ impl Tally {
 }
 
 /// How candidates are ordered: best score first, then line (and path, across files).
-pub type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
+pub(crate) type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
 
 /// The ranges of one file as they build up, hit by hit: the finished ones (at most the
 /// best `keep` once there are many), the one still open, and the tally of all.
@@ -278,7 +278,7 @@ impl<'s> Ranges<'s> {
 
 /// What searching one file gave.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FileOutcome {
+pub(crate) enum FileOutcome {
     /// Read to its end: the best `keep` ranges in line order, and the tally of all.
     Searched {
         ranges: Vec<LineRange>,
@@ -294,7 +294,7 @@ pub enum FileOutcome {
 
 /// Searches one file until its end or the deadline, keeping its best `keep` ranges by
 /// `score`.
-pub fn search_file(
+pub(crate) fn search_file(
     root: &Root,
     rel: &RelPath,
     patterns: &Patterns,

@@ -15,9 +15,9 @@
 //! ([`crate::trace::TraceStore`]), and `only_unscanned_from_trace_id` searches exactly
 //! those, so a cut search can be finished without starting over.
 
-pub mod actions;
-pub mod integrate;
-pub mod matcher;
+pub(crate) mod actions;
+pub(crate) mod integrate;
+pub(crate) mod matcher;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
