@@ -58,6 +58,8 @@ pub(crate) struct RankedSource {
 #[derive(Default)]
 struct Contribution {
     score: f32,
+    /// The part of `score` from the semantic source.
+    meaning: f32,
     admitted: bool,
     signals: Signals,
     marks: Signals,
@@ -86,6 +88,9 @@ pub(crate) fn fuse(
             let share = item.score / best;
             let entry = added.entry(item.key).or_default();
             entry.score += source.weight * share;
+            if source.marks.intersects(Signals::SEMANTIC) {
+                entry.meaning += source.weight * share;
+            }
             if item.admits && share >= FLOOR_SHARE {
                 entry.admitted = true;
                 entry.signals.insert(item.signals);
@@ -102,6 +107,7 @@ pub(crate) fn fuse(
         }
         let mut candidate = Candidate::from_scored(scored);
         candidate.score += contribution.score;
+        candidate.meaning = contribution.meaning;
         if !evident {
             candidate.signals.insert(contribution.signals);
         }
@@ -119,6 +125,7 @@ pub(crate) fn fuse(
         relevance: 0.0,
         signals: contribution.signals.with(contribution.marks),
         ways: vec![Way::None; terms],
+        meaning: contribution.meaning,
     }));
     candidates
 }

@@ -15,7 +15,7 @@ use super::plan::Plan;
 use super::relevance::rank_units;
 use super::scan::{scan, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
-use super::semantic::SemanticSearch;
+use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
@@ -240,7 +240,15 @@ impl Search<'_> {
                 return Err("injected failure".into());
             }
             let terms = self.plan.terms.len();
-            stage3_references(self.corpus, &known, &mut updated, terms, in_scope);
+            let lexical_seeds = self.semantic.is_some() && Tuning::current().lexical_seeds;
+            stage3_references(
+                self.corpus,
+                &known,
+                &mut updated,
+                terms,
+                in_scope,
+                lexical_seeds,
+            );
             Ok(())
         });
         match outcome {
@@ -368,6 +376,9 @@ impl SearchResult {
         self.candidates
             .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         self.candidates.dedup_by_key(|c| c.key);
+        if search.semantic.is_some() {
+            rank_fused(&mut self.candidates, &Tuning::current());
+        }
         self.integrated = self.candidates.len();
         let over = self.candidates.len() > max_candidates;
         if over {

@@ -48,6 +48,10 @@ pub struct Candidate {
     pub relevance: f32,
     pub signals: Signals,
     pub ways: Vec<Way>,
+    /// The part of `score` that closeness in meaning added (the semantic source's
+    /// share): `score - meaning` is what the query's own words earned, which the ranking
+    /// needs to keep strong lexical evidence first.
+    pub meaning: f32,
 }
 
 impl Candidate {
@@ -58,6 +62,7 @@ impl Candidate {
             relevance: scored.relevance,
             signals: scored.signals,
             ways: scored.ways.clone(),
+            meaning: 0.0,
         }
     }
 
@@ -74,6 +79,7 @@ impl Candidate {
             relevance: 0.0,
             signals: Signals::REFERENCE,
             ways: vec![Way::None; terms],
+            meaning: 0.0,
         }
     }
 }
@@ -183,19 +189,33 @@ pub fn stage3_references(
     candidates: &mut Vec<Candidate>,
     terms: usize,
     in_scope: &dyn Fn(NodeKey) -> bool,
+    lexical_seeds: bool,
 ) {
-    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let seeds: Vec<(NodeKey, f32)> = candidates
+    let seed_score = |c: &Candidate| {
+        if lexical_seeds {
+            c.score - c.meaning
+        } else {
+            c.score
+        }
+    };
+    candidates.sort_by(|a, b| seed_score(b).total_cmp(&seed_score(a)));
+    let seeds: Vec<(NodeKey, Reached)> = candidates
         .iter()
         .take(REFERENCE_SEEDS)
-        .map(|c| (c.key, c.score))
+        .map(|c| {
+            let reached = Reached {
+                score: c.score,
+                meaning: c.meaning,
+            };
+            (c.key, reached)
+        })
         .collect();
     let mut position: HashMap<NodeKey, usize> = candidates
         .iter()
         .enumerate()
         .map(|(index, c)| (c.key, index))
         .collect();
-    let mut reach = |key: NodeKey, score: f32, candidates: &mut Vec<Candidate>| {
+    let mut reach = |key: NodeKey, reached: Reached, candidates: &mut Vec<Candidate>| {
         if !in_scope(key) {
             return;
         }
@@ -203,7 +223,8 @@ pub fn stage3_references(
             Some(&index) => {
                 let candidate = &mut candidates[index];
                 candidate.signals.insert(Signals::REFERENCE);
-                candidate.score = candidate.score.max(score) + REFERENCED_BONUS;
+                reached.raise(candidate);
+                candidate.score += REFERENCED_BONUS;
             }
             None => {
                 let mut candidate = match known.get(&key) {
@@ -211,7 +232,7 @@ pub fn stage3_references(
                     None => Candidate::reached(key, 0.0, terms),
                 };
                 candidate.signals.insert(Signals::REFERENCE);
-                candidate.score = candidate.score.max(score);
+                reached.raise(&mut candidate);
                 position.insert(key, candidates.len());
                 candidates.push(candidate);
             }
@@ -221,7 +242,7 @@ pub fn stage3_references(
     for (seed, score) in seeds {
         for reference in corpus.references.outbound(seed) {
             if let Some(to) = reference.to {
-                reach(to, score * OUTBOUND_SHARE, candidates);
+                reach(to, score.share(OUTBOUND_SHARE), candidates);
             }
         }
         let mut inbound: Vec<NodeKey> = corpus
@@ -236,7 +257,33 @@ pub fn stage3_references(
         });
         inbound.dedup();
         for from in inbound.into_iter().take(INBOUND_PER_SEED) {
-            reach(from, score * INBOUND_SHARE, candidates);
+            reach(from, score.share(INBOUND_SHARE), candidates);
+        }
+    }
+}
+
+/// The score a reference passes on from its seed, and the part of it that closeness in
+/// meaning gave the seed (so a section reached from a section found by meaning does not
+/// count as strong lexical evidence).
+#[derive(Debug, Clone, Copy)]
+struct Reached {
+    score: f32,
+    meaning: f32,
+}
+
+impl Reached {
+    fn share(self, share: f32) -> Reached {
+        Reached {
+            score: self.score * share,
+            meaning: self.meaning * share,
+        }
+    }
+
+    /// Raises `candidate` to this score when that is higher.
+    fn raise(self, candidate: &mut Candidate) {
+        if self.score > candidate.score {
+            candidate.score = self.score;
+            candidate.meaning = self.meaning;
         }
     }
 }
@@ -349,6 +396,7 @@ pub fn exception_neighbours(
                     relevance: 0.0,
                     signals: Signals::EXCEPTIONS.with(Signals::EXPANDED),
                     ways: vec![Way::None; terms],
+                    meaning: 0.0,
                 });
             }
         }
@@ -374,6 +422,7 @@ mod tests {
             relevance: 1.0,
             signals,
             ways: Vec::new(),
+            meaning: 0.0,
         }
     }
 

@@ -251,3 +251,80 @@ fn a_search_in_one_manual_lists_no_section_of_another() {
         "{candidates:?}"
     );
 }
+
+const PRINTER: &str = "# Printer
+
+## Toner cartridge
+
+The toner cartridge lasts two thousand pages; keep it away from sunlight, heat, dust and water.
+
+## Toner cartridge return
+
+Send an empty toner cartridge back in its box.
+
+## Drum unit
+
+Swap out the drum unit when the lamp blinks twice.
+
+## Fuser
+
+Swap out the fuser once a year.
+";
+
+/// Words that mean one thing to the stub. The first section names four things besides
+/// the cartridge, which moves its vector away from a query about the cartridge: the
+/// return section is closer in meaning, as a real model may find a neighbour closer
+/// than the section a query names.
+const PRINTING: &[&[&str]] = &[
+    &["cartridge", "kartusche"],
+    &["replace", "swap out", "交換"],
+    &["pages"],
+    &["sunlight"],
+    &["heat"],
+    &["water"],
+    &["dust"],
+];
+
+fn printer_search(query: &str) -> Vec<HitItem> {
+    let (_dir, index) = index(&[("printer/printer.md", PRINTER)]);
+    let stub = Arc::new(StubEmbedder::with_concepts(PRINTING));
+    let finder = semantic_finder(&stub, &index);
+    let outcome = finder
+        .find(&index, &request(query), &CallContext::local())
+        .unwrap();
+    hits(&finder, &outcome, HitKind::Candidates)
+}
+
+#[test]
+fn closeness_in_meaning_does_not_displace_a_strong_lexical_first_hit() {
+    // The query is the first section's heading: strong lexical evidence. The return
+    // section holds the words too, less strongly, and is closer in meaning: its fused
+    // score would be higher, but the lexical first hit keeps the first rank.
+    let candidates = printer_search("toner cartridge");
+    assert_eq!(
+        places(&candidates)[..2],
+        ["printer.md:3", "printer.md:7"],
+        "{candidates:?}"
+    );
+    assert!(signals_of(&candidates, "printer.md:7").contains(&"semantic"));
+    // Sections found by meaning alone still join the candidates, below those the
+    // query's words found.
+    let candidates = printer_search("toner cartridge 交換");
+    let alone: Vec<bool> = candidates
+        .iter()
+        .map(|item| item.signals == ["semantic"])
+        .collect();
+    assert!(alone.contains(&true), "{candidates:?}");
+    assert!(alone.is_sorted(), "{candidates:?}");
+}
+
+#[test]
+fn a_section_found_by_meaning_alone_ranks_first_over_weak_lexical_evidence() {
+    // "light" is only a piece of "sunlight" in the first section: weak evidence. The
+    // sections about swapping parts out name nothing the query wrote, and rank first.
+    let candidates = printer_search("交換 light");
+    assert_eq!(places(&candidates)[0], "printer.md:11", "{candidates:?}");
+    assert_eq!(signals_of(&candidates, "printer.md:11"), ["semantic"]);
+    assert!(places(&candidates).contains(&"printer.md:3".to_owned()));
+    assert!(!signals_of(&candidates, "printer.md:3").contains(&"semantic"));
+}
