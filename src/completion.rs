@@ -17,7 +17,7 @@ use crate::error::ToolResult;
 use crate::{clock, prompts, resources};
 
 /// Most values one answer carries (the MCP limit).
-pub const MAX_VALUES: usize = 100;
+pub(crate) const MAX_VALUES: usize = 100;
 
 /// The largest page the listing tools give.
 const LISTING_PAGE: u64 = 1000;
@@ -27,7 +27,7 @@ const MAX_PAGES: usize = 50;
 
 /// What a value is, which decides where candidates come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// Free text (a topic, a note): nothing to offer.
     Text,
     ManualId,
@@ -45,14 +45,14 @@ pub enum Slot {
 }
 
 /// What is being completed.
-pub enum Target {
+pub(crate) enum Target {
     Prompt { name: String },
     Resource { uri_template: String },
 }
 
 /// Matching values, at most [`MAX_VALUES`], best first.
 #[derive(Debug, Default, PartialEq)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub values: Vec<String>,
     pub total: usize,
     pub has_more: bool,

@@ -8,6 +8,7 @@
 //! [`normalize`](super::normalize::normalize), so it only has to know the representatives
 //! that normalisation leaves (one `-`, one `・`, one space...).
 
+#[cfg(test)]
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
 use super::units::fold_kana;
@@ -58,12 +59,14 @@ fn loose_char(c: char) -> Option<char> {
 }
 
 /// Loose text of `s`, with a map back to `s`.
-pub fn loose(s: &str) -> Normalized {
+#[cfg(test)]
+pub(crate) fn loose(s: &str) -> Normalized {
     loose_from(&normalize(s))
 }
 
 /// Loose text of a query: the same text as [`loose`], without the map.
-pub fn loose_str(s: &str) -> String {
+#[cfg(test)]
+fn loose_str(s: &str) -> String {
     loose(s).text
 }
 

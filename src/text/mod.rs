@@ -6,6 +6,7 @@
 
 mod fold;
 pub mod lines;
+pub(crate) mod literals;
 pub mod loose;
 pub(crate) mod near;
 pub mod normalize;
@@ -21,5 +22,3 @@ mod variants;
 
 #[cfg(test)]
 mod properties;
-
-pub use normalized::Normalized;

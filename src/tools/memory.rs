@@ -13,7 +13,7 @@ use crate::contract::MemoryTools;
 use crate::embed::provider::ProviderState;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 use crate::memory::{
-    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
+    ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
 };
 
 /// Payload limits of the seed (pce_memory_tools.md §2), in bytes of the request's JSON.
@@ -375,11 +375,7 @@ impl MemoryTools for App {
                 let changes_total = outcome.changes.as_ref().map(|changes| changes.len() as u64);
                 Ok(PceMemoryPolicyApplyOutput {
                     version: outcome.version,
-                    mode: match outcome.mode {
-                        ApplyMode::Applied => PceMemoryPolicyApplyOutputMode::Applied,
-                        ApplyMode::DryRun => PceMemoryPolicyApplyOutputMode::DryRun,
-                        ApplyMode::ValidateOnly => PceMemoryPolicyApplyOutputMode::ValidateOnly,
-                    },
+                    mode: outcome.mode,
                     policy_version: outcome.policy_version,
                     changes: outcome
                         .changes

@@ -31,12 +31,12 @@ use super::plan::Plan;
 use super::query::Intent;
 use super::score::Way;
 use super::stages::{prose_lines, Candidate};
-use super::trace::Cutoff;
+use super::trace::CutoffReason;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
 use crate::text::units::{script_runs, Script};
-pub use crate::verdict::Status;
+pub use crate::verdict::IntegrationStatus;
 
 /// Most candidates in the integrated top.
 pub const TOP_MAX: usize = 10;
@@ -76,7 +76,7 @@ pub struct Verdict {
     pub conflicts: Vec<Conflict>,
     pub gaps: Vec<Gap>,
     pub sufficiency: f32,
-    pub status: Status,
+    pub status: IntegrationStatus,
 }
 
 /// Judges the ranked `candidates` (best first).
@@ -86,7 +86,7 @@ pub fn integrate(
     files: &[&ManualFile],
     candidates: &[Candidate],
     weights: &[f32],
-    cutoff: Option<Cutoff>,
+    cutoff: Option<CutoffReason>,
 ) -> Verdict {
     let top = integrated_top(candidates);
     let conflicts = conflicts(plan, corpus, files, &candidates[..top]);
@@ -98,9 +98,10 @@ pub fn integrate(
         0.0
     } else {
         let factor = match cutoff {
-            Some(Cutoff::TimeBudget) => 0.5,
-            Some(Cutoff::StageCap) => 0.8,
-            Some(Cutoff::CandidateCap) => 0.9,
+            // `hard_limit` is never a search's cutoff; were it one, it left text unread.
+            Some(CutoffReason::TimeBudget | CutoffReason::HardLimit) => 0.5,
+            Some(CutoffReason::StageCap) => 0.8,
+            Some(CutoffReason::CandidateCap) => 0.9,
             None => 1.0,
         } * 0.9f32.powi(conflicts.len().min(3) as i32)
             * 0.95f32.powi(unresolved.min(3) as i32);
@@ -113,16 +114,16 @@ pub fn integrate(
         sufficiency
     };
     let status = if candidates.is_empty() {
-        Status::Blocked
+        IntegrationStatus::Blocked
     } else if !thin
         && sufficiency >= READY_SUFFICIENCY
         && conflicts.is_empty()
         && gaps.is_empty()
         && cutoff.is_none()
     {
-        Status::Ready
+        IntegrationStatus::Ready
     } else {
-        Status::NeedsFollowup
+        IntegrationStatus::NeedsFollowup
     };
     Verdict {
         top,

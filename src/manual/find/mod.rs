@@ -39,19 +39,19 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 
-use self::actions::NextAction;
 use self::corpus::{Corpus, CorpusCache};
-use self::integrate::Status;
+use self::integrate::IntegrationStatus;
 use self::plan::Plan;
 use self::query::{Intent, Query};
 use self::search::{log_outcome, Search};
 pub use self::semantic::SemanticReport;
 use self::semantic::SemanticSearch;
-use self::trace::{Cutoff, Place, TraceStore};
+use self::trace::{CutoffReason, Place, TraceStore};
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::vectors::SectionVectors;
 use crate::manual::{ManualFile, ManualIndex};
+use crate::proposal::Proposal;
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
@@ -146,8 +146,8 @@ impl FindSettings {
             default_max_stage: config.default_max_stage,
             hard_max_stage: config.hard_max_stage,
             thresholds: Thresholds {
-                candidate_low: config.adaptive_candidate_low_base as usize,
-                file_bias: config.adaptive_file_bias_base as f32,
+                candidate_low: config.adaptive_candidate_low_base,
+                file_bias: config.adaptive_file_bias_base,
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
@@ -210,8 +210,8 @@ pub struct Summary {
     pub conflict_count: usize,
     pub gap_count: usize,
     pub sufficiency_score: f32,
-    pub integration_status: Status,
-    pub cutoff_reason: Option<Cutoff>,
+    pub integration_status: IntegrationStatus,
+    pub cutoff_reason: Option<CutoffReason>,
     /// `None` when semantic recall is off (`EMBEDDINGS_URL` unset).
     pub semantic: Option<SemanticReport>,
 }
@@ -220,7 +220,7 @@ pub struct Summary {
 pub struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
-    pub next_actions: Vec<NextAction>,
+    pub next_actions: Vec<Proposal>,
     /// Why stages failed or were skipped (counted in `summary.warnings`).
     pub warnings: Vec<String>,
     /// What the search was allowed and what Stage 4 cost, for the statistics of
@@ -231,20 +231,15 @@ pub struct FindOutcome {
     pub stage4_added_chars: usize,
 }
 
-/// What `manual_hits` lists (schema `HitKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HitKind {
-    Candidates,
-    Unscanned,
-    Conflicts,
-    Gaps,
-    IntegratedTop,
-}
+/// What `manual_hits` lists: the schema's `HitKind`.
+pub use crate::contract::types::HitKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HitItem {
     pub place: Option<Place>,
     pub reason: &'static str,
+    /// For an unscanned place: the cutoff that left it out (its `reason` in words).
+    pub cutoff: Option<CutoffReason>,
     pub signals: Vec<&'static str>,
     pub score: Option<f32>,
     pub conflict_with: Vec<Place>,
@@ -304,7 +299,7 @@ impl Finder {
         match slot.as_ref() {
             Some(loaded) if loaded.stamp == stamp => Arc::clone(&loaded.synonyms),
             _ => {
-                let (synonyms, warnings) = Synonyms::load(path, &normalize_str);
+                let (synonyms, warnings) = Synonyms::load(path.map(std::fs::read), &normalize_str);
                 for warning in warnings {
                     tracing::warn!(warning, "synonyms");
                 }

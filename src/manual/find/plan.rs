@@ -19,9 +19,8 @@
 //! occurrence of every pattern is found except shorter patterns that start where a longer
 //! one matched; those are prefixes of it, recorded by `prefixes` and added on each match.
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
-
 use super::query::Query;
+use crate::text::literals::Literals;
 use crate::text::loose::loose_normalized;
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
@@ -165,14 +164,9 @@ pub struct Plan {
     loose: Matcher,
 }
 
-/// One automaton and the bookkeeping that turns its leftmost matches into all matches.
+/// The literals of one form (normalised or loose) and the whole-word rule of each.
 struct Matcher {
-    automaton: Option<AhoCorasick>,
-    /// Automaton pattern id -> plan pattern index.
-    ids: Vec<usize>,
-    /// Per plan pattern: other plan patterns that are prefixes of it in this form (equal
-    /// texts included, so a duplicate left out of the automaton is still reported).
-    prefixes: Vec<Vec<usize>>,
+    literals: Literals,
     /// Per plan pattern: the unit whose whole-word rule a match must pass, if any.
     words: Vec<Option<Unit>>,
 }
@@ -180,57 +174,22 @@ struct Matcher {
 impl Matcher {
     /// `texts[i]` is pattern i's text in this form; empty texts are left out.
     fn new(texts: &[&str], words: Vec<Option<Unit>>) -> Matcher {
-        let mut ids: Vec<usize> = (0..texts.len()).filter(|&i| !texts[i].is_empty()).collect();
-        ids.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), texts[i]));
-        ids.dedup_by_key(|&mut i| texts[i]);
-        let automaton = (!ids.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(ids.iter().map(|&i| texts[i]))
-                .expect("query patterns are short literals")
-        });
-        let prefixes = (0..texts.len())
-            .map(|long| {
-                (0..texts.len())
-                    .filter(|&short| {
-                        short != long
-                            && !texts[short].is_empty()
-                            && texts[short].len() <= texts[long].len()
-                            && texts[long].starts_with(texts[short])
-                    })
-                    .collect()
-            })
-            .collect();
         Matcher {
-            automaton,
-            ids,
-            prefixes,
+            literals: Literals::new(texts),
             words,
         }
     }
 
     /// Calls `found(pattern, offset)` for every occurrence of every pattern in `text`.
     fn for_each(&self, text: &str, mut found: impl FnMut(usize, usize)) {
-        let Some(automaton) = &self.automaton else {
-            return;
-        };
-        let mut at = 0;
-        while at < text.len() {
-            let Some(hit) = automaton.find(Input::new(text).range(at..)) else {
-                break;
-            };
-            let pattern = self.ids[hit.pattern().as_usize()];
-            let start = hit.start();
-            for pattern in std::iter::once(pattern).chain(self.prefixes[pattern].iter().copied()) {
-                let stands = self.words[pattern].as_ref().is_none_or(|unit| {
-                    word_matches(text, start..start + unit.needle().len(), unit)
-                });
-                if stands {
-                    found(pattern, start);
-                }
+        self.literals.for_each(text, |pattern, range| {
+            let stands = self.words[pattern].as_ref().is_none_or(|unit| {
+                word_matches(text, range.start..range.start + unit.needle().len(), unit)
+            });
+            if stands {
+                found(pattern, range.start);
             }
-            at = hit.start() + text[hit.start()..].chars().next().map_or(1, char::len_utf8);
-        }
+        });
     }
 
     fn set_of(&self, text: &str) -> PatternSet {
@@ -493,7 +452,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("synonyms.txt");
         std::fs::write(&path, user).unwrap();
-        Synonyms::load(Some(&path), &normalize_str).0
+        Synonyms::load(Some(std::fs::read(&path)), &normalize_str).0
     }
 
     fn all_hits(plan: &Plan, text: &str) -> Vec<(String, usize)> {

@@ -14,42 +14,8 @@ use crate::text::normalize::normalize_str;
 use crate::text::terms::split_terms;
 use crate::text::units::{script_runs, Script};
 
-/// What the question is after (schema `Intent`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    Definition,
-    Procedure,
-    Eligibility,
-    Exceptions,
-    Compare,
-    Unknown,
-}
-
-impl Intent {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intent::Definition => "definition",
-            Intent::Procedure => "procedure",
-            Intent::Eligibility => "eligibility",
-            Intent::Exceptions => "exceptions",
-            Intent::Compare => "compare",
-            Intent::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(word: &str) -> Option<Intent> {
-        [
-            Intent::Definition,
-            Intent::Procedure,
-            Intent::Eligibility,
-            Intent::Exceptions,
-            Intent::Compare,
-            Intent::Unknown,
-        ]
-        .into_iter()
-        .find(|intent| intent.as_str() == word)
-    }
-}
+/// What the question is after: the schema's `Intent`.
+pub use crate::contract::types::Intent;
 
 /// Cue words per intent, lowercase (matched as written and as normalised, since
 /// normalisation turns some kanji into digits). Checked in this order, so a query
@@ -346,7 +312,5 @@ mod tests {
         let query = Query::parse("対象外の経費", Some(Intent::Definition));
         assert_eq!(query.intent, Intent::Definition);
         assert!(!query.intent_inferred);
-        assert_eq!(Intent::parse("compare"), Some(Intent::Compare));
-        assert_eq!(Intent::parse("other"), None);
     }
 }

@@ -20,7 +20,7 @@ use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
 };
-use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
+use super::trace::{ConflictItem, CutoffReason, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::call::CallContext;
 use crate::error::ToolResult;
@@ -142,12 +142,7 @@ impl Search<'_> {
             .cloned()
             .collect();
         let mut result = SearchResult {
-            escalations: escalations(
-                &evident,
-                self.plan.query.intent,
-                self.thresholds.candidate_low,
-                self.thresholds.file_bias,
-            ),
+            escalations: escalations(&evident, self.plan.query.intent, self.thresholds),
             time_cut: !scanned.unscanned.is_empty(),
             candidates,
             scanned_files: 0,
@@ -169,7 +164,7 @@ impl Search<'_> {
                 if let Some(outside) = &outside {
                     result
                         .unscanned
-                        .extend(self.unscanned(outside, Cutoff::StageCap));
+                        .extend(self.unscanned(outside, CutoffReason::StageCap));
                 }
             } else {
                 let more = outside.map(|outside| {
@@ -187,7 +182,7 @@ impl Search<'_> {
         result.scanned_files = scanned.scanned_files;
         result.scanned_nodes = scanned.scanned_nodes;
         result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
-        let left = self.unscanned(&scanned.unscanned, Cutoff::TimeBudget);
+        let left = self.unscanned(&scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
         self.call.check_cancelled()?;
         Ok(result)
@@ -307,7 +302,7 @@ impl Search<'_> {
     }
 
     /// Unscanned entries for the sections of `scope`.
-    fn unscanned(&self, scope: &Scope, reason: Cutoff) -> Vec<Unscanned> {
+    fn unscanned(&self, scope: &Scope, reason: CutoffReason) -> Vec<Unscanned> {
         scope
             .iter()
             .map(|(file, nodes)| {
@@ -377,7 +372,7 @@ fn is_candidate(scored: &Scored) -> bool {
 impl SearchResult {
     /// Ranks the candidates and keeps the best `max_candidates`; the rest become
     /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
-    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<Cutoff> {
+    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
         self.candidates
             .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         self.candidates.dedup_by_key(|c| c.key);
@@ -402,14 +397,14 @@ impl SearchResult {
                 })
                 .collect();
             self.unscanned
-                .extend(search.unscanned(&scope, Cutoff::CandidateCap));
+                .extend(search.unscanned(&scope, CutoffReason::CandidateCap));
         }
         if self.time_cut {
-            Some(Cutoff::TimeBudget)
+            Some(CutoffReason::TimeBudget)
         } else if over {
-            Some(Cutoff::CandidateCap)
+            Some(CutoffReason::CandidateCap)
         } else if self.stage_capped {
-            Some(Cutoff::StageCap)
+            Some(CutoffReason::StageCap)
         } else {
             None
         }
@@ -419,7 +414,7 @@ impl SearchResult {
         &mut self,
         search: &Search,
         id: String,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> (Trace, FindOutcome) {
         let verdict = integrate(
             search.plan,
@@ -473,7 +468,7 @@ impl SearchResult {
         search: &Search,
         verdict: &Verdict,
         trace: &Trace,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> Summary {
         let count = |signal: Signals| {
             self.candidates
@@ -573,7 +568,7 @@ fn gap_items(verdict: &Verdict, search: &Search) -> Vec<GapItem> {
 /// reasons and signal counts when the search had to escalate or degrade.
 pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
     let summary = &outcome.summary;
-    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         scanned_files = summary.scanned_files,
@@ -582,7 +577,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
         warnings = summary.warnings,
         max_stage_applied = summary.max_stage_applied,
         scope_expanded = summary.scope_expanded,
-        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        cutoff_reason = summary.cutoff_reason.map(CutoffReason::as_str),
         unscanned_sections_count = summary.unscanned_sections_count,
         integrated_nodes = summary.integrated_nodes,
         file_bias_ratio = summary.file_bias_ratio,

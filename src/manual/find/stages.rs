@@ -317,13 +317,8 @@ pub fn file_bias(candidates: &[Candidate]) -> f32 {
 pub fn escalations(
     candidates: &[Candidate],
     intent: Intent,
-    low: usize,
-    bias_threshold: f32,
+    thresholds: Thresholds,
 ) -> Vec<Escalation> {
-    let thresholds = Thresholds {
-        candidate_low: low,
-        file_bias: bias_threshold,
-    };
     let mut found = Vec::new();
     if candidates.is_empty() {
         found.push(Escalation::NoCandidates);
@@ -413,6 +408,13 @@ pub fn exception_neighbours(
 mod tests {
     use super::*;
 
+    fn at(candidate_low: u32, file_bias: f64) -> Thresholds {
+        Thresholds {
+            candidate_low,
+            file_bias,
+        }
+    }
+
     fn candidate(file: u32, node: u32, signals: Signals) -> Candidate {
         Candidate {
             key: NodeKey { file, node },
@@ -428,12 +430,12 @@ mod tests {
     fn escalation_conditions_follow_the_spec() {
         let none = Signals::default();
         assert_eq!(
-            escalations(&[], Intent::Unknown, 3, 0.8),
+            escalations(&[], Intent::Unknown, at(3, 0.8)),
             [Escalation::NoCandidates]
         );
         let two: Vec<Candidate> = (0..2).map(|n| candidate(n, 0, none)).collect();
         assert_eq!(
-            escalations(&two, Intent::Unknown, 3, 0.8),
+            escalations(&two, Intent::Unknown, at(3, 0.8)),
             [Escalation::FewCandidates]
         );
         let lopsided: Vec<Candidate> = (0..5)
@@ -441,21 +443,24 @@ mod tests {
             .collect();
         assert!((file_bias(&lopsided) - 0.8).abs() < 1e-6);
         assert_eq!(
-            escalations(&lopsided, Intent::Unknown, 3, 0.8),
+            escalations(&lopsided, Intent::Unknown, at(3, 0.8)),
             [Escalation::FileBias]
         );
         assert_eq!(
-            escalations(&lopsided[..4], Intent::Unknown, 3, 0.8),
+            escalations(&lopsided[..4], Intent::Unknown, at(3, 0.8)),
             [],
             "fewer than five"
         );
         assert_eq!(
-            escalations(&lopsided, Intent::Exceptions, 3, 0.9),
+            escalations(&lopsided, Intent::Exceptions, at(3, 0.9)),
             [Escalation::NoExceptionHit]
         );
         let mut with_exception = lopsided.clone();
         with_exception[0].signals = Signals::EXCEPTIONS;
-        assert_eq!(escalations(&with_exception, Intent::Exceptions, 3, 0.9), []);
+        assert_eq!(
+            escalations(&with_exception, Intent::Exceptions, at(3, 0.9)),
+            []
+        );
     }
 
     #[test]

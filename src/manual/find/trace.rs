@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::Signals;
 use crate::error::ToolResult;
-pub use crate::trace::Cutoff;
+pub use crate::trace::CutoffReason;
 use crate::trace::TraceKind;
 
 /// A place in a manual, as a trace keeps it: independent of later index changes.
@@ -41,7 +41,7 @@ pub struct Unscanned {
     pub path: Arc<str>,
     pub json: bool,
     pub lines: Vec<u32>,
-    pub reason: Cutoff,
+    pub reason: CutoffReason,
 }
 
 /// A candidate whose statements disagree with others (see docs/search.md: conflict).

@@ -48,12 +48,11 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 
 /// Alternatives returned per found term. Large groups (従業員 has twenty members) would
 /// otherwise multiply the work of one query; twelve keeps every spelling variant and the
 /// closest synonyms of the groups seen in company manuals.
-pub const MAX_ALTERNATIVES: usize = 12;
+pub(crate) const MAX_ALTERNATIVES: usize = 12;
 
 const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
 
@@ -118,16 +117,18 @@ struct RawTerm<'a> {
 const USER_VOCABULARY: u32 = 0;
 
 impl Synonyms {
-    /// Loads the builtin table and, when given and present, the user synonyms file.
+    /// Loads the builtin table and the user synonyms file as the caller read it (`None`:
+    /// none configured; a file that is not there is none either). `text/` does no I/O:
+    /// the caller reads the file (`path.map(std::fs::read)`).
     ///
     /// Never fails: problems in the user file come back as warnings (without the file's
     /// path, which may be a server path a client must not see) and the rest still loads.
     pub fn load(
-        user_file: Option<&Path>,
+        user_file: Option<std::io::Result<Vec<u8>>>,
         normalize: &dyn Fn(&str) -> String,
     ) -> (Synonyms, Vec<String>) {
         let mut warnings = Vec::new();
-        let user_text = user_file.and_then(|path| match std::fs::read(path) {
+        let user_text = user_file.and_then(|read| match read {
             Ok(bytes) => Some(bytes),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(error) => {
@@ -646,7 +647,7 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("synonyms.txt");
         std::fs::write(&path, "\u{feff}稟議,決裁\r\n").unwrap();
-        let (synonyms, warnings) = Synonyms::load(Some(&path), &normalize);
+        let (synonyms, warnings) = Synonyms::load(Some(std::fs::read(&path)), &normalize);
         assert_eq!(warnings, Vec::<String>::new());
         assert_eq!(synonyms.group_count(), builtin().group_count() + 1);
         assert_eq!(alternatives_of(&synonyms, "稟議", "稟議"), ["決裁"]);
@@ -655,9 +656,13 @@ mod tests {
     #[test]
     fn missing_user_file_is_silent_and_unreadable_one_warns_without_its_path() {
         let directory = tempfile::tempdir().unwrap();
-        let (_, warnings) = Synonyms::load(Some(&directory.path().join("absent")), &normalize);
+        let (_, warnings) = Synonyms::load(
+            Some(std::fs::read(directory.path().join("absent"))),
+            &normalize,
+        );
         assert_eq!(warnings, Vec::<String>::new());
-        let (synonyms, warnings) = Synonyms::load(Some(directory.path()), &normalize);
+        let (synonyms, warnings) =
+            Synonyms::load(Some(std::fs::read(directory.path())), &normalize);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("user synonyms file could not be read"));
         assert!(!warnings[0].contains(&*directory.path().to_string_lossy()));
