@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::corpus::NodeKey;
+use super::derived::NodeKey;
 use super::score::{Scored, Way};
 use super::stages::Candidate;
 use super::Signals;

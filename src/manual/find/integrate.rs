@@ -25,8 +25,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use super::corpus::{Corpus, NodeKey};
-use super::links::RawReference;
+use super::corpus::Corpus;
+use super::derived::NodeKey;
+use super::derived::RawReference;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::Way;

@@ -18,6 +18,7 @@
 
 pub mod actions;
 pub mod corpus;
+mod derived;
 mod fuse;
 pub mod hits;
 pub mod integrate;
@@ -411,7 +412,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Manual trees for the unit tests of this module.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::corpus::NodeKey;
+    use super::derived::NodeKey;
     use super::*;
 
     /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).

@@ -15,7 +15,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use crate::call::CallContext;
 
@@ -26,6 +27,16 @@ const CHUNK_NODES: usize = 64;
 pub type ScopeEntry = (u32, Option<Vec<u32>>);
 /// Which sections to scan, in scan order.
 pub type Scope = Vec<ScopeEntry>;
+
+/// Whether `scope` holds the section `key`: its whole file, or the node among the file's.
+pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
+    scope.iter().any(|(file, nodes)| {
+        *file == key.file
+            && nodes
+                .as_ref()
+                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
+    })
+}
 
 /// What one section matched. Most sections match only in their body, so the label
 /// matches live behind a box: the scan keeps one of these for every section with any

@@ -21,7 +21,8 @@
 
 use std::collections::HashMap;
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;

@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::fuse;
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{scan, Scope};
+use super::scan::{in_scope, scan, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
@@ -348,15 +349,6 @@ fn is_json(file: &ManualFile) -> bool {
     file.nodes()
         .first()
         .is_some_and(|node| node.kind == NodeKind::JsonFile)
-}
-
-pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
-    scope.iter().any(|(file, nodes)| {
-        *file == key.file
-            && nodes
-                .as_ref()
-                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
-    })
 }
 
 /// Whether Stages 0-1 evidence makes a section a candidate (see the constants).

@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem};
-use super::scan::Scope;
+use super::scan::{in_scope, Scope};
 use super::stages::Candidate;
 use super::Signals;
 use crate::embed::EmbedErrorKind;
@@ -207,7 +208,7 @@ impl<'a> SemanticSearch<'a> {
             else {
                 continue;
             };
-            if !super::search::in_scope(scope, key) {
+            if !in_scope(scope, key) {
                 continue;
             }
             let rank = if tuning.per_manual {

@@ -16,7 +16,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::{Scored, Way};
