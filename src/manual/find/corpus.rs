@@ -52,14 +52,14 @@ impl Corpus {
 
 /// Keeps derived data between calls; see the module documentation.
 #[derive(Default)]
-pub struct CorpusCache {
+pub(crate) struct CorpusCache {
     by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
     current: Option<Arc<Corpus>>,
 }
 
 impl CorpusCache {
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
-    pub fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
+    pub(crate) fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
         if let Some(current) = &self.current {
             if current.generation == index.generation() {
                 return Arc::clone(current);

@@ -28,7 +28,7 @@ const CUE_WINDOW_CHARS: usize = 80;
 /// Only lines that can hold one are read: a whole-file search for `](` in the original
 /// text and for the cue words in the normalised text picks them, since nearly every line
 /// of a manual has neither and reading each line costs more than the rest of indexing.
-pub fn extract_references(file: &ManualFile, derived: &FileDerived) -> Vec<RawReference> {
+pub(crate) fn extract_references(file: &ManualFile, derived: &FileDerived) -> Vec<RawReference> {
     let link_lines =
         memchr::memmem::find_iter(file.text().as_bytes(), b"](").map(|at| file.line_at_offset(at));
     let cue_lines = cue_finder()
