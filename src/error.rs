@@ -192,6 +192,29 @@ impl ToolError {
         Self::new(ErrorCode::Memory(code), message).with_details(Value::Object(details))
     }
 
+    /// A memory tool's input that failed its schema, in the memory vocabulary:
+    /// INVALID_SCOPE when a scope is what is wrong (seed §6), else VALIDATION_ERROR; the
+    /// details keep the violations.
+    pub(crate) fn in_memory_vocabulary(self) -> ToolError {
+        let details = self.details.unwrap_or(Value::Null);
+        let scope_is_wrong =
+            details["violations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|violation| {
+                    violation["pointer"]
+                        .as_str()
+                        .is_some_and(|p| p.starts_with("/scope"))
+                });
+        let code = if scope_is_wrong {
+            MemoryCode::InvalidScope
+        } else {
+            MemoryCode::ValidationError
+        };
+        ToolError::memory(code, self.message, details)
+    }
+
     /// The JSON body of an error result. Whatever a domain put into the message and the
     /// details, no string in the body is longer than the echo bounds: the last line of
     /// defence for [`clip`], which the places that echo a value use first.

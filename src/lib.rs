@@ -1,6 +1,10 @@
 //! manvault: an MCP server for exhaustive, token-frugal search of manuals and a writable vault.
 //! See ARCHITECTURE.md for the map of modules and their invariants.
 
+// An item is `pub` only when something outside the crate (the tests, the bench, main)
+// reaches it; anything else says `pub(crate)` (ARCHITECTURE.md, "Visibility").
+#![warn(unreachable_pub)]
+
 pub mod adaptive;
 pub mod app;
 pub(crate) mod artifact;

@@ -5,15 +5,34 @@
 //! the tools.
 //!
 //! Plain Rust: the server converts these to MCP types. A prompt names only served tools (a
-//! test checks), and an argument's `Slot` says what completion offers for it.
+//! test checks), and an argument's `Slot` says what completion offers for it (the
+//! vocabulary lives here, below completion, which reads this table and the resources').
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::completion::Slot;
 use crate::error::{ToolError, ToolResult};
 use crate::tooling::GuideGoal;
+
+/// What a value is, which decides where completion takes candidates from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Free text (a topic, a note): nothing to offer.
+    Text,
+    ManualId,
+    /// A file of the manual named by the `manual_id` argument.
+    ManualPath,
+    /// A heading line of the file named by `manual_id` and `path`: the value typed is the
+    /// beginning of a line number or words of the heading.
+    HeadingLine,
+    /// A vault file, listed from the folder typed so far.
+    VaultPath,
+    /// A file under `artifacts/`, daily logs left out.
+    ArtifactPath,
+    /// `YYYY-MM-DD`: today (UTC).
+    Date,
+}
 
 pub(crate) struct PromptArg {
     pub name: &'static str,

@@ -40,11 +40,11 @@ impl Thresholds {
 }
 
 /// The verdict on a search's candidates: the schema's `IntegrationStatus`.
-pub use crate::contract::types::IntegrationStatus;
+pub(crate) use crate::contract::types::IntegrationStatus;
 
 /// A proposed search repeats the query, so it is left out for longer queries to keep the
 /// answer small; the agent still has the query and the trace id.
-pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
+pub(crate) const MAX_REPEATED_QUERY_CHARS: usize = 200;
 
 /// Share of candidates in the file holding the most of them (0 without candidates);
 /// `files` names each candidate's file.

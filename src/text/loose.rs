@@ -72,13 +72,13 @@ fn loose_str(s: &str) -> String {
 
 /// Loose text of text that is already normalised, without a map: the search keeps its
 /// corpus normalised and only needs to know which section a loose match falls in.
-pub fn loose_normalized(normalized: &str) -> String {
+pub(crate) fn loose_normalized(normalized: &str) -> String {
     normalized.chars().filter_map(loose_char).collect()
 }
 
 /// Loose text of an already normalised text, for the indexer that keeps both; the map
 /// still leads back to the original of `normalized`.
-pub fn loose_from(normalized: &Normalized) -> Normalized {
+pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
     let text = normalized.text.as_str();
     let mut writer = Writer::with_capacity(text.len());
     let mut kept_from = 0;

@@ -5,17 +5,17 @@
 //! can be reported as original lines and snippets.
 
 mod fold;
-pub mod lines;
+pub(crate) mod lines;
 pub(crate) mod literals;
-pub mod loose;
+pub(crate) mod loose;
 pub(crate) mod near;
-pub mod normalize;
+pub(crate) mod normalize;
 mod normalized;
 mod numerals;
 mod offset_map;
 pub(crate) mod prefilter;
-pub mod snippet;
-pub mod synonyms;
+pub(crate) mod snippet;
+pub(crate) mod synonyms;
 pub(crate) mod terms;
 pub(crate) mod units;
 mod variants;

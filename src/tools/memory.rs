@@ -42,38 +42,6 @@ fn check_payload<T: Serialize>(input: &T, limit: usize) -> ToolResult<()> {
     ))
 }
 
-/// A memory tool's input that failed its schema, in the memory vocabulary: INVALID_SCOPE
-/// when a scope is what is wrong (seed §6), else VALIDATION_ERROR; the details keep the
-/// violations. The call is audited like any other.
-pub(crate) fn rejected(
-    app: &App,
-    context: &CallContext,
-    tool: &str,
-    error: ToolError,
-) -> ToolError {
-    let details = error.details.clone().unwrap_or(Value::Null);
-    let scope_is_wrong = details["violations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|violation| {
-            violation["pointer"]
-                .as_str()
-                .is_some_and(|p| p.starts_with("/scope"))
-        });
-    let code = if scope_is_wrong {
-        MemoryCode::InvalidScope
-    } else {
-        MemoryCode::ValidationError
-    };
-    let translated = ToolError::memory(code, error.message, details);
-    if let Ok(memory) = app.memory() {
-        let call = Call::new(context.actor(), crate::clock::now_millis());
-        memory.finish(&call, tool, Some(code.as_str()));
-    }
-    translated
-}
-
 impl App {
     /// Runs one memory call: payload limit, rate limit, the operation, the audit line.
     fn memory_call<I: Serialize, O>(

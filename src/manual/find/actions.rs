@@ -19,20 +19,19 @@ use super::integrate::{IntegrationStatus, Verdict};
 use super::trace::{CutoffReason, Place};
 use crate::contract::types::HitKind;
 use crate::proposal::{Call, Proposal};
-pub use crate::verdict::MAX_REPEATED_QUERY_CHARS;
+pub(crate) use crate::verdict::MAX_REPEATED_QUERY_CHARS;
 
 /// What the actions are derived from.
-pub struct Situation<'a> {
+pub(crate) struct Situation<'a> {
     pub trace_id: &'a str,
     pub query: &'a str,
     pub verdict: &'a Verdict,
     pub candidates: usize,
     pub top: Option<&'a Place>,
     pub cutoff: Option<CutoffReason>,
-    pub max_stage_applied: u8,
 }
 
-pub fn next_actions(situation: &Situation) -> Vec<Proposal> {
+pub(crate) fn next_actions(situation: &Situation) -> Vec<Proposal> {
     let trace_id = situation.trace_id;
     let hits = |kind: HitKind, confidence: f32| {
         let trace_id = trace_id.to_owned();
@@ -146,7 +145,6 @@ mod tests {
             candidates: usize::from(top.is_some()) * 3,
             top,
             cutoff,
-            max_stage_applied: 4,
         }
     }
 
@@ -215,10 +213,7 @@ mod tests {
     #[test]
     fn nothing_found_widens_by_stage_or_shows_the_gaps() {
         let verdict = verdict(IntegrationStatus::Blocked, 0, 1);
-        let capped = Situation {
-            max_stage_applied: 3,
-            ..situation(&verdict, None, Some(CutoffReason::StageCap))
-        };
+        let capped = situation(&verdict, None, Some(CutoffReason::StageCap));
         let actions = next_actions(&capped);
         assert_eq!(actions[0].call, find(None, Some(4)));
         // Stage 4 ran (every manual searched): what is missing is the next thing to read.

@@ -8,7 +8,7 @@ use super::trace::{ConflictItem, GapItem, Hit, Place, Trace, Unscanned};
 use super::{HitItem, HitKind};
 
 /// Every item of `kind` in `trace`, in order.
-pub fn items(trace: &Trace, kind: HitKind) -> Vec<HitItem> {
+pub(crate) fn items(trace: &Trace, kind: HitKind) -> Vec<HitItem> {
     match kind {
         HitKind::Candidates => candidate_items(&trace.candidates).collect(),
         HitKind::IntegratedTop => candidate_items(&trace.candidates[..trace.top]).collect(),

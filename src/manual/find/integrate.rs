@@ -25,8 +25,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use super::corpus::{Corpus, NodeKey};
-use super::links::RawReference;
+use super::corpus::Corpus;
+use super::derived::NodeKey;
+use super::derived::RawReference;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::Way;
@@ -36,21 +37,21 @@ use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
 use crate::text::units::{script_runs, Script};
-pub use crate::verdict::IntegrationStatus;
+pub(crate) use crate::verdict::IntegrationStatus;
 
 /// Most candidates in the integrated top.
-pub const TOP_MAX: usize = 10;
+pub(crate) const TOP_MAX: usize = 10;
 /// The integrated top holds at least this many candidates (when there are) ...
 const TOP_MIN: usize = 3;
 /// ... and beyond them every candidate scoring at least this share of the best one.
 const TOP_SHARE: f32 = 0.35;
-pub const READY_SUFFICIENCY: f32 = 0.7;
+pub(crate) const READY_SUFFICIENCY: f32 = 0.7;
 /// The highest sufficiency of a candidate set found by meaning alone.
-pub const THIN_SUFFICIENCY: f32 = 0.3;
+pub(crate) const THIN_SUFFICIENCY: f32 = 0.3;
 
 /// Two candidates (indices into the ranked list) that disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     pub first: usize,
     pub second: usize,
     /// `number:<unit>` or `exception`.
@@ -58,7 +59,7 @@ pub struct Conflict {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Gap {
+pub(crate) enum Gap {
     /// Content term (or strict term) index into the query's terms or strict list.
     Term { text: String, strict: bool },
     /// An unresolved reference written in a top candidate.
@@ -70,7 +71,7 @@ pub enum Gap {
 }
 
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub top: usize,
     pub file_bias: f32,
     pub conflicts: Vec<Conflict>,
@@ -80,7 +81,7 @@ pub struct Verdict {
 }
 
 /// Judges the ranked `candidates` (best first).
-pub fn integrate(
+pub(crate) fn integrate(
     plan: &Plan,
     corpus: &Corpus,
     files: &[&ManualFile],
@@ -429,7 +430,7 @@ const UNITS: &[&str] = &[
 /// `(value, unit)` pairs of a normalised line: a number (digits, `,` and `.` inside)
 /// followed by a unit, or `$` / `¥` before it. A day number right after `月` is a date,
 /// not a quantity.
-pub fn quantities(line: &str) -> Vec<(String, String)> {
+pub(crate) fn quantities(line: &str) -> Vec<(String, String)> {
     let bytes = line.as_bytes();
     let mut found = Vec::new();
     let mut at = 0;

@@ -15,7 +15,7 @@ use crate::text::terms::split_terms;
 use crate::text::units::{script_runs, Script};
 
 /// What the question is after: the schema's `Intent`.
-pub use crate::contract::types::Intent;
+pub(crate) use crate::contract::types::Intent;
 
 /// Cue words per intent, lowercase (matched as written and as normalised, since
 /// normalisation turns some kanji into digits). Checked in this order, so a query
@@ -85,7 +85,7 @@ const INTENT_CUES: &[(Intent, &[&str])] = &[
 
 /// A query as the search uses it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Query {
+pub(crate) struct Query {
     /// Normalised whole query, quotes removed; the phrase whose exact occurrence counts most.
     pub phrase: String,
     pub intent: Intent,
@@ -98,7 +98,7 @@ pub struct Query {
 
 /// One content term of the query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Term {
+pub(crate) struct Term {
     /// Normalised text.
     pub text: String,
     /// Pieces a section may share with the term when it words it differently, grouped by
@@ -109,7 +109,7 @@ pub struct Term {
 
 impl Query {
     /// Understands `raw`; `intent` is the caller's, or `None` to infer it.
-    pub fn parse(raw: &str, intent: Option<Intent>) -> Query {
+    pub(crate) fn parse(raw: &str, intent: Option<Intent>) -> Query {
         let normalized = normalize_str(raw);
         let strict = strict_terms(&normalized);
         let phrase = normalized
@@ -144,7 +144,7 @@ impl Query {
 /// The intent a query's wording signals; `Unknown` when none does. Exceptions are
 /// recognised by the shared exception vocabulary (exception and exclusion terms), so a
 /// word `manual_excepts` treats as an exception is one here too.
-pub fn infer_intent(phrase: &str) -> Intent {
+pub(crate) fn infer_intent(phrase: &str) -> Intent {
     let asks_exceptions = exceptions_in_normalized(phrase).any(|found| {
         matches!(
             found.term.category,
@@ -193,7 +193,7 @@ fn strict_terms(normalized: &str) -> Vec<String> {
 ///
 /// A section's partial match is the mean share of each group it contains, so a long
 /// word does not outweigh a short one.
-pub fn pieces_of(term: &str) -> Vec<Vec<String>> {
+pub(crate) fn pieces_of(term: &str) -> Vec<Vec<String>> {
     let runs = script_runs(term);
     let several_runs = runs.len() > 1;
     let mut groups: Vec<Vec<String>> = Vec::new();

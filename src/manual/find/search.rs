@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::fuse;
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{scan, Scope};
+use super::scan::{in_scope, scan, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
@@ -71,7 +72,7 @@ pub(super) struct SearchResult {
 impl Search<'_> {
     /// Every section of `manual_id` (or of every manual); with `inside` false, every
     /// section outside it instead.
-    pub fn scope_of_manual(&self, manual_id: Option<&str>, inside: bool) -> Scope {
+    pub(super) fn scope_of_manual(&self, manual_id: Option<&str>, inside: bool) -> Scope {
         self.corpus
             .files
             .iter()
@@ -83,7 +84,7 @@ impl Search<'_> {
 
     /// The sections `trace` left unscanned, located in the current corpus (a section
     /// whose file changed since is found by the line it started at).
-    pub fn scope_of_unscanned(&self, trace: &Trace) -> Scope {
+    pub(super) fn scope_of_unscanned(&self, trace: &Trace) -> Scope {
         let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for (file, line) in trace.unscanned_places() {
             let Some(index) = self.corpus.file_index(&file.manual_id, &file.path) else {
@@ -111,7 +112,7 @@ impl Search<'_> {
     /// `Err(cancelled)` as soon as the call is cancelled after the scan: the scoring and
     /// the stages after it take a large share of a warm search, and a cancelled search
     /// answers nothing anyway.
-    pub fn run(
+    pub(super) fn run(
         &self,
         scope: Scope,
         narrowed: bool,
@@ -350,15 +351,6 @@ fn is_json(file: &ManualFile) -> bool {
         .is_some_and(|node| node.kind == NodeKind::JsonFile)
 }
 
-pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
-    scope.iter().any(|(file, nodes)| {
-        *file == key.file
-            && nodes
-                .as_ref()
-                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
-    })
-}
-
 /// Whether Stages 0-1 evidence makes a section a candidate (see the constants).
 fn is_candidate(scored: &Scored) -> bool {
     let whole_term = scored.ways.iter().any(|way| *way >= Way::Synonym);
@@ -372,7 +364,7 @@ fn is_candidate(scored: &Scored) -> bool {
 impl SearchResult {
     /// Ranks the candidates and keeps the best `max_candidates`; the rest become
     /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
-    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
+    pub(super) fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
         self.candidates
             .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
         self.candidates.dedup_by_key(|c| c.key);
@@ -410,7 +402,7 @@ impl SearchResult {
         }
     }
 
-    pub fn conclude(
+    pub(super) fn conclude(
         &mut self,
         search: &Search,
         id: String,
@@ -449,7 +441,6 @@ impl SearchResult {
             candidates: trace.candidates.len(),
             top: trace.candidates.first().map(|hit| &hit.place),
             cutoff,
-            max_stage_applied: self.max_stage_applied,
         });
         let outcome = FindOutcome {
             trace_id: id,

@@ -16,7 +16,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::{Scored, Way};
@@ -26,7 +27,7 @@ use crate::manual::ManualFile;
 use crate::verdict::{file_bias_ratio, Thresholds};
 
 /// Candidates whose references Stage 3 follows.
-pub const REFERENCE_SEEDS: usize = 20;
+pub(crate) const REFERENCE_SEEDS: usize = 20;
 /// Sections that link to one seed that Stage 3 adds at most.
 const INBOUND_PER_SEED: usize = 10;
 /// Score of a section reached from a seed, as a share of the seed's score.
@@ -42,10 +43,9 @@ const ELIGIBILITY_CONDITION_BONUS: f32 = 0.1;
 
 /// A section on its way to becoming a ranked hit.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub key: NodeKey,
     pub score: f32,
-    pub relevance: f32,
     pub signals: Signals,
     pub ways: Vec<Way>,
     /// The part of `score` that closeness in meaning added (the semantic source's
@@ -55,11 +55,10 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    pub fn from_scored(scored: &Scored) -> Candidate {
+    pub(crate) fn from_scored(scored: &Scored) -> Candidate {
         Candidate {
             key: scored.key,
             score: scored.score,
-            relevance: scored.relevance,
             signals: scored.signals,
             ways: scored.ways.clone(),
             meaning: 0.0,
@@ -68,7 +67,7 @@ impl Candidate {
 
     /// Found by closeness in meaning and nothing else the query wrote (exception
     /// vocabulary of its own is no evidence for the query): thin evidence.
-    pub fn by_meaning_only(&self) -> bool {
+    pub(crate) fn by_meaning_only(&self) -> bool {
         self.signals.contains(Signals::SEMANTIC) && !self.signals.intersects(Signals::LEXICAL)
     }
 
@@ -76,7 +75,6 @@ impl Candidate {
         Candidate {
             key,
             score,
-            relevance: 0.0,
             signals: Signals::REFERENCE,
             ways: vec![Way::None; terms],
             meaning: 0.0,
@@ -86,13 +84,16 @@ impl Candidate {
 
 /// A stage that did not complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StageFailure {
+pub(crate) struct StageFailure {
     pub stage: u8,
     pub message: String,
 }
 
 /// Runs `stage`, turning a panic into a failure so the earlier stages' results survive.
-pub fn guarded<T>(stage: u8, run: impl FnOnce() -> Result<T, String>) -> Result<T, StageFailure> {
+pub(crate) fn guarded<T>(
+    stage: u8,
+    run: impl FnOnce() -> Result<T, String>,
+) -> Result<T, StageFailure> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(message)) => Err(StageFailure { stage, message }),
@@ -108,7 +109,7 @@ pub fn guarded<T>(stage: u8, run: impl FnOnce() -> Result<T, String>) -> Result<
 }
 
 /// The own lines of a section that are prose (code blocks hold no caveats), normalised.
-pub fn prose_lines<'a>(
+pub(crate) fn prose_lines<'a>(
     corpus: &'a Corpus,
     files: &'a [&ManualFile],
     key: NodeKey,
@@ -133,7 +134,7 @@ fn exception_categories(
 
 /// Stage 2: marks candidates with exception vocabulary and ranks them by intent.
 /// Returns how many candidates carry an exception term.
-pub fn stage2_exceptions(
+pub(crate) fn stage2_exceptions(
     corpus: &Corpus,
     files: &[&ManualFile],
     plan: &Plan,
@@ -183,7 +184,7 @@ pub fn stage2_exceptions(
 
 /// Stage 3: follows references from the strongest candidates. `known` holds the Stage
 /// 0-1 evidence of every section that had some, so a referenced section keeps it.
-pub fn stage3_references(
+pub(crate) fn stage3_references(
     corpus: &Corpus,
     known: &HashMap<NodeKey, &Scored>,
     candidates: &mut Vec<Candidate>,
@@ -290,7 +291,7 @@ impl Reached {
 
 /// Why Stage 4 would widen the search (spec_manuals §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Escalation {
+pub(crate) enum Escalation {
     NoCandidates,
     FewCandidates,
     FileBias,
@@ -298,7 +299,7 @@ pub enum Escalation {
 }
 
 impl Escalation {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Escalation::NoCandidates => "no_candidates",
             Escalation::FewCandidates => "few_candidates",
@@ -309,12 +310,12 @@ impl Escalation {
 }
 
 /// Share of candidates in the file holding the most of them (0 without candidates).
-pub fn file_bias(candidates: &[Candidate]) -> f32 {
+pub(crate) fn file_bias(candidates: &[Candidate]) -> f32 {
     file_bias_ratio(candidates.iter().map(|candidate| candidate.key.file))
 }
 
 /// The Stage 4 conditions that hold, with the thresholds in force.
-pub fn escalations(
+pub(crate) fn escalations(
     candidates: &[Candidate],
     intent: Intent,
     thresholds: Thresholds,
@@ -339,7 +340,7 @@ pub fn escalations(
 
 /// Stage 4, weaker matches: sections Stages 0-1 matched but left below the candidate bar,
 /// best first, `only_other_files` excluding the files that already hold candidates.
-pub fn relaxed(
+pub(crate) fn relaxed(
     scored: &[Scored],
     candidates: &[Candidate],
     only_other_files: bool,
@@ -362,7 +363,7 @@ pub fn relaxed(
 
 /// Stage 4, exceptions: sections of the candidates' files that state an exception or
 /// exclusion, scored below the candidates of their file.
-pub fn exception_neighbours(
+pub(crate) fn exception_neighbours(
     corpus: &Corpus,
     files: &[&ManualFile],
     candidates: &[Candidate],
@@ -393,7 +394,6 @@ pub fn exception_neighbours(
                 found.push(Candidate {
                     key,
                     score: best * 0.3,
-                    relevance: 0.0,
                     signals: Signals::EXCEPTIONS.with(Signals::EXPANDED),
                     ways: vec![Way::None; terms],
                     meaning: 0.0,
@@ -419,7 +419,6 @@ mod tests {
         Candidate {
             key: NodeKey { file, node },
             score: 1.0,
-            relevance: 1.0,
             signals,
             ways: Vec::new(),
             meaning: 0.0,

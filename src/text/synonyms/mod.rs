@@ -58,7 +58,7 @@ const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
 
 /// One dictionary term found inside a query phrase, with what a manual may say instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     /// The normalised dictionary term, equal to `query_norm[byte_range]`.
     pub term: String,
     /// Where the term sits in the normalised query, in bytes.
@@ -78,7 +78,7 @@ pub struct Expansion {
 /// not with an Aho-Corasick automaton: building a leftmost-longest automaton over the
 /// 43k builtin triggers took 110-130 ms in release, the hash takes about 5 ms, and a
 /// query of 50 characters is probed in about 15 µs.
-pub struct Synonyms {
+pub(crate) struct Synonyms {
     groups: Vec<Group>,
     /// Every term that may trigger an expansion, with the groups in which it does.
     triggers: HashMap<String, Vec<TriggerSite>>,
@@ -123,7 +123,7 @@ impl Synonyms {
     ///
     /// Never fails: problems in the user file come back as warnings (without the file's
     /// path, which may be a server path a client must not see) and the rest still loads.
-    pub fn load(
+    pub(crate) fn load(
         user_file: Option<std::io::Result<Vec<u8>>>,
         normalize: &dyn Fn(&str) -> String,
     ) -> (Synonyms, Vec<String>) {
@@ -182,13 +182,13 @@ impl Synonyms {
     }
 
     /// How many groups were loaded, builtin and user together (for startup logs).
-    pub fn group_count(&self) -> usize {
+    pub(crate) fn group_count(&self) -> usize {
         self.groups.len()
     }
 
     /// The dictionary terms found inside `query_norm`, in order, each with its
     /// alternatives. `query_norm` must be normalised like the dictionary was.
-    pub fn expansions(&self, query_norm: &str) -> Vec<Expansion> {
+    pub(crate) fn expansions(&self, query_norm: &str) -> Vec<Expansion> {
         let mut expansions = Vec::new();
         let mut start = 0;
         while let Some(first_character) = query_norm[start..].chars().next() {

@@ -346,7 +346,7 @@ pub(crate) mod testing {
     use crate::paths::Root;
 
     /// A vault in a temporary folder holding `files` (`"path"`, content).
-    pub fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+    pub(crate) fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
         let dir = crate::test_support::tree(files);
         let root = Root::open(dir.path()).expect("root");
         (dir, root)
