@@ -365,8 +365,7 @@ impl SearchResult {
     /// Ranks the candidates and keeps the best `max_candidates`; the rest become
     /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
     pub(super) fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
-        self.candidates
-            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        self.candidates.sort_by(Candidate::best_first);
         self.candidates.dedup_by_key(|c| c.key);
         if search.semantic.is_some() {
             rank_fused(&mut self.candidates, &Tuning::current());

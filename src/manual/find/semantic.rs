@@ -256,7 +256,7 @@ pub(super) fn rank_fused(ranked: &mut Vec<Candidate>, tuning: &Tuning) {
             candidate.score -= candidate.meaning * (1.0 - tuning.alone);
             candidate.meaning *= tuning.alone;
         }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        ranked.sort_by(Candidate::best_first);
     }
     let lexical = |candidate: &Candidate| candidate.score - candidate.meaning;
     let mut lead: Vec<usize> = (0..ranked.len())
@@ -368,7 +368,7 @@ mod tests {
     }
 
     fn ranked(mut candidates: Vec<Candidate>) -> Vec<(u32, f32)> {
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        candidates.sort_by(Candidate::best_first);
         rank_fused(&mut candidates, &Tuning::CHOSEN);
         candidates.iter().map(|c| (c.key.node, c.score)).collect()
     }

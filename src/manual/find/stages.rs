@@ -14,6 +14,7 @@
 //! Stages 2 and 3 may fail (a defect, an injected failure in tests); the caller keeps the
 //! candidates of Stages 0-1 and reports a warning.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use super::corpus::Corpus;
@@ -55,6 +56,12 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
+    /// The ranking order of candidates: best score first, ties by place in the corpus so
+    /// that every sort of the same candidates gives the same list.
+    pub(crate) fn best_first(a: &Candidate, b: &Candidate) -> Ordering {
+        b.score.total_cmp(&a.score).then(a.key.cmp(&b.key))
+    }
+
     pub(crate) fn from_scored(scored: &Scored) -> Candidate {
         Candidate {
             key: scored.key,
