@@ -21,7 +21,9 @@
 //! 2020-12 and stands alone), no `title` (typify's type names; the tool has its own title),
 //! no root description (the input's is the tool description, served beside it), and of the
 //! examples only the input's first. The files in `schemas/` keep all of it for the people
-//! who generate types from them.
+//! who generate types from them. A shared vocabulary (a `common/` file that is a plain
+//! `enum`) is served inline where it is used: it stays one definition, and so one Rust
+//! enum, for typify.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -225,6 +227,7 @@ fn bundle(schema: &Value, common: &BTreeMap<String, Common>) -> Value {
     if let Some(map) = bundled.as_object_mut() {
         map.remove("x-tool");
     }
+    inline_enums(&mut bundled, common);
     let mut pending = Vec::new();
     let to_local = |reference: &str, pending: &mut Vec<String>| match parse_ref(reference, common) {
         RefTarget::Local(name) => format!("#/$defs/{name}"),
@@ -247,6 +250,7 @@ fn bundle(schema: &Value, common: &BTreeMap<String, Common>) -> Value {
         for key in ["$schema", "$id", "examples"] {
             map.remove(key);
         }
+        inline_enums(&mut definition, common);
         rewrite_refs(&mut definition, &mut |r| to_local(r, &mut pending));
         included.insert(entry.title.clone(), definition);
     }
@@ -264,6 +268,46 @@ fn bundle(schema: &Value, common: &BTreeMap<String, Common>) -> Value {
     }
     prune_unreferenced_defs(&mut bundled);
     bundled
+}
+
+/// Replaces every `$ref` to a common file that is a plain enum (a vocabulary such as
+/// `Intent`, shared so that Rust has one type for it) by the enum itself, keeping the
+/// referring site's own keywords (its description wins). A served schema is loaded into
+/// every client's context: an inline `enum` costs less than a `$ref` plus a `$defs` entry,
+/// and typify, which reads the unbundled files, still sees one definition.
+fn inline_enums(value: &mut Value, common: &BTreeMap<String, Common>) {
+    match value {
+        Value::Object(map) => {
+            let target = match map.get("$ref") {
+                Some(Value::String(reference)) => match parse_ref(reference, common) {
+                    RefTarget::Common(file) if is_plain_enum(&common[&file].schema) => Some(file),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(file) = target {
+                map.remove("$ref");
+                let definition = common[&file]
+                    .schema
+                    .as_object()
+                    .expect("checked plain enum");
+                for (key, keyword) in definition {
+                    if !matches!(key.as_str(), "$schema" | "$id" | "title" | "examples") {
+                        map.entry(key.clone()).or_insert_with(|| keyword.clone());
+                    }
+                }
+            }
+            map.values_mut()
+                .for_each(|child| inline_enums(child, common));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| inline_enums(item, common)),
+        _ => {}
+    }
+}
+
+/// A schema that is a list of words and nothing else to resolve.
+fn is_plain_enum(schema: &Value) -> bool {
+    schema.get("enum").is_some() && !schema.to_string().contains("\"$ref\"")
 }
 
 /// Drops the `$defs` entries nothing reaches from the schema's own keywords (directly or
@@ -453,7 +497,42 @@ fn generate_types(common: &BTreeMap<String, Common>, tools: &[ToolDef]) -> Strin
         .unwrap_or_else(|e| fail(format!("typify: {e}")));
     let file: syn::File =
         syn::parse2(space.to_stream()).unwrap_or_else(|e| fail(format!("typify output: {e}")));
-    prettyplease::unparse(&file)
+    let mut code = prettyplease::unparse(&file);
+    code.push_str(&wire_names(&code));
+    code
+}
+
+/// An `as_str` for every generated enum of words, read off the `Display` impl typify wrote
+/// for it: domain code keys statistics and log fields by these words, and with this no
+/// module spells a schema's vocabulary a second time.
+fn wire_names(code: &str) -> String {
+    let mut impls = String::new();
+    let mut lines = code.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .strip_prefix("impl ::std::fmt::Display for ")
+            .and_then(|rest| rest.strip_suffix(" {"))
+        else {
+            continue;
+        };
+        let mut arms = Vec::new();
+        for arm in lines.by_ref().skip(2) {
+            let Some((variant, word)) = arm.trim().split_once(" => f.write_str(") else {
+                break;
+            };
+            let Some(word) = word.strip_suffix("),") else {
+                break;
+            };
+            arms.push(format!("{variant} => {word},"));
+        }
+        if !arms.is_empty() {
+            impls.push_str(&format!(
+                "impl {name} {{\n    /// The word the schema uses for this value.\n    pub const fn as_str(self) -> &'static str {{\n        match self {{\n            {}\n        }}\n    }}\n}}\n",
+                arms.join("\n            ")
+            ));
+        }
+    }
+    impls
 }
 
 fn trait_name(domain: &str) -> String {

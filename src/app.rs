@@ -104,7 +104,7 @@ impl App {
             .validators
             .check(tool, &arguments)
             .map_err(|error| match spec.domain {
-                "memory" => crate::tools::memory::rejected(self, context, tool, error),
+                "memory" => self.memory_rejected(context, tool, error),
                 _ => error,
             })
             .and_then(|()| {
@@ -284,6 +284,17 @@ impl App {
 }
 
 impl App {
+    /// A memory tool's input that failed its schema: the error in the memory vocabulary,
+    /// and the call audited like any other memory call.
+    fn memory_rejected(&self, context: &CallContext, tool: &str, error: ToolError) -> ToolError {
+        let translated = error.in_memory_vocabulary();
+        if let Ok(memory) = self.memory() {
+            let call = crate::memory::Call::new(context.actor(), crate::clock::now_millis());
+            memory.finish(&call, tool, Some(translated.code.as_str()));
+        }
+        translated
+    }
+
     /// The memory store, opened on first use; INTERNAL naming the setting at fault when
     /// it cannot be (the next call tries again).
     pub(crate) fn memory(&self) -> ToolResult<&Memory> {

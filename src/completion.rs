@@ -14,10 +14,11 @@ use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::{ManualListOutput, ManualLsOutput, ManualTocOutput, VaultLsOutput};
 use crate::error::ToolResult;
-use crate::{clock, prompts, resources};
+use crate::prompts::{self, Slot};
+use crate::{clock, resources};
 
 /// Most values one answer carries (the MCP limit).
-pub const MAX_VALUES: usize = 100;
+pub(crate) const MAX_VALUES: usize = 100;
 
 /// The largest page the listing tools give.
 const LISTING_PAGE: u64 = 1000;
@@ -25,34 +26,15 @@ const LISTING_PAGE: u64 = 1000;
 /// Pages of one listing read at most for one completion (a manual of 50,000 files).
 const MAX_PAGES: usize = 50;
 
-/// What a value is, which decides where candidates come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// Free text (a topic, a note): nothing to offer.
-    Text,
-    ManualId,
-    /// A file of the manual named by the `manual_id` argument.
-    ManualPath,
-    /// A heading line of the file named by `manual_id` and `path`: the value typed is the
-    /// beginning of a line number or words of the heading.
-    HeadingLine,
-    /// A vault file, listed from the folder typed so far.
-    VaultPath,
-    /// A file under `artifacts/`, daily logs left out.
-    ArtifactPath,
-    /// `YYYY-MM-DD`: today (UTC).
-    Date,
-}
-
 /// What is being completed.
-pub enum Target {
+pub(crate) enum Target {
     Prompt { name: String },
     Resource { uri_template: String },
 }
 
 /// Matching values, at most [`MAX_VALUES`], best first.
 #[derive(Debug, Default, PartialEq)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub values: Vec<String>,
     pub total: usize,
     pub has_more: bool,

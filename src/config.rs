@@ -475,8 +475,8 @@ impl HttpConfig {
         Ok(HttpConfig {
             token: env.raw("MANVAULT_HTTP_TOKEN"),
             tokens_file: env.raw("MANVAULT_HTTP_TOKENS_FILE").map(PathBuf::from),
-            rate_limit: env.number("MANVAULT_HTTP_RATE_LIMIT", 600, 1, 1_000_000)?,
-            rate_window_sec: env.number("MANVAULT_HTTP_RATE_WINDOW_SEC", 60, 1, 86_400)?,
+            rate_limit: env.number("MANVAULT_HTTP_RATE_LIMIT")?,
+            rate_window_sec: env.number("MANVAULT_HTTP_RATE_WINDOW_SEC")?,
             allowed_hosts: env
                 .raw("MANVAULT_HTTP_ALLOWED_HOSTS")
                 .map(|list| {
@@ -487,7 +487,7 @@ impl HttpConfig {
                         .collect()
                 })
                 .unwrap_or_default(),
-            shutdown_grace_sec: env.number("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", 30, 1, 3600)?,
+            shutdown_grace_sec: env.number("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC")?,
         })
     }
 }
@@ -529,11 +529,35 @@ impl Env<'_> {
         )
     }
 
-    fn number<T>(&self, name: &str, default: T, min: T, max: T) -> Result<T, String>
+    /// The setting's entry in [`VARIABLES`]: its default and range are written there
+    /// once, for `--help`, the README and this reader alike.
+    fn variable(name: &str) -> &'static Variable {
+        VARIABLES
+            .iter()
+            .find(|variable| variable.name == name)
+            .unwrap_or_else(|| panic!("{name} is read but not listed in VARIABLES"))
+    }
+
+    /// A number within the range `VARIABLES` states (`min ..= max`), its default when
+    /// unset.
+    fn number<T>(&self, name: &str) -> Result<T, String>
     where
         T: std::str::FromStr + PartialOrd + Copy,
     {
+        let (_, max) = Self::range(name);
+        self.number_up_to(name, Self::parse(name, max))
+    }
+
+    /// A number from the minimum `VARIABLES` states up to `max`, another setting's value;
+    /// unset, the stated default or `max`, whichever is smaller.
+    fn number_up_to<T>(&self, name: &str, max: T) -> Result<T, String>
+    where
+        T: std::str::FromStr + PartialOrd + Copy,
+    {
+        let min: T = Self::parse(name, Self::range(name).0);
+        let default: T = Self::parse(name, Self::variable(name).default);
         match self.raw(name) {
+            None if default > max => Ok(max),
             None => Ok(default),
             Some(value) => match value.parse::<T>() {
                 Ok(parsed) if parsed >= min && parsed <= max => Ok(parsed),
@@ -542,9 +566,23 @@ impl Env<'_> {
         }
     }
 
-    fn flag(&self, name: &str, default: bool) -> Result<bool, String> {
+    /// `min` and `max` of a `min ..= max` range in `VARIABLES`.
+    fn range(name: &str) -> (&'static str, &'static str) {
+        Self::variable(name)
+            .accepted
+            .split_once(" ..= ")
+            .unwrap_or_else(|| panic!("{name}: VARIABLES states no `min ..= max` range"))
+    }
+
+    fn parse<T: std::str::FromStr>(name: &str, text: &str) -> T {
+        text.parse()
+            .unwrap_or_else(|_| panic!("{name}: {text:?} in VARIABLES is not a number"))
+    }
+
+    /// A flag, its default as `VARIABLES` states it.
+    fn flag(&self, name: &str) -> Result<bool, String> {
         match self.raw(name).map(|v| v.to_ascii_lowercase()) {
-            None => Ok(default),
+            None => Ok(Self::variable(name).default == "true"),
             Some(v) if ["true", "1", "yes", "on"].contains(&v.as_str()) => Ok(true),
             Some(v) if ["false", "0", "no", "off"].contains(&v.as_str()) => Ok(false),
             Some(v) => Err(Self::bad(name, &v)),
@@ -613,9 +651,8 @@ impl Config {
             Some("pretty") => Some(LogFormat::Pretty),
             Some(other) => return Err(Env::bad("LOG_FORMAT", other)),
         };
-        let vault_scan_max_chunk_lines =
-            env.number("VAULT_SCAN_MAX_CHUNK_LINES", 200, 1, 10_000)?;
-        let hard_max_stage = env.number("HARD_MAX_STAGE", 4, 3, 4)?;
+        let vault_scan_max_chunk_lines = env.number("VAULT_SCAN_MAX_CHUNK_LINES")?;
+        let hard_max_stage = env.number("HARD_MAX_STAGE")?;
         let embeddings = embeddings(&env)?;
         let memory = MemoryConfig {
             db_path: env.path(
@@ -634,43 +671,34 @@ impl Config {
                 vault_root.join(".system").join("memory_audit.jsonl"),
             ),
             policy_secret: env.raw("MEMORY_POLICY_SECRET").map(Secret),
-            rate_burst: env.number("MEMORY_RATE_BURST", 120, 1, 1_000_000)?,
-            rate_per_sec: env.number("MEMORY_RATE_PER_SEC", 20.0, 0.001, 1_000_000.0)?,
-            context_max_ttl_sec: env.number("MEMORY_CONTEXT_MAX_TTL_SEC", 3600, 1, 2_592_000)?,
-            feedback_bucket_sec: env.number("MEMORY_FEEDBACK_BUCKET_SEC", 60, 1, 86_400)?,
-            busy_timeout_ms: env.number("MEMORY_BUSY_TIMEOUT_MS", 5000, 0, 600_000)?,
+            rate_burst: env.number("MEMORY_RATE_BURST")?,
+            rate_per_sec: env.number("MEMORY_RATE_PER_SEC")?,
+            context_max_ttl_sec: env.number("MEMORY_CONTEXT_MAX_TTL_SEC")?,
+            feedback_bucket_sec: env.number("MEMORY_FEEDBACK_BUCKET_SEC")?,
+            busy_timeout_ms: env.number("MEMORY_BUSY_TIMEOUT_MS")?,
         };
         Ok(Config {
             memory,
             default_manual_id: env.raw("DEFAULT_MANUAL_ID"),
             embeddings,
-            max_manual_file_bytes: env.number(
-                "MAX_MANUAL_FILE_BYTES",
-                crate::manual::index::DEFAULT_MAX_FILE_BYTES,
-                1,
-                u64::from(u32::MAX),
-            )?,
+            max_manual_file_bytes: env.number("MAX_MANUAL_FILE_BYTES")?,
             log_level,
             log_format,
-            adaptive_tuning: env.flag("ADAPTIVE_TUNING", true)?,
-            adaptive_min_recall: env.number("ADAPTIVE_MIN_RECALL", 0.90, 0.0, 1.0)?,
-            adaptive_candidate_low_base: env.number("ADAPTIVE_CANDIDATE_LOW_BASE", 3, 2, 6)?,
-            adaptive_file_bias_base: env.number("ADAPTIVE_FILE_BIAS_BASE", 0.80, 0.70, 0.90)?,
-            vault_scan_default_chunk_lines: env.number(
-                "VAULT_SCAN_DEFAULT_CHUNK_LINES",
-                80.min(vault_scan_max_chunk_lines),
-                1,
-                vault_scan_max_chunk_lines,
-            )?,
+            adaptive_tuning: env.flag("ADAPTIVE_TUNING")?,
+            adaptive_min_recall: env.number("ADAPTIVE_MIN_RECALL")?,
+            adaptive_candidate_low_base: env.number("ADAPTIVE_CANDIDATE_LOW_BASE")?,
+            adaptive_file_bias_base: env.number("ADAPTIVE_FILE_BIAS_BASE")?,
+            vault_scan_default_chunk_lines: env
+                .number_up_to("VAULT_SCAN_DEFAULT_CHUNK_LINES", vault_scan_max_chunk_lines)?,
             vault_scan_max_chunk_lines,
-            coverage_min_ratio: env.number("COVERAGE_MIN_RATIO", 0.90, 0.0, 1.0)?,
-            marginal_gain_min: env.number("MARGINAL_GAIN_MIN", 0.02, 0.0, 1000.0)?,
-            trace_max_keep: env.number("TRACE_MAX_KEEP", 100, 1, 100_000)?,
-            trace_ttl_sec: env.number("TRACE_TTL_SEC", 1800, 1, 604_800)?,
-            allow_file_scope: env.flag("ALLOW_FILE_SCOPE", false)?,
-            hard_max_sections: env.number("HARD_MAX_SECTIONS", 20, 1, 1000)?,
-            hard_max_chars: env.number("HARD_MAX_CHARS", 20_000, 100, 1_000_000)?,
-            default_max_stage: env.number("DEFAULT_MAX_STAGE", 4, 3, hard_max_stage)?,
+            coverage_min_ratio: env.number("COVERAGE_MIN_RATIO")?,
+            marginal_gain_min: env.number("MARGINAL_GAIN_MIN")?,
+            trace_max_keep: env.number("TRACE_MAX_KEEP")?,
+            trace_ttl_sec: env.number("TRACE_TTL_SEC")?,
+            allow_file_scope: env.flag("ALLOW_FILE_SCOPE")?,
+            hard_max_sections: env.number("HARD_MAX_SECTIONS")?,
+            hard_max_chars: env.number("HARD_MAX_CHARS")?,
+            default_max_stage: env.number_up_to("DEFAULT_MAX_STAGE", hard_max_stage)?,
             hard_max_stage,
             workspace_root,
             manuals_root,
@@ -709,8 +737,8 @@ fn embeddings(env: &Env) -> Result<Option<EmbeddingsConfig>, String> {
         model: env.raw("EMBEDDINGS_MODEL"),
         api_key: env.raw("EMBEDDINGS_API_KEY"),
         prefixes,
-        query_timeout_ms: env.number("EMBEDDINGS_TIMEOUT_MS", 2000, 50, 60_000)?,
-        batch_size: env.number("EMBEDDINGS_BATCH_SIZE", 8, 1, 256)?,
+        query_timeout_ms: env.number("EMBEDDINGS_TIMEOUT_MS")?,
+        batch_size: env.number("EMBEDDINGS_BATCH_SIZE")?,
     }))
 }
 
@@ -821,6 +849,32 @@ mod tests {
             assert!(error.starts_with(name), "{error}");
             assert!(error.contains("expected"), "{error}");
         }
+    }
+
+    #[test]
+    fn every_default_and_range_is_read_from_the_variables_table() {
+        let config = Config::load(&|_| None, &RootFlags::default()).unwrap();
+        assert_eq!(
+            config.max_manual_file_bytes,
+            crate::manual::index::DEFAULT_MAX_FILE_BYTES
+        );
+        assert_eq!(
+            (config.trace_ttl_sec, config.hard_max_chars),
+            (1800, 20_000)
+        );
+        assert!(config.adaptive_tuning && !config.allow_file_scope);
+        // A default above the setting that bounds it yields to it.
+        let capped = Config::load(
+            &|name| (name == "VAULT_SCAN_MAX_CHUNK_LINES").then(|| "50".into()),
+            &RootFlags::default(),
+        )
+        .unwrap();
+        assert_eq!(capped.vault_scan_default_chunk_lines, 50);
+        let refused = Config::load(
+            &|name| (name == "HARD_MAX_SECTIONS").then(|| "1001".into()),
+            &RootFlags::default(),
+        );
+        assert!(refused.unwrap_err().contains("1 ..= 1000"));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use crate::contract::types::{MemoryErrorCode, ToolErrorCode};
+
 /// Most characters of a client's value an error repeats. An agent needs to recognise which
 /// value was wrong, not to read it back: a 10 MB argument echoed whole (twice, message and
 /// details) made a 20 MB answer, over the line limit of MCP clients.
@@ -55,8 +57,8 @@ fn clip_strings(value: &mut Value, max_chars: usize) {
     }
 }
 
-/// The seven-word error vocabulary of spec_v2 §7.1.
-/// The seven-word error vocabulary of spec_v2 §7.1, and the memory tools' own.
+/// The seven-word error vocabulary of spec_v2 §7.1 (`ToolErrorCode`), and the memory
+/// tools' own; the words are the schema's (`as_str`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     InvalidParameter,
@@ -92,21 +94,26 @@ pub enum MemoryCode {
 }
 
 impl MemoryCode {
+    /// The schema's word for the code (`MemoryErrorCode`); a payload over its limit is a
+    /// validation error with its own status.
     pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryCode::ValidationError | MemoryCode::PayloadTooLarge => "VALIDATION_ERROR",
-            MemoryCode::InvalidScope => "INVALID_SCOPE",
-            MemoryCode::BoundaryDenied => "BOUNDARY_DENIED",
-            MemoryCode::Duplicate => "DUPLICATE",
-            MemoryCode::Conflict => "CONFLICT",
-            MemoryCode::UnknownClaim => "UNKNOWN_CLAIM",
-            MemoryCode::Gone => "GONE",
-            MemoryCode::PolicyMissing => "POLICY_MISSING",
-            MemoryCode::InvalidPolicy => "INVALID_POLICY",
-            MemoryCode::RateLimit => "RATE_LIMIT",
-            MemoryCode::Unauthorized => "UNAUTHORIZED",
-            MemoryCode::Internal => "INTERNAL",
-        }
+        let code = match self {
+            MemoryCode::ValidationError | MemoryCode::PayloadTooLarge => {
+                MemoryErrorCode::ValidationError
+            }
+            MemoryCode::InvalidScope => MemoryErrorCode::InvalidScope,
+            MemoryCode::BoundaryDenied => MemoryErrorCode::BoundaryDenied,
+            MemoryCode::Duplicate => MemoryErrorCode::Duplicate,
+            MemoryCode::Conflict => MemoryErrorCode::Conflict,
+            MemoryCode::UnknownClaim => MemoryErrorCode::UnknownClaim,
+            MemoryCode::Gone => MemoryErrorCode::Gone,
+            MemoryCode::PolicyMissing => MemoryErrorCode::PolicyMissing,
+            MemoryCode::InvalidPolicy => MemoryErrorCode::InvalidPolicy,
+            MemoryCode::RateLimit => MemoryErrorCode::RateLimit,
+            MemoryCode::Unauthorized => MemoryErrorCode::Unauthorized,
+            MemoryCode::Internal => MemoryErrorCode::Internal,
+        };
+        code.as_str()
     }
 
     pub fn http_status(self) -> u16 {
@@ -128,17 +135,19 @@ impl MemoryCode {
 }
 
 impl ErrorCode {
+    /// The schema's word for the code (`ToolErrorCode`, or the memory tools' own).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidParameter => "invalid_parameter",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::InvalidPath => "invalid_path",
-            ErrorCode::OutOfScope => "out_of_scope",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::InvalidScope => "invalid_scope",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::Memory(code) => code.as_str(),
-        }
+        let code = match self {
+            ErrorCode::InvalidParameter => ToolErrorCode::InvalidParameter,
+            ErrorCode::NotFound => ToolErrorCode::NotFound,
+            ErrorCode::InvalidPath => ToolErrorCode::InvalidPath,
+            ErrorCode::OutOfScope => ToolErrorCode::OutOfScope,
+            ErrorCode::Forbidden => ToolErrorCode::Forbidden,
+            ErrorCode::InvalidScope => ToolErrorCode::InvalidScope,
+            ErrorCode::Conflict => ToolErrorCode::Conflict,
+            ErrorCode::Memory(code) => return code.as_str(),
+        };
+        code.as_str()
     }
 }
 
@@ -181,6 +190,29 @@ impl ToolError {
         };
         details.insert("http_status".into(), code.http_status().into());
         Self::new(ErrorCode::Memory(code), message).with_details(Value::Object(details))
+    }
+
+    /// A memory tool's input that failed its schema, in the memory vocabulary:
+    /// INVALID_SCOPE when a scope is what is wrong (seed §6), else VALIDATION_ERROR; the
+    /// details keep the violations.
+    pub(crate) fn in_memory_vocabulary(self) -> ToolError {
+        let details = self.details.unwrap_or(Value::Null);
+        let scope_is_wrong =
+            details["violations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|violation| {
+                    violation["pointer"]
+                        .as_str()
+                        .is_some_and(|p| p.starts_with("/scope"))
+                });
+        let code = if scope_is_wrong {
+            MemoryCode::InvalidScope
+        } else {
+            MemoryCode::ValidationError
+        };
+        ToolError::memory(code, self.message, details)
     }
 
     /// The JSON body of an error result. Whatever a domain put into the message and the

@@ -1,10 +1,14 @@
 //! manvault: an MCP server for exhaustive, token-frugal search of manuals and a writable vault.
 //! See ARCHITECTURE.md for the map of modules and their invariants.
 
+// An item is `pub` only when something outside the crate (the tests, the bench, main)
+// reaches it; anything else says `pub(crate)` (ARCHITECTURE.md, "Visibility").
+#![warn(unreachable_pub)]
+
 pub mod adaptive;
 pub mod app;
-pub mod artifact;
-pub mod bridge;
+pub(crate) mod artifact;
+pub(crate) mod bridge;
 pub mod call;
 pub mod cli;
 pub mod clock;
@@ -13,21 +17,22 @@ pub mod config;
 pub mod contract;
 pub mod embed;
 pub mod error;
-pub mod logging;
+pub(crate) mod logging;
 pub mod manual;
-pub mod memory;
+pub(crate) mod memory;
 pub mod paths;
-pub mod progress;
+pub(crate) mod progress;
 pub(crate) mod prompts;
+pub(crate) mod proposal;
 pub(crate) mod resources;
 pub mod server;
 #[cfg(test)]
 mod test_support;
-pub mod text;
-pub mod tooling;
-pub mod tools;
+pub(crate) mod text;
+pub(crate) mod tooling;
+pub(crate) mod tools;
 pub mod trace;
-pub mod validate;
+pub(crate) mod validate;
 pub mod vault;
-pub mod verdict;
-pub mod workspace;
+pub(crate) mod verdict;
+pub(crate) mod workspace;

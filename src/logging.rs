@@ -46,7 +46,7 @@ pub(crate) const SESSION_FIELD: &str = "log_session";
 /// Installs the stderr logger at `level` in `format` (`None`: pretty when stderr is a
 /// terminal, else JSON lines), and the forwarding of manvault's events to registered
 /// sessions; later calls are ignored.
-pub fn init(level: LogLevel, format: Option<LogFormat>) {
+pub(crate) fn init(level: LogLevel, format: Option<LogFormat>) {
     let format = format.unwrap_or_else(|| {
         if std::io::stderr().is_terminal() {
             LogFormat::Pretty

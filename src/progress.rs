@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 /// How often a running build writes a progress line.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(3);
+pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(3);
 
 /// What an index build has done so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,11 +41,11 @@ impl IndexProgress {
 }
 
 /// What a build calls with its running totals, as often as it likes.
-pub type ProgressFn<'a> = dyn FnMut(IndexProgress) + 'a;
+pub(crate) type ProgressFn<'a> = dyn FnMut(IndexProgress) + 'a;
 
 /// Turns a build's progress calls into a log line every [`PROGRESS_EVERY`].
 #[derive(Debug)]
-pub struct ProgressLog {
+pub(crate) struct ProgressLog {
     started: Instant,
     last_line: Instant,
     /// A step's `done` at its first report, and when.
@@ -53,7 +53,7 @@ pub struct ProgressLog {
 }
 
 impl ProgressLog {
-    pub fn start() -> ProgressLog {
+    pub(crate) fn start() -> ProgressLog {
         Self::start_at(Instant::now())
     }
 
@@ -67,7 +67,7 @@ impl ProgressLog {
 
     /// Logs `progress` when the last line is [`PROGRESS_EVERY`] old; use it as the build's
     /// [`ProgressFn`]: `&mut |progress| log.update(progress)`.
-    pub fn update(&mut self, progress: IndexProgress) {
+    pub(crate) fn update(&mut self, progress: IndexProgress) {
         if let Some(elapsed) = self.due(Instant::now()) {
             tracing::info!(
                 files = progress.files,
@@ -84,7 +84,7 @@ impl ProgressLog {
     /// Logs a step's progress, `done` of `total` `unit`s, with the time left at the rate
     /// since the first call (work found already done, such as cached vectors, does not
     /// count as speed), when the last line is [`PROGRESS_EVERY`] old.
-    pub fn step(&mut self, step: &str, unit: &str, done: u64, total: u64) {
+    pub(crate) fn step(&mut self, step: &str, unit: &str, done: u64, total: u64) {
         let now = Instant::now();
         let first = *self.first_done.get_or_insert((done, now));
         if let Some(elapsed) = self.due(now) {
@@ -116,7 +116,7 @@ impl ProgressLog {
     }
 
     /// Time since the build started.
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 }

@@ -1,21 +1,40 @@
 //! The standard workflows as MCP prompts: one prompt per goal of the tooling guide
-//! (`tooling::Goal`), with arguments, rendered as numbered steps that name the tools to
+//! (`tooling::GuideGoal`), with arguments, rendered as numbered steps that name the tools to
 //! call and their arguments as JSON ready to pass. A client shows them as slash commands
 //! (`/exhaustive_lookup 有給休暇の繰越し`), so a user starts a workflow without knowing
 //! the tools.
 //!
 //! Plain Rust: the server converts these to MCP types. A prompt names only served tools (a
-//! test checks), and an argument's `Slot` says what completion offers for it.
+//! test checks), and an argument's `Slot` says what completion offers for it (the
+//! vocabulary lives here, below completion, which reads this table and the resources').
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::completion::Slot;
 use crate::error::{ToolError, ToolResult};
-use crate::tooling::Goal;
+use crate::tooling::GuideGoal;
 
-pub struct PromptArg {
+/// What a value is, which decides where completion takes candidates from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Free text (a topic, a note): nothing to offer.
+    Text,
+    ManualId,
+    /// A file of the manual named by the `manual_id` argument.
+    ManualPath,
+    /// A heading line of the file named by `manual_id` and `path`: the value typed is the
+    /// beginning of a line number or words of the heading.
+    HeadingLine,
+    /// A vault file, listed from the folder typed so far.
+    VaultPath,
+    /// A file under `artifacts/`, daily logs left out.
+    ArtifactPath,
+    /// `YYYY-MM-DD`: today (UTC).
+    Date,
+}
+
+pub(crate) struct PromptArg {
     pub name: &'static str,
     pub description: &'static str,
     pub required: bool,
@@ -23,9 +42,9 @@ pub struct PromptArg {
     pub kind: Slot,
 }
 
-pub struct PromptSpec {
+pub(crate) struct PromptSpec {
     pub name: &'static str,
-    pub goal: Goal,
+    pub goal: GuideGoal,
     pub title: &'static str,
     pub description: &'static str,
     pub arguments: &'static [PromptArg],
@@ -49,17 +68,17 @@ const MANUAL_ID: PromptArg = PromptArg {
     kind: Slot::ManualId,
 };
 
-pub const PROMPTS: &[PromptSpec] = &[
+pub(crate) const PROMPTS: &[PromptSpec] = &[
     PromptSpec {
         name: "exhaustive_lookup",
-        goal: Goal::ExhaustiveLookup,
+        goal: GuideGoal::ExhaustiveLookup,
         title: "Find everything the manuals say",
         description: "Exhaustive look-up of a topic in the manuals, reading sections instead of files: manual_find, its next_actions, manual_hits, manual_read.",
         arguments: &[TOPIC, MANUAL_ID],
     },
     PromptSpec {
         name: "transcription",
-        goal: Goal::Transcription,
+        goal: GuideGoal::Transcription,
         title: "Copy manual sections into the vault",
         description: "Find the sections about a topic and copy them into a vault file server-side (bridge_copy_section / bridge_copy_file), so the text never passes through the conversation.",
         arguments: &[
@@ -75,7 +94,7 @@ pub const PROMPTS: &[PromptSpec] = &[
     },
     PromptSpec {
         name: "artifact_audit",
-        goal: Goal::VaultArtifacts,
+        goal: GuideGoal::VaultArtifacts,
         title: "Audit an artifact against its sources",
         description: "Check an artifact under artifacts/ (artifact_audit), fix its severe findings, and close the gaps vault_coverage reports until it proposes stop.",
         arguments: &[PromptArg {
@@ -87,7 +106,7 @@ pub const PROMPTS: &[PromptSpec] = &[
     },
     PromptSpec {
         name: "daily_log",
-        goal: Goal::DailyNote,
+        goal: GuideGoal::DailyNote,
         title: "Write the daily log",
         description: "Create or append to the day's log artifacts/daily/YYYY-MM-DD.md (append-only once created).",
         arguments: &[
@@ -107,12 +126,12 @@ pub const PROMPTS: &[PromptSpec] = &[
     },
 ];
 
-pub fn prompt(name: &str) -> Option<&'static PromptSpec> {
+pub(crate) fn prompt(name: &str) -> Option<&'static PromptSpec> {
     PROMPTS.iter().find(|spec| spec.name == name)
 }
 
 /// A rendered prompt: its description and the one user message.
-pub struct Rendered {
+pub(crate) struct Rendered {
     pub description: &'static str,
     pub text: String,
 }
@@ -120,7 +139,7 @@ pub struct Rendered {
 /// Renders prompt `name` with `arguments`; `today` (`YYYY-MM-DD`) is the default date.
 /// Unknown prompts and arguments, missing required ones and bad values are
 /// `invalid_parameter` naming the argument.
-pub fn render(
+pub(crate) fn render(
     name: &str,
     arguments: &BTreeMap<String, String>,
     today: &str,
@@ -133,10 +152,10 @@ pub fn render(
     })?;
     let args = Arguments::check(spec, arguments)?;
     let text = match spec.goal {
-        Goal::ExhaustiveLookup => exhaustive_lookup(&args),
-        Goal::Transcription => transcription(&args),
-        Goal::VaultArtifacts => artifact_audit(&args),
-        Goal::DailyNote => daily_log(&args, today)?,
+        GuideGoal::ExhaustiveLookup => exhaustive_lookup(&args),
+        GuideGoal::Transcription => transcription(&args),
+        GuideGoal::VaultArtifacts => artifact_audit(&args),
+        GuideGoal::DailyNote => daily_log(&args, today)?,
     };
     Ok(Rendered {
         description: spec.description,

@@ -17,8 +17,8 @@ use serde_json::{json, Map, Value};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::{
-    ManualLsOutput, ManualReadOutput, ManualTocOutput, VaultLsOutput, VaultReadOutput,
-    VaultReadOutputTruncatedReason,
+    ManualLsOutput, ManualReadOutput, ManualTocOutput, TruncatedReason, VaultLsOutput,
+    VaultReadOutput,
 };
 use crate::error::{ToolError, ToolResult};
 use crate::manual::FileType;
@@ -38,7 +38,7 @@ const PATH_KEEP: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'/');
 
 /// A resource template: its RFC 6570 URI template and what it names.
-pub struct Template {
+pub(crate) struct Template {
     pub uri_template: &'static str,
     pub name: &'static str,
     pub title: &'static str,
@@ -47,11 +47,11 @@ pub struct Template {
     pub variables: &'static [&'static str],
 }
 
-pub const MANUAL_SECTION_TEMPLATE: &str = "manual://{manual_id}/{path}#L{line}";
-pub const MANUAL_FILE_TEMPLATE: &str = "manual://{manual_id}/{path}";
-pub const VAULT_FILE_TEMPLATE: &str = "vault://{path}";
+pub(crate) const MANUAL_SECTION_TEMPLATE: &str = "manual://{manual_id}/{path}#L{line}";
+pub(crate) const MANUAL_FILE_TEMPLATE: &str = "manual://{manual_id}/{path}";
+pub(crate) const VAULT_FILE_TEMPLATE: &str = "vault://{path}";
 
-pub const TEMPLATES: &[Template] = &[
+pub(crate) const TEMPLATES: &[Template] = &[
     Template {
         uri_template: MANUAL_SECTION_TEMPLATE,
         name: "manual-section",
@@ -77,7 +77,7 @@ pub const TEMPLATES: &[Template] = &[
 
 /// What a resource URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResourceUri {
+pub(crate) enum ResourceUri {
     ManualFile {
         manual_id: String,
         path: String,
@@ -95,7 +95,7 @@ pub enum ResourceUri {
 impl ResourceUri {
     /// Parses a URI of one of our schemes; anything else is `invalid_parameter` naming
     /// `uri` and the accepted forms.
-    pub fn parse(uri: &str) -> ToolResult<ResourceUri> {
+    pub(crate) fn parse(uri: &str) -> ToolResult<ResourceUri> {
         if let Some(rest) = uri.strip_prefix(MANUAL_SCHEME) {
             let (manual_id, path_and_line) = rest
                 .split_once('/')
@@ -139,7 +139,7 @@ impl ResourceUri {
     }
 
     /// The URI, path segments percent-encoded.
-    pub fn to_uri(&self) -> String {
+    pub(crate) fn to_uri(&self) -> String {
         match self {
             ResourceUri::ManualFile { manual_id, path } => {
                 format!("{MANUAL_SCHEME}{}/{}", encode(manual_id), encode(path))
@@ -179,20 +179,20 @@ fn bad_uri(uri: &str, rule: &str) -> ToolError {
 }
 
 /// One listed resource.
-pub struct Listed {
+pub(crate) struct Listed {
     pub uri: String,
     pub name: String,
     pub mime_type: &'static str,
     pub size: Option<u64>,
 }
 
-pub struct ListPage {
+pub(crate) struct ListPage {
     pub resources: Vec<Listed>,
     pub next_cursor: Option<String>,
 }
 
 /// What `resources/read` answers: the text, its type, and how it was bounded.
-pub struct ReadText {
+pub(crate) struct ReadText {
     pub uri: String,
     pub mime_type: &'static str,
     pub text: String,
@@ -366,8 +366,7 @@ impl App {
                     lines,
                     matches!(
                         read.truncated_reason,
-                        Some(VaultReadOutputTruncatedReason::MaxChars)
-                            | Some(VaultReadOutputTruncatedReason::HardLimit)
+                        Some(TruncatedReason::MaxChars) | Some(TruncatedReason::HardLimit)
                     ),
                 ))
             }

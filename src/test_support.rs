@@ -1,7 +1,7 @@
 //! Fixtures shared by the unit tests of several modules.
 
 /// A temporary folder holding `files` (`"path/below/it"`, content), folders created.
-pub fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temporary folder");
     for (path, content) in files {
         let full = dir.path().join(path);

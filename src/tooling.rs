@@ -5,32 +5,15 @@
 
 use crate::text::normalize::normalize_str;
 
-/// What the user is after; decides `first_tool`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Goal {
-    ExhaustiveLookup,
-    Transcription,
-    VaultArtifacts,
-    DailyNote,
-}
-
-impl Goal {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Goal::ExhaustiveLookup => "exhaustive_lookup",
-            Goal::Transcription => "transcription",
-            Goal::VaultArtifacts => "vault_artifacts",
-            Goal::DailyNote => "daily_note",
-        }
-    }
-}
+/// What the user is after; decides `first_tool`: the schema's `GuideGoal`.
+pub(crate) use crate::contract::types::GuideGoal;
 
 /// Cue words per goal, checked in this order on the normalised prompt; the first goal
 /// with a cue wins. Daily notes come first because "今日の作業ログを成果物に" is a daily
 /// note, not an artifact review.
-const CUES: &[(Goal, &[&str])] = &[
+const CUES: &[(GuideGoal, &[&str])] = &[
     (
-        Goal::DailyNote,
+        GuideGoal::DailyNote,
         &[
             "日報",
             "日次",
@@ -43,7 +26,7 @@ const CUES: &[(Goal, &[&str])] = &[
         ],
     ),
     (
-        Goal::Transcription,
+        GuideGoal::Transcription,
         &[
             "転記",
             "コピー",
@@ -56,7 +39,7 @@ const CUES: &[(Goal, &[&str])] = &[
         ],
     ),
     (
-        Goal::VaultArtifacts,
+        GuideGoal::VaultArtifacts,
         &[
             "成果物",
             "フローチャート",
@@ -73,31 +56,31 @@ const CUES: &[(Goal, &[&str])] = &[
 ];
 
 /// The goal of a prompt: the first goal whose cue occurs, else an exhaustive look-up.
-pub fn goal_of(prompt: &str) -> Goal {
+pub(crate) fn goal_of(prompt: &str) -> GuideGoal {
     let prompt = normalize_str(prompt);
     CUES.iter()
         .find(|(_, cues)| cues.iter().any(|cue| prompt.contains(&normalize_str(cue))))
         .map(|(goal, _)| *goal)
-        .unwrap_or(Goal::ExhaustiveLookup)
+        .unwrap_or(GuideGoal::ExhaustiveLookup)
 }
 
 /// A standard chain of tools for a goal, with a one-line note.
-pub struct Workflow {
-    pub goal: Goal,
+pub(crate) struct Workflow {
+    pub goal: GuideGoal,
     pub steps: &'static [&'static str],
     pub note: &'static str,
 }
 
 /// The standard chains. The first step of the goal's chain that the server serves is the
 /// goal's first tool.
-pub const WORKFLOWS: &[Workflow] = &[
+pub(crate) const WORKFLOWS: &[Workflow] = &[
     Workflow {
-        goal: Goal::ExhaustiveLookup,
+        goal: GuideGoal::ExhaustiveLookup,
         steps: &["manual_find", "manual_hits", "manual_read"],
         note: "follow next_actions; read sections, not files",
     },
     Workflow {
-        goal: Goal::Transcription,
+        goal: GuideGoal::Transcription,
         steps: &[
             "manual_find",
             "manual_hits",
@@ -107,7 +90,7 @@ pub const WORKFLOWS: &[Workflow] = &[
         note: "copies stay server-side; answers carry no text",
     },
     Workflow {
-        goal: Goal::VaultArtifacts,
+        goal: GuideGoal::VaultArtifacts,
         steps: &[
             "vault_find",
             "vault_scan",
@@ -119,14 +102,14 @@ pub const WORKFLOWS: &[Workflow] = &[
         note: "cite source_lines; loop until vault_coverage says stop",
     },
     Workflow {
-        goal: Goal::DailyNote,
+        goal: GuideGoal::DailyNote,
         steps: &["vault_create", "vault_write"],
         note: "artifacts/daily/YYYY-MM-DD.md: create, then append",
     },
 ];
 
 /// When to use each tool, in at most a few words.
-pub const WHEN: &[(&str, &str)] = &[
+pub(crate) const WHEN: &[(&str, &str)] = &[
     ("get_tooling_guide", "first call"),
     ("manual_list", "manual ids"),
     ("manual_ls", "files of a manual"),
@@ -157,7 +140,7 @@ pub const WHEN: &[(&str, &str)] = &[
 ];
 
 /// One line on when to use `tool`; every served tool must have one (a test checks).
-pub fn when(tool: &str) -> Option<&'static str> {
+pub(crate) fn when(tool: &str) -> Option<&'static str> {
     WHEN.iter()
         .find(|(name, _)| *name == tool)
         .map(|(_, when)| *when)
@@ -165,7 +148,10 @@ pub fn when(tool: &str) -> Option<&'static str> {
 
 /// The goal's workflows that the server can carry out whole, the goal's own first, and
 /// the first served tool of the goal's chain.
-pub fn plan(goal: Goal, served: &dyn Fn(&str) -> bool) -> (&'static str, Vec<&'static Workflow>) {
+pub(crate) fn plan(
+    goal: GuideGoal,
+    served: &dyn Fn(&str) -> bool,
+) -> (&'static str, Vec<&'static Workflow>) {
     let mut workflows: Vec<&Workflow> = WORKFLOWS
         .iter()
         .filter(|workflow| workflow.steps.iter().all(|s| served(s)))
@@ -190,34 +176,34 @@ mod tests {
     fn prompts_pick_their_goal() {
         assert_eq!(
             goal_of("有給休暇の繰越しについて網羅的に調べて"),
-            Goal::ExhaustiveLookup
+            GuideGoal::ExhaustiveLookup
         );
         assert_eq!(
             goal_of("経費規程の該当節を vault に転記して"),
-            Goal::Transcription
+            GuideGoal::Transcription
         );
         assert_eq!(
             goal_of("申請フローのフローチャートを作って監査して"),
-            Goal::VaultArtifacts
+            GuideGoal::VaultArtifacts
         );
-        assert_eq!(goal_of("今日の日報に追記して"), Goal::DailyNote);
+        assert_eq!(goal_of("今日の日報に追記して"), GuideGoal::DailyNote);
         assert_eq!(
             goal_of("Copy the rollback section into my notes"),
-            Goal::Transcription
+            GuideGoal::Transcription
         );
-        assert_eq!(goal_of("ＤＡＩＬＹ log"), Goal::DailyNote);
+        assert_eq!(goal_of("ＤＡＩＬＹ log"), GuideGoal::DailyNote);
     }
 
     #[test]
     fn plans_name_only_served_tools() {
         let served = |tool: &str| tool.starts_with("manual_");
-        let (first, workflows) = plan(Goal::Transcription, &served);
+        let (first, workflows) = plan(GuideGoal::Transcription, &served);
         assert_eq!(first, "manual_find");
         assert!(workflows.iter().all(|w| w.steps.iter().all(|s| served(s))));
         let everything = |_: &str| true;
-        let (first, workflows) = plan(Goal::DailyNote, &everything);
+        let (first, workflows) = plan(GuideGoal::DailyNote, &everything);
         assert_eq!(first, "vault_create");
-        assert_eq!(workflows[0].goal, Goal::DailyNote);
+        assert_eq!(workflows[0].goal, GuideGoal::DailyNote);
         assert_eq!(workflows.len(), 4);
     }
 

@@ -22,27 +22,9 @@ pub const DEFAULT_TIME_MS: u64 = 60_000;
 /// Most candidates a search keeps when the request brings no cap.
 pub const DEFAULT_MAX_CANDIDATES: usize = 200;
 
-/// Why a search left part of its scope out (schema `cutoff_reason`; also the word the
-/// statistics file records).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Cutoff {
-    TimeBudget,
-    CandidateCap,
-    StageCap,
-}
-
-impl Cutoff {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cutoff::TimeBudget => "time_budget",
-            Cutoff::CandidateCap => "candidate_cap",
-            Cutoff::StageCap => "stage_cap",
-        }
-    }
-}
+/// Why a search left part of its scope out: the schema's `CutoffReason` (also the word
+/// the statistics file records).
+pub use crate::contract::types::CutoffReason;
 
 /// Whose traces a store keeps: the id prefix, and the tool named in the `not_found`
 /// message, since running it again is the way to a fresh trace.
@@ -52,24 +34,46 @@ pub struct TraceKind {
     pub tool: &'static str,
 }
 
-struct Entry<T> {
-    created: Instant,
+/// A point in time a store counts its TTL from: an [`Instant`] for the trace stores of
+/// the find tools, Unix seconds (`u64`) for the statistics, whose clock is a parameter so
+/// tests can drive days.
+pub trait Moment: Copy {
+    /// Time from `earlier` to `self` (zero if `earlier` is later).
+    fn since(self, earlier: Self) -> Duration;
+}
+
+impl Moment for Instant {
+    fn since(self, earlier: Instant) -> Duration {
+        self.saturating_duration_since(earlier)
+    }
+}
+
+/// Unix seconds.
+impl Moment for u64 {
+    fn since(self, earlier: u64) -> Duration {
+        Duration::from_secs(self.saturating_sub(earlier))
+    }
+}
+
+struct Entry<T, M> {
+    created: M,
     value: T,
 }
 
-/// The in-memory trace store of one search tool.
-pub struct TraceStore<T> {
+/// The in-memory trace store of one search tool (and of the statistics' open traces):
+/// at most `max_keep` entries, each for `ttl`, the oldest leaving first.
+pub struct TraceStore<T, M: Moment = Instant> {
     kind: TraceKind,
     max_keep: usize,
     ttl: Duration,
-    entries: HashMap<String, Entry<T>>,
+    entries: HashMap<String, Entry<T, M>>,
     order: VecDeque<String>,
     salt: u32,
     next: u64,
 }
 
-impl<T> TraceStore<T> {
-    pub fn new(kind: TraceKind, max_keep: usize, ttl: Duration) -> TraceStore<T> {
+impl<T, M: Moment> TraceStore<T, M> {
+    pub fn new(kind: TraceKind, max_keep: usize, ttl: Duration) -> TraceStore<T, M> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.subsec_nanos());
@@ -91,26 +95,35 @@ impl<T> TraceStore<T> {
         id
     }
 
-    /// Keeps `value` under `id` (from [`TraceStore::next_id`]), evicting expired traces
-    /// and then the oldest beyond the limit.
-    pub fn insert(&mut self, id: String, value: T, now: Instant) -> &mut T {
-        self.expire(now);
+    /// Keeps `value` under `id`, and returns what that closed, oldest first: the expired
+    /// entries, the one kept under `id` before, then the oldest beyond the limit.
+    pub fn insert(&mut self, id: String, value: T, now: M) -> Vec<(String, T)> {
+        let mut closed = self.expire(now);
+        closed.extend(self.remove(&id).map(|value| (id.clone(), value)));
         while self.order.len() >= self.max_keep {
-            if let Some(oldest) = self.order.pop_front() {
-                self.entries.remove(&oldest);
-            }
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            closed.extend(
+                self.entries
+                    .remove(&oldest)
+                    .map(|entry| (oldest, entry.value)),
+            );
         }
         self.order.push_back(id.clone());
-        let entry = self.entries.entry(id).or_insert(Entry {
-            created: now,
-            value,
-        });
-        &mut entry.value
+        self.entries.insert(
+            id,
+            Entry {
+                created: now,
+                value,
+            },
+        );
+        closed
     }
 
     /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
     /// the parameter that carried it.
-    pub fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<&mut T> {
+    pub fn get(&mut self, id: &str, now: M, field: &str) -> ToolResult<&mut T> {
         self.expire(now);
         let (ttl, max_keep, tool) = (self.ttl, self.max_keep, self.kind.tool);
         self.entries
@@ -136,18 +149,46 @@ impl<T> TraceStore<T> {
         self.entries.get(id).map(|entry| &entry.value)
     }
 
-    fn expire(&mut self, now: Instant) {
+    /// [`TraceStore::peek`], to change the entry in place.
+    pub fn peek_mut(&mut self, id: &str) -> Option<&mut T> {
+        self.entries.get_mut(id).map(|entry| &mut entry.value)
+    }
+
+    /// Takes out the entry `id`.
+    pub fn remove(&mut self, id: &str) -> Option<T> {
+        let entry = self.entries.remove(id)?;
+        self.order.retain(|kept| kept != id);
+        Some(entry.value)
+    }
+
+    /// Takes out every entry whose time is up, oldest first.
+    pub fn expire(&mut self, now: M) -> Vec<(String, T)> {
+        let mut expired = Vec::new();
         while let Some(oldest) = self.order.front() {
-            let expired = self
+            let due = self
                 .entries
                 .get(oldest)
-                .is_none_or(|entry| now.saturating_duration_since(entry.created) >= self.ttl);
-            if !expired {
+                .is_none_or(|entry| now.since(entry.created) >= self.ttl);
+            if !due {
                 break;
             }
             let oldest = self.order.pop_front().expect("checked above");
-            self.entries.remove(&oldest);
+            expired.extend(
+                self.entries
+                    .remove(&oldest)
+                    .map(|entry| (oldest, entry.value)),
+            );
         }
+        expired
+    }
+
+    /// Takes out every entry, oldest first.
+    pub fn drain(&mut self) -> Vec<(String, T)> {
+        let order: Vec<String> = self.order.drain(..).collect();
+        order
+            .into_iter()
+            .filter_map(|id| self.entries.remove(&id).map(|entry| (id, entry.value)))
+            .collect()
     }
 }
 

@@ -80,13 +80,13 @@ pub(crate) fn first_violation(violations: &[Value]) -> Option<String> {
 }
 
 /// A compiled validator for every tool's input schema.
-pub struct InputValidators {
+pub(crate) struct InputValidators {
     by_tool: HashMap<&'static str, jsonschema::Validator>,
 }
 
 impl InputValidators {
     /// Compiles every input schema; a schema that does not compile is a build defect.
-    pub fn compile() -> InputValidators {
+    pub(crate) fn compile() -> InputValidators {
         let by_tool = TOOLS
             .iter()
             .map(|spec| {
@@ -102,7 +102,7 @@ impl InputValidators {
     }
 
     /// Checks `arguments` against `tool`'s input schema.
-    pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+    pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
         let Some(validator) = self.by_tool.get(tool) else {
             return Err(ToolError::invalid_parameter(format!("unknown tool {tool}")));
         };

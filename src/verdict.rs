@@ -1,75 +1,54 @@
 //! What the integration verdicts of `manual_find` (Stage 3.5) and `vault_find` (Stage
 //! 1.5) share: the status words, the thresholds of "too few" and "one file dominates"
 //! (requirements §6.1: fewer than 3 candidates; 80% or more in one file with at least 5
-//! candidates), the file bias ratio they are judged on, and the proposed next call the
-//! verdict turns into. One definition, so both tools call the same result thin or
-//! lopsided.
+//! candidates), the file bias ratio they are judged on, and how long a query may be to be
+//! repeated in a proposal (`crate::proposal`). One definition, so both tools call the same
+//! result thin or lopsided.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 /// The two thresholds: "fewer than `candidate_low` candidates" and "one file holds at
 /// least `file_bias` of [`BIAS_MIN_CANDIDATES`] or more". Adaptive tuning moves them for
-/// `manual_find` Stage 4.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `manual_find` Stage 4 (`crate::adaptive`, which records them under the names of
+/// spec_v2 §8.2 and keeps `file_bias` on whole thousandths).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
-    pub candidate_low: usize,
-    pub file_bias: f32,
+    #[serde(rename = "candidate_low_threshold")]
+    pub candidate_low: u32,
+    #[serde(rename = "file_bias_threshold")]
+    pub file_bias: f64,
 }
 
 /// Below this many candidates no file can dominate: two hits in one of three files is
 /// not a bias worth widening for.
-pub const BIAS_MIN_CANDIDATES: usize = 5;
+pub(crate) const BIAS_MIN_CANDIDATES: usize = 5;
 
 impl Thresholds {
     /// Whether `candidates` in all are too few.
     pub fn too_few(&self, candidates: usize) -> bool {
-        candidates < self.candidate_low
+        candidates < self.candidate_low as usize
     }
 
-    /// Whether one file holding `bias` of `candidates` dominates them.
+    /// Whether one file holding `bias` of `candidates` dominates them. The searches
+    /// compute shares in `f32`, so the threshold is compared as one.
     pub fn lopsided(&self, candidates: usize, bias: f32) -> bool {
-        candidates >= BIAS_MIN_CANDIDATES && bias >= self.file_bias
+        candidates >= BIAS_MIN_CANDIDATES && bias >= self.file_bias as f32
     }
 }
 
-/// The verdict on a search's candidates (schema `integration_status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ready,
-    NeedsFollowup,
-    Blocked,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ready => "ready",
-            Status::NeedsFollowup => "needs_followup",
-            Status::Blocked => "blocked",
-        }
-    }
-}
-
-/// A call the verdict proposes next (spec_v2 §7), with the fewest parameters that make
-/// a valid call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NextAction {
-    /// The tool to call, or `stop`.
-    pub tool: &'static str,
-    pub confidence: f32,
-    pub params: Option<Value>,
-}
+/// The verdict on a search's candidates: the schema's `IntegrationStatus`.
+pub(crate) use crate::contract::types::IntegrationStatus;
 
 /// A proposed search repeats the query, so it is left out for longer queries to keep the
 /// answer small; the agent still has the query and the trace id.
-pub const MAX_REPEATED_QUERY_CHARS: usize = 200;
+pub(crate) const MAX_REPEATED_QUERY_CHARS: usize = 200;
 
 /// Share of candidates in the file holding the most of them (0 without candidates);
 /// `files` names each candidate's file.
-pub fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 {
+pub(crate) fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 {
     let mut per_file: HashMap<K, usize> = HashMap::new();
     for file in files {
         *per_file.entry(file).or_default() += 1;
@@ -78,7 +57,7 @@ pub fn file_bias_ratio<K: Eq + Hash>(files: impl IntoIterator<Item = K>) -> f32 
 }
 
 /// The same share from the number of candidates in each file.
-pub fn bias_of_counts(per_file: impl IntoIterator<Item = usize>) -> f32 {
+pub(crate) fn bias_of_counts(per_file: impl IntoIterator<Item = usize>) -> f32 {
     let (most, total) = per_file.into_iter().fold((0, 0), |(most, total), count| {
         (most.max(count), total + count)
     });

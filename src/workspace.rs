@@ -20,7 +20,7 @@ use rustix::fs::Access;
 use crate::config::Config;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
+pub(crate) enum Severity {
     Ok,
     /// The server runs, but something is lost (synonyms, cached data, statistics).
     Warn,
@@ -29,7 +29,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Ok => "ok",
             Severity::Warn => "warn",
@@ -40,7 +40,7 @@ impl Severity {
 
 /// One finding about one setting's path.
 #[derive(Debug, Clone)]
-pub struct Check {
+pub(crate) struct Check {
     pub setting: &'static str,
     pub path: PathBuf,
     pub severity: Severity,
@@ -64,7 +64,7 @@ impl Check {
     }
 
     /// `MANUALS_ROOT typo/manuals (= /home/me/typo/manuals): does not exist ...`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{} {}: {}",
             self.setting,
@@ -76,7 +76,7 @@ impl Check {
 
 /// `path` as configured, and where it leads when relative: clients start servers in a
 /// folder of their choosing, which is the usual reason a relative root is not found.
-pub fn shown_path(path: &Path) -> String {
+pub(crate) fn shown_path(path: &Path) -> String {
     match std::path::absolute(path) {
         Ok(absolute) if path.is_relative() => {
             format!("{} (= {})", path.display(), absolute.display())
@@ -86,7 +86,7 @@ pub fn shown_path(path: &Path) -> String {
 }
 
 /// The checks of every path setting, without reading any file's content.
-pub fn check(config: &Config) -> Vec<Check> {
+pub(crate) fn check(config: &Config) -> Vec<Check> {
     vec![
         manuals_root(&config.manuals_root),
         vault_root(&config.vault_root),
@@ -98,7 +98,7 @@ pub fn check(config: &Config) -> Vec<Check> {
 
 /// What `serve` and `call` do before anything else: refuse on a problem (the lines to
 /// print), log the warnings, and create the vault when it is missing and may be.
-pub fn prepare(config: &Config) -> Result<(), Vec<String>> {
+pub(crate) fn prepare(config: &Config) -> Result<(), Vec<String>> {
     let checks = check(config);
     let problems: Vec<String> = checks
         .iter()

@@ -68,7 +68,7 @@ impl History {
 
 /// Totals over a set of searches, for the figures every consumer compares.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub searches: u64,
     stage4_fired: u64,
     cut_off: u64,
@@ -80,13 +80,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn of<'a>(observations: impl IntoIterator<Item = &'a Observation>) -> Summary {
+    pub(crate) fn of<'a>(observations: impl IntoIterator<Item = &'a Observation>) -> Summary {
         let mut summary = Summary::default();
         observations.into_iter().for_each(|o| summary.add(o));
         summary
     }
 
-    pub fn add(&mut self, observation: &Observation) {
+    pub(crate) fn add(&mut self, observation: &Observation) {
         let find = &observation.find;
         self.searches += 1;
         self.stage4_fired += u64::from(find.summary.scope_expanded);
@@ -101,23 +101,23 @@ impl Summary {
 
     /// The mean recall proxy of the searches that have one (queries with empty U_q are
     /// left out, requirements §6.1).
-    pub fn recall(&self) -> Option<f64> {
+    pub(crate) fn recall(&self) -> Option<f64> {
         (self.recall_samples > 0).then(|| self.recall_total / self.recall_samples as f64)
     }
 
-    pub fn mean_est_tokens(&self) -> Option<f64> {
+    pub(crate) fn mean_est_tokens(&self) -> Option<f64> {
         self.mean(self.est_tokens)
     }
 
-    pub fn mean_added_est_tokens(&self) -> Option<f64> {
+    pub(crate) fn mean_added_est_tokens(&self) -> Option<f64> {
         self.mean(self.added_est_tokens)
     }
 
-    pub fn stage4_rate(&self) -> Option<f64> {
+    pub(crate) fn stage4_rate(&self) -> Option<f64> {
         self.mean(self.stage4_fired)
     }
 
-    pub fn cutoff_rate(&self) -> Option<f64> {
+    pub(crate) fn cutoff_rate(&self) -> Option<f64> {
         self.mean(self.cut_off)
     }
 

@@ -19,7 +19,7 @@ mod history;
 mod policy;
 mod recall;
 mod record;
-pub mod report;
+pub(crate) mod report;
 mod rollback;
 mod service;
 mod store;

@@ -32,13 +32,13 @@ use super::history::{Observation, Summary};
 use super::thresholds::Dial;
 
 /// Searches with a recall figure a value needs before it is judged.
-pub const MIN_RECALL_SAMPLES: u64 = 20;
+pub(crate) const MIN_RECALL_SAMPLES: u64 = 20;
 
 /// How far above the floor recall must be before a looser, untried value is tried.
-pub const EXPLORE_MARGIN: f64 = 0.02;
+pub(crate) const EXPLORE_MARGIN: f64 = 0.02;
 
 /// The value `dial` should move to from `current`, judged on `evidence`; `None` to stay.
-pub fn next_value(
+pub(crate) fn next_value(
     dial: Dial,
     current: i64,
     evidence: &[&Observation],

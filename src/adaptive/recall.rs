@@ -10,9 +10,11 @@
 //! a client could still name. A trace nothing was used from writes nothing: the spec
 //! leaves such queries out of recall.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
+use std::time::Duration;
 
 use super::record::UsageRecord;
+use crate::trace::{TraceKind, TraceStore};
 
 /// The identity of a manual ref (spec_v2 §9.1): `start_line` is `None` for a `.json`
 /// file and 1 for a Markdown file without headings. Candidates and uses must be built
@@ -25,99 +27,83 @@ pub struct RefKey {
 }
 
 struct OpenTrace {
-    opened_at: u64,
     candidates: HashSet<RefKey>,
     used: HashSet<RefKey>,
 }
 
-/// The open traces, oldest first.
-pub struct UsageLedger {
-    traces: HashMap<String, OpenTrace>,
-    order: VecDeque<String>,
-    ttl_secs: u64,
-    max_keep: usize,
+/// The open traces, in the trace store the find tools use (its expiry and eviction), on
+/// the statistics' clock (Unix seconds).
+pub(crate) struct UsageLedger {
+    traces: TraceStore<OpenTrace, u64>,
 }
 
+/// The ledger keys its traces by `manual_find`'s ids; it makes none.
+const LEDGER: TraceKind = TraceKind {
+    prefix: "t",
+    tool: "manual_find",
+};
+
 impl UsageLedger {
-    pub fn new(ttl_secs: u64, max_keep: usize) -> UsageLedger {
+    pub(crate) fn new(ttl_secs: u64, max_keep: usize) -> UsageLedger {
         UsageLedger {
-            traces: HashMap::new(),
-            order: VecDeque::new(),
-            ttl_secs,
-            max_keep: max_keep.max(1),
+            traces: TraceStore::new(LEDGER, max_keep, Duration::from_secs(ttl_secs)),
         }
     }
 
     /// Opens `trace_id` with its candidates; returns the usage of the traces this closes.
-    pub fn record_candidates(
+    pub(crate) fn record_candidates(
         &mut self,
         trace_id: &str,
         candidates: HashSet<RefKey>,
         now: u64,
     ) -> Vec<UsageRecord> {
-        let mut closed = self.close_expired(now);
-        if self.traces.contains_key(trace_id) {
-            self.order.retain(|open| open != trace_id);
-            closed.extend(self.close(trace_id, now));
-        }
-        while self.order.len() >= self.max_keep {
-            let oldest = self.order.pop_front().expect("the ledger is not empty");
-            closed.extend(self.close(&oldest, now));
-        }
-        self.order.push_back(trace_id.to_string());
-        self.traces.insert(
-            trace_id.to_string(),
-            OpenTrace {
-                opened_at: now,
-                candidates,
-                used: HashSet::new(),
-            },
-        );
-        closed
+        let trace = OpenTrace {
+            candidates,
+            used: HashSet::new(),
+        };
+        let closed = self.traces.insert(trace_id.to_string(), trace, now);
+        usage(closed, now)
     }
 
     /// Counts `used` toward `trace_id` if that trace is still open (a use under an
     /// expired or unknown trace counts for nothing); returns the usage of the traces that
     /// expired first.
-    pub fn record_use(&mut self, trace_id: &str, used: RefKey, now: u64) -> Vec<UsageRecord> {
+    pub(crate) fn record_use(
+        &mut self,
+        trace_id: &str,
+        used: RefKey,
+        now: u64,
+    ) -> Vec<UsageRecord> {
         let closed = self.close_expired(now);
-        if let Some(trace) = self.traces.get_mut(trace_id) {
+        if let Some(trace) = self.traces.peek_mut(trace_id) {
             trace.used.insert(used);
         }
         closed
     }
 
     /// Closes the traces whose time is up.
-    pub fn close_expired(&mut self, now: u64) -> Vec<UsageRecord> {
-        let mut closed = Vec::new();
-        while let Some(oldest) = self.order.front() {
-            let opened_at = self.traces[oldest].opened_at;
-            if now < opened_at.saturating_add(self.ttl_secs) {
-                break;
-            }
-            let oldest = self.order.pop_front().expect("checked above");
-            closed.extend(self.close(&oldest, now));
-        }
-        closed
+    pub(crate) fn close_expired(&mut self, now: u64) -> Vec<UsageRecord> {
+        usage(self.traces.expire(now), now)
     }
 
     /// Closes every open trace (shutdown).
-    pub fn close_all(&mut self, now: u64) -> Vec<UsageRecord> {
-        let open: Vec<String> = self.order.drain(..).collect();
-        open.iter()
-            .filter_map(|trace_id| self.close(trace_id, now))
-            .collect()
+    pub(crate) fn close_all(&mut self, now: u64) -> Vec<UsageRecord> {
+        usage(self.traces.drain(), now)
     }
+}
 
-    fn close(&mut self, trace_id: &str, now: u64) -> Option<UsageRecord> {
-        let trace = self.traces.remove(trace_id)?;
-        (!trace.used.is_empty()).then(|| UsageRecord {
+/// The usage records of closed traces: one per trace anything was used from.
+fn usage(closed: Vec<(String, OpenTrace)>, now: u64) -> Vec<UsageRecord> {
+    closed
+        .into_iter()
+        .filter(|(_, trace)| !trace.used.is_empty())
+        .map(|(trace_id, trace)| UsageRecord {
             ts: now,
-            trace_id: trace_id.to_string(),
             used_refs: trace.used.len() as u64,
             used_found: trace.used.intersection(&trace.candidates).count() as u64,
+            trace_id,
         })
-    }
+        .collect()
 }
 
 #[cfg(test)]

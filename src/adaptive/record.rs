@@ -7,11 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::Cutoff;
+use crate::trace::CutoffReason;
 
 use super::fingerprint::Fingerprint;
 use super::thresholds::Thresholds;
-use super::tuning::TuningState;
 use crate::artifact::{est_tokens, marginal_gain};
 
 /// One line of the statistics file.
@@ -51,7 +50,7 @@ pub struct FindSummary {
     pub file_bias_ratio: f64,
     pub warnings: u64,
     /// `null` when the search was not cut off.
-    pub cutoff_reason: Option<Cutoff>,
+    pub cutoff_reason: Option<CutoffReason>,
     pub unscanned_sections_count: u64,
 }
 
@@ -214,6 +213,25 @@ pub struct TuningRecord {
     pub state: TuningState,
 }
 
+/// The tuned thresholds and the times the rules count from (a tuning record's state;
+/// `tuning` moves it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuningState {
+    #[serde(flatten)]
+    pub thresholds: Thresholds,
+    /// When each threshold last changed.
+    pub candidate_low_changed_at: Option<u64>,
+    pub file_bias_changed_at: Option<u64>,
+    /// The last rollback: rollback windows only look at searches after it.
+    pub rolled_back_at: Option<u64>,
+    /// The thresholds that rollback left. For `tuning::EVIDENCE_WINDOW_SECS` after it, a
+    /// threshold that was looser than its default then is not loosened back to that value
+    /// (or past it): the policy judges by an absolute floor, the rollback by a relative
+    /// drop, and without this bar the policy would walk straight back into the setting
+    /// the rollback just left.
+    pub rolled_back_from: Option<Thresholds>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,7 +289,7 @@ mod tests {
     #[test]
     fn every_kind_round_trips() {
         let mut find = facts("t2");
-        find.summary.cutoff_reason = Some(Cutoff::TimeBudget);
+        find.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
         let records = vec![
             Record::Find(FindRecord::new(find, 5)),
             Record::Usage(UsageRecord {

@@ -24,7 +24,7 @@ struct Day {
 }
 
 /// The report for `records` (as read from the statistics file).
-pub fn render(records: &[Record]) -> String {
+pub(crate) fn render(records: &[Record]) -> String {
     let history = History::replay(records);
     let mut days: BTreeMap<String, Day> = BTreeMap::new();
     for observation in history.iter() {
@@ -137,7 +137,7 @@ mod tests {
     use crate::adaptive::record::{TuningReason, TuningRecord};
     use crate::adaptive::test_support::{facts, find, usage, DEFAULTS};
     use crate::adaptive::tuning::TuningState;
-    use crate::trace::Cutoff;
+    use crate::trace::CutoffReason;
 
     const DAY: u64 = 86_400;
     /// 2026-11-20T00:00:00Z
@@ -151,7 +151,7 @@ mod tests {
             let mut search = facts(&trace_id);
             search.summary.scope_expanded = n == 0;
             search.added_est_tokens = if n == 0 { 40 } else { 0 };
-            search.summary.cutoff_reason = (n == 1).then_some(Cutoff::CandidateCap);
+            search.summary.cutoff_reason = (n == 1).then_some(CutoffReason::CandidateCap);
             records.push(find(START + n, search));
             records.push(usage(START + n, &trace_id, 4, n.min(3) + 1));
         }

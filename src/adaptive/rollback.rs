@@ -11,18 +11,18 @@ use super::history::{Observation, Summary};
 use super::record::TuningReason;
 
 /// Searches in each of the two windows compared.
-pub const WINDOW: usize = 100;
-pub const MAX_RECALL_DROP: f64 = 0.03;
-pub const MAX_CUTOFF_RISE: f64 = 0.05;
+pub(crate) const WINDOW: usize = 100;
+pub(crate) const MAX_RECALL_DROP: f64 = 0.03;
+pub(crate) const MAX_CUTOFF_RISE: f64 = 0.05;
 /// Keeps a difference of exactly 3 or 5 points, computed in floating point, from
 /// counting as more.
 const ROUNDING: f64 = 1e-9;
 /// Recall figures each window needs before its recall is compared.
-pub const MIN_RECALL_SAMPLES: u64 = 10;
+pub(crate) const MIN_RECALL_SAMPLES: u64 = 10;
 
 /// Why the thresholds should go back to their defaults, judging `searches` (oldest
 /// first, all after the last rollback); `None` when they should stay.
-pub fn rollback_reason(searches: &[&Observation]) -> Option<TuningReason> {
+pub(crate) fn rollback_reason(searches: &[&Observation]) -> Option<TuningReason> {
     if searches.len() < 2 * WINDOW {
         return None;
     }
@@ -52,7 +52,7 @@ mod tests {
     use crate::adaptive::history::History;
     use crate::adaptive::record::Record;
     use crate::adaptive::test_support::{facts, find, usage};
-    use crate::trace::Cutoff;
+    use crate::trace::CutoffReason;
 
     /// `count` searches, `missed` of every 100 with recall 0 (others 1), `cut` of every
     /// 100 cut off.
@@ -61,7 +61,7 @@ mod tests {
             let trace_id = format!("t{}", records.len());
             let mut search = facts(&trace_id);
             if n % 100 < cut {
-                search.summary.cutoff_reason = Some(Cutoff::TimeBudget);
+                search.summary.cutoff_reason = Some(CutoffReason::TimeBudget);
             }
             records.push(find(0, search));
             let found = u64::from(n % 100 >= missed);

@@ -28,13 +28,13 @@ use crate::config::Config;
 use crate::error::{ErrorCode, ToolError};
 use crate::paths::{locate_file, RelPath, Root};
 
-pub const MAX_LINES: usize = 5_000;
-pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
-pub const KEEP_LINES: usize = 4_000;
-pub const KEEP_BYTES: u64 = 3 * 1024 * 1024;
+pub(crate) const MAX_LINES: usize = 5_000;
+pub(crate) const MAX_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const KEEP_LINES: usize = 4_000;
+pub(crate) const KEEP_BYTES: u64 = 3 * 1024 * 1024;
 /// Twice the compaction bound: a file the server wrote, even one that another process
 /// appended to meanwhile, is read whole (with its oldest tuning record).
-pub const MAX_READ_BYTES: u64 = 2 * MAX_BYTES;
+pub(crate) const MAX_READ_BYTES: u64 = 2 * MAX_BYTES;
 
 /// What this process knows of the file's size, to decide on compaction without reading
 /// it for every record. Another process's appends are noticed at the next compaction.

@@ -5,13 +5,13 @@ use super::fingerprint::Fingerprint;
 use super::record::{FindFacts, FindRecord, FindSummary, Record, UsageRecord};
 use super::thresholds::Thresholds;
 
-pub const DEFAULTS: Thresholds = Thresholds {
+pub(super) const DEFAULTS: Thresholds = Thresholds {
     candidate_low: 3,
     file_bias: 0.8,
 };
 
 /// A search with ten candidates spread over files, no Stage 4, no cutoff, 200 tokens.
-pub fn facts(trace_id: &str) -> FindFacts {
+pub(super) fn facts(trace_id: &str) -> FindFacts {
     FindFacts {
         summary: FindSummary {
             trace_id: trace_id.to_string(),
@@ -34,11 +34,11 @@ pub fn facts(trace_id: &str) -> FindFacts {
     }
 }
 
-pub fn find(ts: u64, facts: FindFacts) -> Record {
+pub(super) fn find(ts: u64, facts: FindFacts) -> Record {
     Record::Find(FindRecord::new(facts, ts))
 }
 
-pub fn usage(ts: u64, trace_id: &str, used_refs: u64, used_found: u64) -> Record {
+pub(super) fn usage(ts: u64, trace_id: &str, used_refs: u64, used_found: u64) -> Record {
     Record::Usage(UsageRecord {
         ts,
         trace_id: trace_id.to_string(),

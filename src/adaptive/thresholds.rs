@@ -7,22 +7,9 @@
 //! floating point does not promise, and two records under the same setting always group
 //! together. [`Dial`] describes both thresholds the same way, so one policy serves both.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::Config;
-
-/// The Stage 4 thresholds in force for one search. The field names on disk are those of
-/// spec_v2 §8.2.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Thresholds {
-    /// Stage 4 fires when a search finds fewer candidates than this.
-    #[serde(rename = "candidate_low_threshold")]
-    pub candidate_low: u32,
-    /// Stage 4 fires when one file holds at least this share of the candidates (and
-    /// there are five or more).
-    #[serde(rename = "file_bias_threshold")]
-    pub file_bias: f64,
-}
+/// The Stage 4 thresholds in force for one search: the verdicts' own type.
+pub use crate::verdict::Thresholds;
 
 impl Thresholds {
     /// The operator's starting point (`ADAPTIVE_*_BASE`), also what a rollback returns to.
@@ -45,7 +32,7 @@ impl Thresholds {
 
 /// One tunable threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Dial {
+pub(crate) enum Dial {
     CandidateLow,
     FileBias,
 }
@@ -64,7 +51,7 @@ struct Rules {
 }
 
 impl Dial {
-    pub const ALL: [Dial; 2] = [Dial::CandidateLow, Dial::FileBias];
+    pub(crate) const ALL: [Dial; 2] = [Dial::CandidateLow, Dial::FileBias];
 
     fn rules(self) -> Rules {
         match self {
@@ -86,7 +73,7 @@ impl Dial {
     }
 
     /// This dial's value in `thresholds`, in whole units (rounded to the nearest).
-    pub fn units(self, thresholds: &Thresholds) -> i64 {
+    pub(crate) fn units(self, thresholds: &Thresholds) -> i64 {
         match self {
             Dial::CandidateLow => i64::from(thresholds.candidate_low),
             Dial::FileBias => (thresholds.file_bias * self.rules().units_per_one).round() as i64,
@@ -94,7 +81,7 @@ impl Dial {
     }
 
     /// `thresholds` with this dial set to `units`, clamped to its bounds.
-    pub fn set(self, thresholds: Thresholds, units: i64) -> Thresholds {
+    pub(crate) fn set(self, thresholds: Thresholds, units: i64) -> Thresholds {
         let rules = self.rules();
         let units = units.clamp(rules.min, rules.max);
         match self {
@@ -111,7 +98,7 @@ impl Dial {
 
     /// The value one daily step from `units`: toward firing Stage 4 more often (`tighter`)
     /// or less often, clamped to the bounds (so at a bound it may equal `units`).
-    pub fn step(self, units: i64, tighter: bool) -> i64 {
+    pub(crate) fn step(self, units: i64, tighter: bool) -> i64 {
         let rules = self.rules();
         let direction = if tighter {
             rules.firing_direction
@@ -122,13 +109,13 @@ impl Dial {
     }
 
     /// Whether `units` fires Stage 4 less often than `than`.
-    pub fn is_looser(self, units: i64, than: i64) -> bool {
+    pub(crate) fn is_looser(self, units: i64, than: i64) -> bool {
         (units - than) * self.rules().firing_direction < 0
     }
 
     /// Whether this dial at `units` would fire Stage 4 for a search with `candidates`
     /// candidates, the largest file holding `file_bias_ratio` of them (requirements §6.1).
-    pub fn fires_at(self, units: i64, candidates: u64, file_bias_ratio: f64) -> bool {
+    pub(crate) fn fires_at(self, units: i64, candidates: u64, file_bias_ratio: f64) -> bool {
         match self {
             Dial::CandidateLow => (candidates as i64) < units,
             Dial::FileBias => {

@@ -15,21 +15,20 @@
 //! Every change is one [`TuningRecord`] holding the whole new state, so the newest one
 //! restores the state after a restart.
 
-use serde::{Deserialize, Serialize};
-
 use super::history::{History, Observation};
 use super::policy::next_value;
+pub(crate) use super::record::TuningState;
 use super::record::{TuningReason, TuningRecord};
 use super::rollback::rollback_reason;
 use super::thresholds::{Dial, Thresholds};
 use crate::config::Config;
 
 /// A threshold moves at most one step in this long (spec_v2 §8.2: ±1 or ±0.03 per 24 h).
-pub const STEP_INTERVAL_SECS: u64 = 24 * 3600;
+pub(crate) const STEP_INTERVAL_SECS: u64 = 24 * 3600;
 
 /// How far back the policy looks: a week covers the values of recent days, and values
 /// tried longer ago are forgotten, so they can be tried again.
-pub const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
+pub(crate) const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
 
 /// The operator's settings for tuning.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,24 +46,6 @@ impl Policy {
             defaults: Thresholds::defaults(config),
         }
     }
-}
-
-/// The tuned thresholds and the times the rules count from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuningState {
-    #[serde(flatten)]
-    pub thresholds: Thresholds,
-    /// When each threshold last changed.
-    pub candidate_low_changed_at: Option<u64>,
-    pub file_bias_changed_at: Option<u64>,
-    /// The last rollback: rollback windows only look at searches after it.
-    pub rolled_back_at: Option<u64>,
-    /// The thresholds that rollback left. For [`EVIDENCE_WINDOW_SECS`] after it, a
-    /// threshold that was looser than its default then is not loosened back to that value
-    /// (or past it): the policy judges by an absolute floor, the rollback by a relative
-    /// drop, and without this bar the policy would walk straight back into the setting
-    /// the rollback just left.
-    pub rolled_back_from: Option<Thresholds>,
 }
 
 impl TuningState {

@@ -16,7 +16,7 @@ const SOURCE_SYNTAX: &str = "`%% src ID: path#Lstart-Lend` (or `#Lline`)";
 const REF_SYNTAX: &str = "`%% ref ID: OTHER_ID, ...`";
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Annotation {
+pub(crate) enum Annotation {
     Source {
         element_id: String,
         lines: SourceLines,
@@ -29,7 +29,7 @@ pub enum Annotation {
 
 /// `None` when `line` is not an annotation (not a comment, or another comment); otherwise
 /// the annotation or what is wrong with it.
-pub fn parse_annotation(line: &str) -> Option<Result<Annotation, String>> {
+pub(crate) fn parse_annotation(line: &str) -> Option<Result<Annotation, String>> {
     let comment = line.trim().strip_prefix("%%")?.trim();
     let (keyword, rest) = comment.split_once(char::is_whitespace)?;
     let parse = match keyword {

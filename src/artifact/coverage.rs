@@ -13,13 +13,13 @@
 
 /// A 1-based inclusive line range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRange {
+pub(crate) struct LineRange {
     pub start_line: u64,
     pub end_line: u64,
 }
 
 impl LineRange {
-    pub fn line_count(self) -> u64 {
+    pub(crate) fn line_count(self) -> u64 {
         self.end_line - self.start_line + 1
     }
 
@@ -52,7 +52,7 @@ impl LineRange {
 /// What coverage needs to know about a file's lines: how many there are, and which hold
 /// no evidence (the tool layer streams the file once to find out).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LineProfile {
+pub(crate) struct LineProfile {
     pub total_lines: u64,
     /// Lines without evidence (blank, front matter, comment lines; see
     /// `vault::profile`): ascending, disjoint, adjacent ones merged, inside
@@ -62,7 +62,7 @@ pub struct LineProfile {
 
 impl LineProfile {
     /// A file of `total_lines` lines that all hold text.
-    pub fn plain(total_lines: u64) -> LineProfile {
+    pub(crate) fn plain(total_lines: u64) -> LineProfile {
         LineProfile {
             total_lines,
             blank_ranges: Vec::new(),
@@ -70,7 +70,7 @@ impl LineProfile {
     }
 
     /// Lines that hold text: the denominator of the coverage ratio.
-    pub fn evidence_lines(&self) -> u64 {
+    pub(crate) fn evidence_lines(&self) -> u64 {
         let blank: u64 = self
             .blank_ranges
             .iter()
@@ -108,7 +108,7 @@ impl LineProfile {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Merged, ascending, inside `1..=total_lines`.
     pub covered_ranges: Vec<LineRange>,
     /// The uncited runs of lines that hold evidence, ascending (see the module doc).
@@ -122,7 +122,10 @@ pub struct Coverage {
 
 /// The coverage of a file by the `(start_line, end_line)` ranges cited in it (see
 /// `Artifact::cited_ranges`).
-pub fn coverage(profile: &LineProfile, cited: impl IntoIterator<Item = (u64, u64)>) -> Coverage {
+pub(crate) fn coverage(
+    profile: &LineProfile,
+    cited: impl IntoIterator<Item = (u64, u64)>,
+) -> Coverage {
     let total_lines = profile.total_lines;
     let mut clipped: Vec<LineRange> = cited
         .into_iter()

@@ -30,7 +30,7 @@ fn validator() -> &'static jsonschema::Validator {
 }
 
 /// Parses the text of a `.json` artifact.
-pub fn parse_json(text: &str) -> ToolResult<Artifact> {
+pub(crate) fn parse_json(text: &str) -> ToolResult<Artifact> {
     // Editors on Windows save JSON with a byte-order mark, which serde_json refuses.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let document: Value = serde_json::from_str(text).map_err(|error| {
@@ -111,7 +111,8 @@ fn refuse_duplicate_ids(artifact: &Artifact) -> ToolResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{audit, Kind};
+    use crate::artifact::audit;
+    use crate::artifact::model::Kind;
     use crate::error::ErrorCode;
 
     #[test]

@@ -23,7 +23,7 @@ use crate::error::ToolResult;
 type NumberedLines = Vec<(u64, String)>;
 
 /// Parses the text of a `.md` artifact.
-pub fn parse_markdown(text: &str) -> ToolResult<Artifact> {
+pub(crate) fn parse_markdown(text: &str) -> ToolResult<Artifact> {
     let owned = flowchart_block(text)?;
     let lines = borrowed(&owned);
     let chart = parse_chart(&lines)?;

@@ -50,30 +50,30 @@
 //! bookkeeping the stop rule's marginal gain is computed from.
 
 mod annotation;
-pub mod audit;
-pub mod coverage;
+pub(crate) mod audit;
+pub(crate) mod coverage;
 mod invalid;
 mod json;
 mod markdown;
 mod mermaid;
 mod model;
-pub mod rounds;
-pub mod stop_rule;
+pub(crate) mod rounds;
+pub(crate) mod stop_rule;
 
-pub use audit::{audit, severe, Finding, FindingKind, Severity};
-pub use coverage::{coverage, Coverage, LineProfile, LineRange};
-pub use json::parse_json;
-pub use markdown::parse_markdown;
-pub use model::{Artifact, Element, Kind, SourceLines};
-pub use rounds::{Added, Rounds};
-pub use stop_rule::{est_tokens, marginal_gain, next_step, NextStep};
+pub(crate) use audit::{audit, severe};
+pub(crate) use coverage::{coverage, LineProfile, LineRange};
+pub(crate) use json::parse_json;
+pub(crate) use markdown::parse_markdown;
+pub(crate) use model::Artifact;
+pub(crate) use rounds::Rounds;
+pub(crate) use stop_rule::{est_tokens, marginal_gain, next_step, NextStep};
 
 use serde_json::json;
 
 use crate::error::ToolResult;
 
 /// Parses the artifact at vault path `path` (only its extension matters) from its text.
-pub fn parse(path: &str, text: &str) -> ToolResult<Artifact> {
+pub(crate) fn parse(path: &str, text: &str) -> ToolResult<Artifact> {
     let extension = path
         .rsplit_once('.')
         .map(|(_, ext)| ext.to_ascii_lowercase());

@@ -6,7 +6,7 @@
 
 use crate::paths::parse_relative;
 
-pub use crate::contract::types::{
+pub(crate) use crate::contract::types::{
     Artifact, ArtifactElement as Element, ArtifactElementKind as Kind,
     ArtifactSourceLines as SourceLines,
 };

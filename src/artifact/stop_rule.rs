@@ -22,7 +22,7 @@ use super::coverage::{Coverage, LineRange};
 
 /// What `vault_coverage` proposes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NextStep {
+pub(crate) enum NextStep {
     /// `vault_scan` this range: the first one no artifact cites.
     Scan(LineRange),
     Stop,
@@ -33,7 +33,7 @@ pub enum NextStep {
 /// uncovered. While nothing is covered yet the scan starts at line 1 (requirements
 /// §6.1.2: the first scan of a file starts at the top, front matter included), later
 /// rounds at the first uncovered range.
-pub fn next_step(
+pub(crate) fn next_step(
     coverage: &Coverage,
     last_marginal_gain: Option<f64>,
     min_ratio: f64,
@@ -58,12 +58,12 @@ pub fn next_step(
 }
 
 /// New evidence per added token (spec_v2 §8.2); `None` when no token was added.
-pub fn marginal_gain(added_evidence_count: u64, added_est_tokens: u64) -> Option<f64> {
+pub(crate) fn marginal_gain(added_evidence_count: u64, added_est_tokens: u64) -> Option<f64> {
     (added_est_tokens > 0).then(|| added_evidence_count as f64 / added_est_tokens as f64)
 }
 
 /// The token estimate of requirements §9: `ceil(chars / 4)`.
-pub fn est_tokens(chars: u64) -> u64 {
+pub(crate) fn est_tokens(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 

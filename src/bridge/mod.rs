@@ -18,11 +18,11 @@ use crate::error::{ToolError, ToolResult};
 use crate::manual::read::containing_node;
 use crate::manual::{LineSpan, ManualFile};
 
-pub use origin::{compose, Composed, Origin};
+pub(crate) use origin::{compose, CopyOrigin};
 
 /// Which lines of a manual file a copy takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Selection {
+pub(crate) enum Selection {
     /// The deepest section holding the ref's line, from its heading, with or without the
     /// sections below it (`manual_read` scope `section` is the former).
     Section { include_descendants: bool },
@@ -33,7 +33,7 @@ pub enum Selection {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Create,
     Overwrite,
     Append,
@@ -41,7 +41,11 @@ pub enum Mode {
 
 /// The lines of `file` that `selection` takes from `start_line` (already checked to lie
 /// inside the file).
-pub fn select(file: &ManualFile, start_line: u32, selection: Selection) -> ToolResult<LineSpan> {
+pub(crate) fn select(
+    file: &ManualFile,
+    start_line: u32,
+    selection: Selection,
+) -> ToolResult<LineSpan> {
     match selection {
         Selection::File => Ok(LineSpan {
             start_line: 1,
@@ -86,7 +90,7 @@ pub fn select(file: &ManualFile, start_line: u32, selection: Selection) -> ToolR
 
 /// The manual text a copy takes, owned so that the index can be released before writing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Copy {
+pub(crate) struct Copy {
     pub manual_id: String,
     /// Relative to the manual's folder, as the index spells it.
     pub path: String,
@@ -96,7 +100,7 @@ pub struct Copy {
 }
 
 impl Copy {
-    pub fn of(manual_id: &str, file: &ManualFile, lines: LineSpan) -> Copy {
+    pub(crate) fn of(manual_id: &str, file: &ManualFile, lines: LineSpan) -> Copy {
         Copy {
             manual_id: manual_id.to_owned(),
             path: file.path().to_owned(),
@@ -107,7 +111,7 @@ impl Copy {
 
     /// `handbook/01-leave.md#L40-L44`: the manual, the path in it and the lines, in the
     /// `path#Lstart-Lend` spelling artifacts cite vault lines with.
-    pub fn source_ref(&self) -> String {
+    pub(crate) fn source_ref(&self) -> String {
         format!(
             "{}/{}#L{}-L{}",
             self.manual_id, self.path, self.lines.start_line, self.lines.end_line

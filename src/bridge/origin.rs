@@ -31,29 +31,14 @@
 use super::{Copy, Mode};
 use crate::vault::profile::LineCount;
 
-/// How the origin was recorded; the wire names of the output's `origin`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    FrontMatter,
-    Comment,
-    None,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::FrontMatter => "front_matter",
-            Origin::Comment => "comment",
-            Origin::None => "none",
-        }
-    }
-}
+/// How the origin was recorded: the schema's `CopyOrigin`.
+pub(crate) use crate::contract::types::CopyOrigin;
 
 /// What to write, and where the copied text lands in the destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Composed {
+pub(crate) struct Composed {
     pub content: String,
-    pub origin: Origin,
+    pub origin: CopyOrigin,
     /// Destination lines (vault numbering, 1-based) holding the copied text; inserted
     /// front-matter keys lie inside them when the text opened with its own front matter.
     pub first_line: u64,
@@ -65,18 +50,23 @@ const ORIGIN_KEYS: [&str; 2] = ["source_manual_ids", "source_refs"];
 
 /// Composes the content a copy writes to a destination that is Markdown or not, in
 /// `mode`; `existing` is the destination's line count, for appends.
-pub fn compose(copy: &Copy, markdown: bool, mode: Mode, existing: Option<LineCount>) -> Composed {
+pub(crate) fn compose(
+    copy: &Copy,
+    markdown: bool,
+    mode: Mode,
+    existing: Option<LineCount>,
+) -> Composed {
     let (head, body, origin) = match (markdown, mode) {
         (true, Mode::Append) => (
             format!("<!-- source_refs: {} -->\n", quoted_ref(copy)),
             copy.text.clone(),
-            Origin::Comment,
+            CopyOrigin::Comment,
         ),
         (true, _) => {
             let (head, body) = with_front_matter(copy);
-            (head, body, Origin::FrontMatter)
+            (head, body, CopyOrigin::FrontMatter)
         }
-        (false, _) => (String::new(), copy.text.clone(), Origin::None),
+        (false, _) => (String::new(), copy.text.clone(), CopyOrigin::None),
     };
     let existing = existing.filter(|_| mode == Mode::Append);
     let lines_before = existing.map_or(0, |existing| existing.lines);

@@ -61,7 +61,7 @@ fn a_new_markdown_file_opens_with_its_origin() {
         composed.content,
         "---\nsource_manual_ids: [\"handbook\"]\nsource_refs: [\"handbook/leave.md#L10-L12\"]\n---\n## 申請\n\n申請は三日前まで。\n"
     );
-    assert_eq!(composed.origin, Origin::FrontMatter);
+    assert_eq!(composed.origin, CopyOrigin::FrontMatter);
     assert_eq!((composed.first_line, composed.last_line), (5, 7));
 }
 
@@ -97,7 +97,7 @@ fn appends_record_the_origin_in_a_comment_on_a_line_of_their_own() {
         composed.content,
         "\n<!-- source_refs: [\"handbook/leave.md#L20-L20\"] -->\n取消は上長へ。\n"
     );
-    assert_eq!(composed.origin, Origin::Comment);
+    assert_eq!(composed.origin, CopyOrigin::Comment);
     assert_eq!((composed.first_line, composed.last_line), (5, 5));
     let terminated = LineCount {
         lines: 3,
@@ -107,7 +107,7 @@ fn appends_record_the_origin_in_a_comment_on_a_line_of_their_own() {
     assert_eq!(plain.content, "取消は上長へ。\n");
     assert_eq!(
         (plain.origin, plain.first_line, plain.last_line),
-        (Origin::None, 4, 4)
+        (CopyOrigin::None, 4, 4)
     );
 }
 

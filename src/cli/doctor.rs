@@ -127,7 +127,8 @@ fn manuals(config: &Config) -> Severity {
 
 /// Parses the synonyms file with the builtin table, as the first search does.
 fn synonyms(config: &Config) -> Severity {
-    let (synonyms, warnings) = Synonyms::load(Some(&config.synonyms_path), &normalize_str);
+    let (synonyms, warnings) =
+        Synonyms::load(Some(std::fs::read(&config.synonyms_path)), &normalize_str);
     let groups = synonyms.group_count();
     if warnings.is_empty() {
         report(

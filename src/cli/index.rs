@@ -69,7 +69,7 @@ impl Meter {
 
     /// `done` of `total` `unit`s are done. The bar's rate counts from the first report,
     /// so work found already done (cached) does not make the time left look short.
-    pub fn update(&mut self, done: u64, total: u64, unit: &str) {
+    pub(super) fn update(&mut self, done: u64, total: u64, unit: &str) {
         match &self.bar {
             Some(bar) => {
                 let first = bar.length() == Some(0);

@@ -28,9 +28,9 @@
 
 pub(crate) mod hashgram;
 mod openai;
-pub mod provider;
-pub mod quantized;
-pub mod store;
+pub(crate) mod provider;
+pub(crate) mod quantized;
+pub(crate) mod store;
 #[cfg(test)]
 pub(crate) mod stub;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::EmbedError;
 
 /// The longest pause between two attempts while the provider is failing.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// Whether the provider answered last time it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ const CHUNK: usize = 1024;
 
 /// A normalised, quantised vector.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Quantized {
+pub(crate) struct Quantized {
     pub scale: f32,
     pub values: Vec<i8>,
 }
@@ -27,7 +27,7 @@ pub struct Quantized {
 impl Quantized {
     /// `vector` normalised to length 1 and quantised; a zero vector stays zero (with a
     /// positive scale, so it still counts as present).
-    pub fn new(vector: &[f32]) -> Quantized {
+    pub(crate) fn new(vector: &[f32]) -> Quantized {
         let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
         let peak = vector.iter().fold(0f32, |peak, v| peak.max(v.abs()));
         if norm == 0.0 || peak == 0.0 {
@@ -44,13 +44,13 @@ impl Quantized {
         Quantized { scale, values }
     }
 
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.values.len()
     }
 
     /// The stored form, as the memory domain keeps claim vectors: the scale
     /// (little-endian `f32`), then one byte a dimension.
-    pub fn to_blob(&self) -> Vec<u8> {
+    pub(crate) fn to_blob(&self) -> Vec<u8> {
         let mut blob = self.scale.to_le_bytes().to_vec();
         blob.extend(self.values.iter().map(|v| *v as u8));
         blob
@@ -59,7 +59,7 @@ impl Quantized {
     /// The stored form read back; `None` for a blob without a finite scale or without
     /// values. A scale of 0 (how the memory domain stored a zero vector before it used
     /// this type) reads as a present zero vector, like [`Self::new`] makes one.
-    pub fn from_blob(blob: &[u8]) -> Option<Quantized> {
+    pub(crate) fn from_blob(blob: &[u8]) -> Option<Quantized> {
         let (scale, values) = blob.split_first_chunk::<4>()?;
         let scale = f32::from_le_bytes(*scale);
         if values.is_empty() || !scale.is_finite() || scale < 0.0 {
@@ -76,7 +76,7 @@ impl Quantized {
     }
 
     /// Cosine with a vector of the same length given as its parts.
-    pub fn cosine(&self, scale: f32, values: &[i8]) -> f32 {
+    pub(crate) fn cosine(&self, scale: f32, values: &[i8]) -> f32 {
         dot(&self.values, values) as f32 * self.scale * scale
     }
 }
@@ -106,7 +106,7 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
 
 /// Vectors by key id (dense ids from 0), some of them missing.
 #[derive(Debug, Clone)]
-pub struct Arena {
+pub(crate) struct Arena {
     dims: usize,
     chunks: Vec<Arc<Chunk>>,
 }
@@ -119,19 +119,19 @@ struct Chunk {
 }
 
 impl Arena {
-    pub fn new(dims: usize) -> Arena {
+    pub(crate) fn new(dims: usize) -> Arena {
         Arena {
             dims,
             chunks: Vec::new(),
         }
     }
 
-    pub fn dims(&self) -> usize {
+    pub(crate) fn dims(&self) -> usize {
         self.dims
     }
 
     /// Stores the vector of `id`; its length must be [`Self::dims`].
-    pub fn set(&mut self, id: u32, vector: &Quantized) {
+    pub(crate) fn set(&mut self, id: u32, vector: &Quantized) {
         assert_eq!(vector.dims(), self.dims, "vector length");
         let (chunk, slot) = (id as usize / CHUNK, id as usize % CHUNK);
         while self.chunks.len() <= chunk {
@@ -146,7 +146,7 @@ impl Arena {
     }
 
     /// The scale and values of `id`, if it has a vector.
-    pub fn get(&self, id: u32) -> Option<(f32, &[i8])> {
+    pub(crate) fn get(&self, id: u32) -> Option<(f32, &[i8])> {
         let chunk = self.chunks.get(id as usize / CHUNK)?;
         let slot = id as usize % CHUNK;
         let scale = chunk.scales[slot];
@@ -158,12 +158,12 @@ impl Arena {
         })
     }
 
-    pub fn has(&self, id: u32) -> bool {
+    pub(crate) fn has(&self, id: u32) -> bool {
         self.get(id).is_some()
     }
 
     /// The cosine of `query` with `id`'s vector, if it has one and the lengths agree.
-    pub fn cosine(&self, query: &Quantized, id: u32) -> Option<f32> {
+    pub(crate) fn cosine(&self, query: &Quantized, id: u32) -> Option<f32> {
         if query.dims() != self.dims {
             return None;
         }
@@ -172,11 +172,11 @@ impl Arena {
     }
 
     /// Bytes the vectors take in memory (allocated chunks).
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.chunks.len() * CHUNK * self.bytes_per_vector()
     }
 
-    pub fn bytes_per_vector(&self) -> usize {
+    pub(crate) fn bytes_per_vector(&self) -> usize {
         self.dims + std::mem::size_of::<f32>()
     }
 }

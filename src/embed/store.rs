@@ -29,7 +29,7 @@ use super::quantized::{Arena, Quantized};
 use crate::error::ErrorCode;
 use crate::paths::{parse_relative, RelPath, Root};
 
-pub type ContentHash = [u8; 32];
+pub(crate) type ContentHash = [u8; 32];
 
 const MAGIC: &str = "manvault-vectors 1";
 const END_MARKER: u8 = 0xA5;
@@ -38,14 +38,14 @@ const FOLDER: &str = "vectors";
 /// compaction rewrites the file.
 const SLACK_RECORDS: usize = 1024;
 
-pub fn content_hash(text: &str) -> ContentHash {
+pub(crate) fn content_hash(text: &str) -> ContentHash {
     Sha256::digest(text.as_bytes()).into()
 }
 
 /// Which vectors can be compared with which: the model as named by the configuration or
 /// the server, who adds the role prefixes, and the length.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Space {
+pub(crate) struct Space {
     pub model: String,
     pub prefixes: String,
     pub dims: usize,
@@ -78,7 +78,7 @@ impl Space {
     }
 }
 
-pub struct VectorStore {
+pub(crate) struct VectorStore {
     ids: HashMap<ContentHash, u32>,
     hashes: Vec<ContentHash>,
     space: Option<Space>,
@@ -107,7 +107,7 @@ impl Default for VectorStore {
 
 impl VectorStore {
     /// The id of `hash`, handed out on first sight.
-    pub fn id(&mut self, hash: &ContentHash) -> u32 {
+    pub(crate) fn id(&mut self, hash: &ContentHash) -> u32 {
         if let Some(&id) = self.ids.get(hash) {
             return id;
         }
@@ -118,31 +118,31 @@ impl VectorStore {
     }
 
     /// Ids handed out so far: every id is below.
-    pub fn keys(&self) -> usize {
+    pub(crate) fn keys(&self) -> usize {
         self.hashes.len()
     }
 
-    pub fn hash(&self, id: u32) -> &ContentHash {
+    pub(crate) fn hash(&self, id: u32) -> &ContentHash {
         &self.hashes[id as usize]
     }
 
-    pub fn space(&self) -> Option<&Space> {
+    pub(crate) fn space(&self) -> Option<&Space> {
         self.space.as_ref()
     }
 
     /// The vectors as they are now, to publish to readers (chunks are shared, not copied).
-    pub fn arena(&self) -> &Arena {
+    pub(crate) fn arena(&self) -> &Arena {
         &self.arena
     }
 
-    pub fn has(&self, id: u32) -> bool {
+    pub(crate) fn has(&self, id: u32) -> bool {
         self.arena.has(id)
     }
 
     /// Fixes the vector space (after the provider's first answer) and loads its cache file
     /// from `cache_dir`. A different space than before drops every vector held: vectors of
     /// two models are not comparable.
-    pub fn attach(&mut self, space: Space, cache_dir: Option<&Path>) {
+    pub(crate) fn attach(&mut self, space: Space, cache_dir: Option<&Path>) {
         if self.space.as_ref() == Some(&space) {
             return;
         }
@@ -160,7 +160,7 @@ impl VectorStore {
     }
 
     /// Stores vectors of one batch and appends them to the cache file in one write.
-    pub fn insert(&mut self, vectors: &[(u32, Quantized)]) {
+    pub(crate) fn insert(&mut self, vectors: &[(u32, Quantized)]) {
         let Some(space) = &self.space else { return };
         let mut records = Vec::with_capacity(vectors.len() * space.record_len());
         for (id, vector) in vectors {
@@ -186,7 +186,7 @@ impl VectorStore {
 
     /// Rewrites the cache file with the vectors of `live` ids only, when it holds many more
     /// records than that (edited sections leave their old vectors behind).
-    pub fn compact(&mut self, live: &[u32]) {
+    pub(crate) fn compact(&mut self, live: &[u32]) {
         let (Some(space), Some(file)) = (&self.space, &mut self.file) else {
             return;
         };
@@ -215,7 +215,7 @@ impl VectorStore {
     }
 
     /// Bytes of the cache file, if there is one.
-    pub fn file_bytes(&self) -> Option<u64> {
+    pub(crate) fn file_bytes(&self) -> Option<u64> {
         let file = self.file.as_ref()?;
         file.root.stat(&file.rel).ok().map(|info| info.size)
     }

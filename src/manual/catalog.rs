@@ -21,7 +21,7 @@ use crate::paths::{parse_relative, Root};
 
 /// What tells a changed file from an unchanged one without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
+pub(super) struct FileStamp {
     len: u64,
     modified: Option<SystemTime>,
     /// Inode and status-change time where the system has them: a file replaced by one of
@@ -32,7 +32,7 @@ pub struct FileStamp {
 
 impl FileStamp {
     /// The file's size in bytes.
-    pub fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.len
     }
 
@@ -71,14 +71,14 @@ impl FileStamp {
 
 /// A manual content file found by a scan.
 #[derive(Debug)]
-pub struct FoundFile {
+pub(super) struct FoundFile {
     pub file_type: FileType,
     pub stamp: FileStamp,
 }
 
 /// One manual folder as a scan saw it.
 #[derive(Debug, Default)]
-pub struct ManualTree {
+pub(super) struct ManualTree {
     /// Keyed by path relative to the manual folder, `/`-separated.
     pub files: BTreeMap<String, FoundFile>,
     /// Relative paths of skipped symlinks inside the manual.
@@ -89,7 +89,7 @@ pub struct ManualTree {
 
 /// The whole root as a scan saw it.
 #[derive(Debug, Default)]
-pub struct RootScan {
+pub(super) struct RootScan {
     pub manuals: BTreeMap<String, ManualTree>,
     /// Names of symlinks directly under the root (would-be manuals).
     pub symlinked_manuals: BTreeSet<String>,
@@ -97,7 +97,7 @@ pub struct RootScan {
 
 impl RootScan {
     /// Every folder the scan walked, relative to the root: each manual's and those below.
-    pub fn folders(&self) -> impl Iterator<Item = String> + '_ {
+    pub(super) fn folders(&self) -> impl Iterator<Item = String> + '_ {
         self.manuals.iter().flat_map(|(manual_id, tree)| {
             std::iter::once(manual_id.clone()).chain(
                 tree.folders
@@ -110,7 +110,7 @@ impl RootScan {
 
 /// Lists manuals and their files under `root`. Only an unreadable root is an error;
 /// unreadable entries below it are logged and skipped.
-pub fn scan_root(root: &Path) -> io::Result<RootScan> {
+pub(super) fn scan_root(root: &Path) -> io::Result<RootScan> {
     let mut scan = RootScan::default();
     for entry in fs::read_dir(root)? {
         let entry = entry?;
@@ -193,7 +193,7 @@ fn relative_path(folder: &Path, path: &Path) -> String {
 /// component by component from the manuals root without following any symlink, so a link
 /// swapped in after the scan (even as a middle folder) is refused, not followed. This is
 /// the one place manual content is opened.
-pub fn read_manual_file(root: &Root, manual_id: &str, path: &str) -> io::Result<Vec<u8>> {
+pub(super) fn read_manual_file(root: &Root, manual_id: &str, path: &str) -> io::Result<Vec<u8>> {
     let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
     let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
     let mut file = root.open_file(&relative).map_err(refused)?;

@@ -34,35 +34,9 @@ impl Language {
     }
 }
 
-/// What kind of narrowing a term signals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExceptionCategory {
-    /// An explicit exception or special case.
-    Exception,
-    /// Something left out of a rule's scope.
-    Exclusion,
-    /// A rule that holds only under a condition.
-    Condition,
-    /// A warning or point to keep in mind.
-    Caution,
-    /// Something not allowed or not possible.
-    Prohibition,
-    /// A cap or restriction.
-    Limitation,
-}
-
-impl ExceptionCategory {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExceptionCategory::Exception => "exception",
-            ExceptionCategory::Exclusion => "exclusion",
-            ExceptionCategory::Condition => "condition",
-            ExceptionCategory::Caution => "caution",
-            ExceptionCategory::Prohibition => "prohibition",
-            ExceptionCategory::Limitation => "limitation",
-        }
-    }
-}
+/// What kind of narrowing a term signals: the schema's `ExceptionCategory` (exception,
+/// exclusion, condition, caution, prohibition, limitation).
+pub use crate::contract::types::ExceptionCategory;
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct ExceptionTerm {

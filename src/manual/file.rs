@@ -7,9 +7,9 @@
 
 use std::io;
 
-use super::lines::LineTable;
 use super::node::{Node, NodeKind};
 use super::sections::{outline_markdown, Outline};
+use crate::text::lines::LineTable;
 
 /// The two formats a manual may contain (requirements §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

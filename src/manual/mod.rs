@@ -16,7 +16,7 @@ pub mod exceptions;
 pub mod excepts;
 mod excerpt;
 pub mod file;
-pub mod find;
+pub(crate) mod find;
 mod front_matter;
 mod heading;
 pub mod index;

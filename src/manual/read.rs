@@ -59,24 +59,8 @@ impl Default for ReadLimits {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadScope {
-    Snippet,
-    Section,
-    Sections,
-    File,
-}
-
-impl ReadScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReadScope::Snippet => "snippet",
-            ReadScope::Section => "section",
-            ReadScope::Sections => "sections",
-            ReadScope::File => "file",
-        }
-    }
-}
+/// How much `manual_read` returns: the schema's `ReadScope`.
+pub use crate::contract::types::ReadScope;
 
 /// `limits` of the request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -8,13 +8,14 @@ use serde_json::json;
 
 use super::file::ManualFile;
 use super::index::ManualIndex;
+use crate::contract::types::RefTarget;
 use crate::error::{ToolError, ToolResult};
 
 /// A position in a manual, as a client sends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManualRef {
-    /// Must be `"manual"`; kept as sent so a wrong value can be reported.
-    pub target: String,
+    /// Must be `manual`; kept as sent so a wrong value can be reported.
+    pub target: RefTarget,
     pub manual_id: Option<String>,
     pub path: String,
     pub start_line: Option<u32>,
@@ -29,10 +30,10 @@ pub struct ResolvedRef<'a> {
 
 impl ManualRef {
     pub fn resolve<'a>(&self, index: &'a ManualIndex) -> ToolResult<ResolvedRef<'a>> {
-        if self.target != "manual" {
+        if self.target != RefTarget::Manual {
             return Err(
                 ToolError::invalid_parameter("ref.target must be \"manual\"").with_details(
-                    json!({ "field": "ref.target", "value": self.target, "allowed": ["manual"] }),
+                    json!({ "field": "ref.target", "value": self.target.as_str(), "allowed": ["manual"] }),
                 ),
             );
         }

@@ -18,12 +18,13 @@ use comrak::{parse_document, Arena, Options};
 
 use super::front_matter::front_matter_title;
 use super::heading::{heading_text, Slugs};
-use super::lines::{LineSpan, LineTable};
+use super::lines::LineSpan;
 use super::node::{Node, NodeKind};
+use crate::text::lines::LineTable;
 
 /// Everything the index keeps from parsing one Markdown file.
 #[derive(Debug, Default)]
-pub struct Outline {
+pub(crate) struct Outline {
     /// In document order (ascending `line_start`).
     pub nodes: Vec<Node>,
     /// The front matter's `title:`, if any.
@@ -43,7 +44,7 @@ struct FoundHeading {
 
 /// Builds the outline of the Markdown file `path` (relative, used in node ids) whose
 /// content is `text`, with `lines` its line table.
-pub fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
+pub(crate) fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Outline {
     let arena = Arena::new();
     let root = parse_document(&arena, text, &parse_options());
     let mut outline = Outline::default();

@@ -46,7 +46,7 @@ const FIRST_BARRIER_TIMEOUT: Duration = Duration::from_secs(1);
 static BARRIER_FOLDER_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, Default)]
-pub struct ChangeWatch {
+pub(crate) struct ChangeWatch {
     /// The watcher and the folders it watches; `None` when nothing is armed.
     armed: Option<Armed>,
     /// Set when the last scan saw folders the watch did not cover while it ran.
@@ -60,7 +60,7 @@ pub struct ChangeWatch {
 impl ChangeWatch {
     /// True unless the watch is armed and has seen nothing (but its barrier) since it was
     /// armed.
-    pub fn maybe_changed(&mut self) -> bool {
+    pub(crate) fn maybe_changed(&mut self) -> bool {
         let Some(armed) = &mut self.armed else {
             return true;
         };
@@ -93,7 +93,7 @@ impl ChangeWatch {
     /// Watches `folders` (the root first) before a scan, so that a change made while the
     /// scan runs shows as an event on the next call. On any failure the watch disarms and
     /// every call walks.
-    pub fn arm(&mut self, folders: &[PathBuf]) {
+    pub(crate) fn arm(&mut self, folders: &[PathBuf]) {
         self.armed = None;
         self.stale = false;
         if self.given_up {
@@ -109,7 +109,7 @@ impl ChangeWatch {
 
     /// After a scan: if it found folders the watch did not cover, the next call walks
     /// again (and re-arms with them).
-    pub fn scanned(&mut self, folders: &[PathBuf]) {
+    pub(crate) fn scanned(&mut self, folders: &[PathBuf]) {
         if let Some(armed) = &self.armed {
             self.stale = folders.iter().any(|folder| !armed.folders.contains(folder));
         }
@@ -117,7 +117,7 @@ impl ChangeWatch {
 }
 
 /// The root and every manual folder below it that a scan walked, for the next arm.
-pub fn folders_of(root: &Path, relative: impl Iterator<Item = String>) -> Vec<PathBuf> {
+pub(crate) fn folders_of(root: &Path, relative: impl Iterator<Item = String>) -> Vec<PathBuf> {
     std::iter::once(root.to_path_buf())
         .chain(relative.map(|folder| root.join(folder)))
         .collect()

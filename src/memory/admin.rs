@@ -35,12 +35,8 @@ pub(crate) struct ApplyRequest<'a> {
     pub approver: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ApplyMode {
-    Applied,
-    DryRun,
-    ValidateOnly,
-}
+/// What an apply did: the schema's `ApplyMode`.
+pub(crate) use crate::contract::types::ApplyMode;
 
 pub(crate) struct ApplyOutcome {
     pub version: String,

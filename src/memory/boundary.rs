@@ -49,19 +49,15 @@ const BUILT_IN_RULES: [(&str, &str); 2] = [
 /// that would explode is refused when the policy is applied, not at query time.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Escalation {
-    None,
-    HumanReview,
-    Deny,
-}
+/// What detected content of a class needs: the policy schema's `MemoryEscalation`.
+pub(crate) use crate::contract::types::MemoryEscalation;
 
 /// One class's rules as the policy states them.
 #[derive(Debug, Clone)]
 pub(crate) struct ClassRule {
     pub allow: Vec<String>,
     pub redact: Vec<String>,
-    pub escalation: Escalation,
+    pub escalation: MemoryEscalation,
 }
 
 struct RedactRule {
@@ -117,8 +113,8 @@ impl Boundary {
     ) -> Result<Boundary, String> {
         let mut rules: Vec<RedactRule> = Vec::new();
         for (at, class) in classes.iter().enumerate() {
-            let denies =
-                CLASSES[at] == MemoryBoundaryClass::Secret || class.escalation == Escalation::Deny;
+            let denies = CLASSES[at] == MemoryBoundaryClass::Secret
+                || class.escalation == MemoryEscalation::Deny;
             for name in &class.redact {
                 let rule = match rules.iter_mut().find(|rule| &rule.name == name) {
                     Some(rule) => rule,
@@ -145,7 +141,7 @@ impl Boundary {
                     }
                 };
                 rule.denies |= denies;
-                rule.needs_review |= class.escalation == Escalation::HumanReview;
+                rule.needs_review |= class.escalation == MemoryEscalation::HumanReview;
             }
         }
         Ok(Boundary { classes, rules })
@@ -166,7 +162,7 @@ impl Boundary {
             .filter(|class| *class != MemoryBoundaryClass::Secret)
             .filter(|class| {
                 let rule = self.rule_of(*class);
-                rule.escalation != Escalation::Deny
+                rule.escalation != MemoryEscalation::Deny
                     && rule.allow.iter().any(|entry| {
                         if tags.is_empty() {
                             entry == "*"
@@ -260,14 +256,14 @@ pub(crate) mod tests {
         let patterns = [("api_key".to_string(), r"sk-[a-z0-9]{16,}".to_string())].into();
         Boundary::new(
             [
-                rule(&["*"], &[], Escalation::None),
-                rule(&["answer:task", "tool:*"], &[], Escalation::None),
+                rule(&["*"], &[], MemoryEscalation::None),
+                rule(&["answer:task", "tool:*"], &[], MemoryEscalation::None),
                 rule(
                     &["tool:contact-lookup"],
                     &["email", "phone"],
-                    Escalation::HumanReview,
+                    MemoryEscalation::HumanReview,
                 ),
-                rule(&[], &["api_key"], Escalation::Deny),
+                rule(&[], &["api_key"], MemoryEscalation::Deny),
             ],
             &patterns,
         )
@@ -340,7 +336,7 @@ pub(crate) mod tests {
         let rule = |redact: &[&str]| ClassRule {
             allow: vec![],
             redact: redact.iter().map(|s| s.to_string()).collect(),
-            escalation: Escalation::None,
+            escalation: MemoryEscalation::None,
         };
         let classes = || [rule(&[]), rule(&[]), rule(&["ssn"]), rule(&[])];
         let error = Boundary::new(classes(), &Default::default()).err().unwrap();

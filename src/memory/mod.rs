@@ -45,7 +45,7 @@ use crate::contract::types::MemoryScope;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 use crate::paths::locate_file;
 
-pub(crate) use admin::{ApplyMode, ApplyRequest};
+pub(crate) use admin::ApplyRequest;
 use audit::{AuditLog, Facts, Record};
 pub(crate) use claims::UpsertRequest;
 use policy::Policy;

@@ -12,10 +12,9 @@ use std::sync::OnceLock;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
-use super::boundary::{Boundary, ClassRule, Escalation};
+use super::boundary::{Boundary, ClassRule, MemoryEscalation};
 use crate::contract::types::{
-    MemoryClassRule, MemoryClassRuleEscalation, MemoryKind, MemoryPolicy, MemoryPolicyVersion,
-    MemoryScope, MemoryScopeRule,
+    MemoryClassRule, MemoryKind, MemoryPolicy, MemoryPolicyVersion, MemoryScope, MemoryScopeRule,
 };
 use crate::error::{MemoryCode, ToolError};
 
@@ -116,11 +115,7 @@ fn class_rule(rule: &MemoryClassRule) -> ClassRule {
     ClassRule {
         allow: rule.allow.clone(),
         redact: rule.redact.clone(),
-        escalation: match rule.escalation {
-            None | Some(MemoryClassRuleEscalation::None) => Escalation::None,
-            Some(MemoryClassRuleEscalation::HumanReview) => Escalation::HumanReview,
-            Some(MemoryClassRuleEscalation::Deny) => Escalation::Deny,
-        },
+        escalation: rule.escalation.unwrap_or(MemoryEscalation::None),
     }
 }
 

@@ -41,7 +41,7 @@ use crate::call::LOCAL_ACTOR;
 use crate::config::HttpConfig;
 
 /// The path MCP is served at.
-pub const MCP_PATH: &str = "/mcp";
+pub(crate) const MCP_PATH: &str = "/mcp";
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -56,7 +56,11 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// Runs the HTTP server until SIGINT/SIGTERM. Configuration errors (an address that does
 /// not resolve, a non-loopback address without tokens, a bad tokens file) are returned
 /// before anything is bound.
-pub async fn serve(server: McpServer, bind: &str, settings: HttpConfig) -> Result<(), String> {
+pub(crate) async fn serve(
+    server: McpServer,
+    bind: &str,
+    settings: HttpConfig,
+) -> Result<(), String> {
     let address = resolve(bind)?;
     let tokens = Tokens::load(settings.token.as_deref(), settings.tokens_file.as_deref())?;
     if tokens.is_empty() && !address.ip().is_loopback() {

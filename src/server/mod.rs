@@ -6,7 +6,7 @@
 
 mod auth;
 mod client_log;
-pub mod http;
+pub(crate) mod http;
 mod rate;
 mod stdio;
 

@@ -50,7 +50,7 @@ use crate::error::clip;
 
 /// The longest line read, its newline included: rmcp's limit, and the size MCP clients
 /// assume. Documented in the README.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How much of a line over the limit is kept to find its id in.
 const ID_SCAN_BYTES: usize = 64 * 1024;

@@ -1,72 +1,135 @@
-//! Byte offset <-> 1-based line number, for reporting hits and reading line ranges.
+//! Line numbers for text held in memory: byte offset <-> 1-based line number, for
+//! reporting hits and reading line ranges.
 //!
-//! Built once per file (memchr finds newlines at several GB/s), then every lookup is a
-//! binary search instead of a rescan from the top of the file.
+//! Every position a client sees is a 1-based line number (refs, node ranges, read ranges,
+//! hits), while slicing works on byte offsets. The table is built once per text (memchr
+//! finds terminators at several GB/s), so converting either way is a binary search, never
+//! a rescan. A terminator at the very end of the text does not start another line ("a\n"
+//! is one line); an empty text is one empty line.
+//!
+//! What ends a line depends on who numbers the lines the client sees: a manual's lines
+//! are comrak's (`\n`, `\r\n` and a lone `\r`), a vault file's are those of a line reader
+//! (`\n` only; a `\r` before it belongs to the line).
 
-/// Line starts of one text. A line ends at `\n`; a `\r` before it belongs to the line.
-#[derive(Clone, Debug)]
-pub struct LineIndex {
-    /// Byte offset where each line starts; the first is always 0.
-    starts: Vec<usize>,
-    len: usize,
+use std::ops::Range;
+
+/// What ends a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Breaks {
+    /// `\n`, `\r\n` and a lone `\r`, the set comrak counts, so numbers agree with its
+    /// source positions.
+    Any,
+    /// `\n` only, as `BufRead::lines` splits a file.
+    Newline,
 }
 
-impl LineIndex {
-    pub fn new(text: &str) -> LineIndex {
-        let starts = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
-            .collect();
-        LineIndex {
-            starts,
-            len: text.len(),
+/// Byte range of each line's content (terminator excluded), in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LineTable {
+    lines: Vec<Range<usize>>,
+}
+
+impl LineTable {
+    /// The lines of `text` as comrak counts them ([`Breaks::Any`]).
+    pub(crate) fn new(text: &str) -> Self {
+        LineTable::with_breaks(text, Breaks::Any)
+    }
+
+    pub(crate) fn with_breaks(text: &str, breaks: Breaks) -> Self {
+        let bytes = text.as_bytes();
+        let next_break = |from: usize| match breaks {
+            Breaks::Any => memchr::memchr2(b'\n', b'\r', &bytes[from..]),
+            Breaks::Newline => memchr::memchr(b'\n', &bytes[from..]),
+        };
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while let Some(found) = next_break(start) {
+            let end = start + found;
+            let terminator = if bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n') {
+                2
+            } else {
+                1
+            };
+            lines.push(start..end);
+            start = end + terminator;
         }
+        if start < bytes.len() || lines.is_empty() {
+            lines.push(start..bytes.len());
+        }
+        LineTable { lines }
     }
 
-    /// The 1-based line holding `byte`. The end of a text that ends with `\n` is on
-    /// line `line_count() + 1`, the empty line an editor shows there.
-    pub fn line_of(&self, byte: usize) -> usize {
-        self.starts.partition_point(|&start| start <= byte)
+    pub(crate) fn line_count(&self) -> u32 {
+        self.lines.len() as u32
     }
 
-    /// Byte offset where `line` (1-based) starts. Lines past the end start at the end of
-    /// the text, so `line_start(n)..line_start(n + 1)` is always a valid range.
-    pub fn line_start(&self, line: usize) -> usize {
-        assert!(line >= 1, "lines are numbered from 1");
-        self.starts.get(line - 1).copied().unwrap_or(self.len)
+    /// Byte range from the start of `first` to the end of `last`'s content; both lines
+    /// must exist (1-based, `first <= last`).
+    pub(crate) fn byte_range(&self, first: u32, last: u32) -> Range<usize> {
+        self.lines[first as usize - 1].start..self.lines[last as usize - 1].end
     }
 
-    /// Number of lines as an editor counts them: a final `\n` does not open a new line,
-    /// and an empty text has none.
-    pub fn line_count(&self) -> usize {
-        let ends_with_newline = self.starts.last() == Some(&self.len);
-        self.starts.len() - usize::from(ends_with_newline)
+    /// The line holding byte `offset`; an offset inside a terminator belongs to the line
+    /// it ends.
+    pub(crate) fn line_at(&self, offset: usize) -> u32 {
+        self.lines
+            .partition_point(|line| line.start <= offset)
+            .max(1) as u32
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::LineIndex;
+    use super::*;
 
-    #[test]
-    fn counts_lines_like_an_editor() {
-        assert_eq!(LineIndex::new("").line_count(), 0);
-        assert_eq!(LineIndex::new("a").line_count(), 1);
-        assert_eq!(LineIndex::new("a\n").line_count(), 1);
-        assert_eq!(LineIndex::new("a\nb").line_count(), 2);
-        assert_eq!(LineIndex::new("\n\n").line_count(), 2);
+    fn contents(text: &str, breaks: Breaks) -> Vec<&str> {
+        let table = LineTable::with_breaks(text, breaks);
+        (1..=table.line_count())
+            .map(|n| &text[table.byte_range(n, n)])
+            .collect()
     }
 
     #[test]
-    fn maps_bytes_to_lines_and_back() {
+    fn every_terminator_style_ends_a_line() {
+        assert_eq!(contents("a\nb\r\nc\rd", Breaks::Any), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_line_reader_breaks_at_newlines_only() {
+        assert_eq!(
+            contents("a\nb\r\nc\rd", Breaks::Newline),
+            ["a", "b\r", "c\rd"]
+        );
+    }
+
+    #[test]
+    fn trailing_terminator_does_not_add_a_line() {
+        for breaks in [Breaks::Any, Breaks::Newline] {
+            assert_eq!(contents("a\n", breaks), ["a"]);
+            assert_eq!(contents("a\n\n", breaks), ["a", ""]);
+            assert_eq!(contents("", breaks), [""]);
+        }
+    }
+
+    #[test]
+    fn line_at_maps_offsets_back() {
+        let table = LineTable::new("ab\r\ncd\nef");
+        assert_eq!(table.line_at(0), 1);
+        assert_eq!(table.line_at(3), 1);
+        assert_eq!(table.line_at(4), 2);
+        assert_eq!(table.line_at(8), 3);
         let text = "一行目\r\n二行目\n\n四";
-        let index = LineIndex::new(text);
-        assert_eq!(index.line_of(0), 1);
-        assert_eq!(index.line_of(text.find('\r').unwrap()), 1);
-        assert_eq!(index.line_of(text.find('二').unwrap()), 2);
-        assert_eq!(index.line_of(text.find('四').unwrap()), 4);
-        assert_eq!(index.line_start(2), text.find('二').unwrap());
-        assert_eq!(index.line_start(3), text.find("\n\n").unwrap() + 1);
-        assert_eq!(index.line_start(5), text.len());
-        assert_eq!(index.line_count(), 4);
+        let table = LineTable::with_breaks(text, Breaks::Newline);
+        assert_eq!(table.line_at(text.find('\r').unwrap()), 1);
+        assert_eq!(table.line_at(text.find('二').unwrap()), 2);
+        assert_eq!(table.line_at(text.find('四').unwrap()), 4);
+    }
+
+    #[test]
+    fn byte_range_spans_several_lines_without_final_terminator() {
+        let text = "a\nb\nc\n";
+        let table = LineTable::new(text);
+        assert_eq!(&text[table.byte_range(1, 2)], "a\nb");
+        assert_eq!(&text[table.byte_range(3, 3)], "c");
     }
 }

@@ -8,9 +8,9 @@
 //! [`normalize`](super::normalize::normalize), so it only has to know the representatives
 //! that normalisation leaves (one `-`, one `・`, one space...).
 
+#[cfg(test)]
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
-use super::units::fold_kana;
 
 /// Whether `c`, in normalised text, only separates words.
 ///
@@ -47,6 +47,26 @@ fn is_separator(c: char) -> bool {
         )
 }
 
+/// Folds a katakana spelling to the form its variants share: no long-vowel mark or
+/// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
+/// both fold to `ウエブブラウザ`). `None` drops the character.
+pub(crate) fn fold_kana(c: char) -> Option<char> {
+    Some(match c {
+        'ー' | 'ッ' => return None,
+        'ァ' => 'ア',
+        'ィ' => 'イ',
+        'ゥ' => 'ウ',
+        'ェ' => 'エ',
+        'ォ' => 'オ',
+        'ャ' => 'ヤ',
+        'ュ' => 'ユ',
+        'ョ' => 'ヨ',
+        'ヮ' => 'ワ',
+        'ヴ' => 'ブ',
+        c => c,
+    })
+}
+
 /// What `c` of normalised text becomes in loose text: nothing for a separator (and for
 /// the katakana marks folding drops), its folded form otherwise.
 pub(crate) fn loose_char(c: char) -> Option<char> {
@@ -58,24 +78,26 @@ pub(crate) fn loose_char(c: char) -> Option<char> {
 }
 
 /// Loose text of `s`, with a map back to `s`.
-pub fn loose(s: &str) -> Normalized {
+#[cfg(test)]
+pub(crate) fn loose(s: &str) -> Normalized {
     loose_from(&normalize(s))
 }
 
 /// Loose text of a query: the same text as [`loose`], without the map.
-pub fn loose_str(s: &str) -> String {
+#[cfg(test)]
+fn loose_str(s: &str) -> String {
     loose(s).text
 }
 
 /// Loose text of text that is already normalised, without a map: the search keeps its
 /// corpus normalised and only needs to know which section a loose match falls in.
-pub fn loose_normalized(normalized: &str) -> String {
+pub(crate) fn loose_normalized(normalized: &str) -> String {
     normalized.chars().filter_map(loose_char).collect()
 }
 
 /// Loose text of an already normalised text, for the indexer that keeps both; the map
 /// still leads back to the original of `normalized`.
-pub fn loose_from(normalized: &Normalized) -> Normalized {
+pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
     let text = normalized.text.as_str();
     let mut writer = Writer::with_capacity(text.len());
     let mut kept_from = 0;

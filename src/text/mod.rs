@@ -5,24 +5,23 @@
 //! can be reported as original lines and snippets.
 
 mod fold;
-pub mod lines;
-pub mod loose;
+pub(crate) mod lines;
+pub(crate) mod literals;
+pub(crate) mod loose;
 pub(crate) mod near;
-pub mod normalize;
+pub(crate) mod normalize;
 mod normalized;
 mod numerals;
 mod offset_map;
 pub(crate) mod prefilter;
-pub mod snippet;
-pub mod synonyms;
+pub(crate) mod snippet;
+pub(crate) mod synonyms;
 pub(crate) mod terms;
 pub(crate) mod units;
 mod variants;
 
 #[cfg(test)]
 mod properties;
-
-pub use normalized::Normalized;
 
 /// A stable 64-bit digest of `parts` (SHA-256, first eight bytes): the same in every
 /// process and build, unlike `std`'s hashers, so it can be stored.

@@ -14,18 +14,18 @@
 use std::ops::Range;
 
 use super::fold::{is_stable, starts_segment, Folder};
-pub use super::normalized::Normalized;
+pub(crate) use super::normalized::Normalized;
 use super::normalized::Writer;
 use super::numerals;
 use super::offset_map::Kind;
 
 /// Normalises `s`, keeping a map from the result back to `s`.
-pub fn normalize(s: &str) -> Normalized {
+pub(crate) fn normalize(s: &str) -> Normalized {
     numerals::unify(fold_text(s))
 }
 
 /// Normalises a query: the same text as [`normalize`], without the map.
-pub fn normalize_str(s: &str) -> String {
+pub(crate) fn normalize_str(s: &str) -> String {
     normalize(s).text
 }
 

@@ -9,7 +9,7 @@ use super::offset_map::{Builder, Kind, OffsetMap};
 
 /// Normalised (or loose) text and a sparse map back to the original it came from.
 #[derive(Clone, Debug)]
-pub struct Normalized {
+pub(crate) struct Normalized {
     /// The text to search; never shown to users, who see the original.
     pub text: String,
     map: OffsetMap,
@@ -21,7 +21,7 @@ impl Normalized {
     /// Inside output produced from a multi-character original sequence (a kanji numeral,
     /// a ligature) this is the start of that sequence; `text.len()` maps to the original
     /// length. `norm_byte` must not exceed `text.len()`.
-    pub fn original_offset(&self, norm_byte: usize) -> usize {
+    pub(crate) fn original_offset(&self, norm_byte: usize) -> usize {
         debug_assert!(norm_byte <= self.text.len(), "offset past the text");
         self.map.start(norm_byte)
     }
@@ -29,13 +29,8 @@ impl Normalized {
     /// Original byte range a match over `norm` came from: the start rounds down and the
     /// end rounds up to whole original sequences, so the original slice normalises to
     /// text that contains the match.
-    pub fn original_range(&self, norm: Range<usize>) -> Range<usize> {
+    pub(crate) fn original_range(&self, norm: Range<usize>) -> Range<usize> {
         self.map.start(norm.start)..self.map.end(norm.end)
-    }
-
-    /// Heap bytes held, text and map together, for the index's memory budget.
-    pub fn heap_bytes(&self) -> usize {
-        self.text.capacity() + self.map.heap_bytes()
     }
 }
 

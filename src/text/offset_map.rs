@@ -96,10 +96,6 @@ impl OffsetMap {
         }
     }
 
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.anchors.capacity() * std::mem::size_of::<Anchor>()
-    }
-
     fn first_after(&self, out: usize) -> usize {
         self.anchors.partition_point(|a| a.out as usize <= out)
     }

@@ -11,7 +11,7 @@ const CUT_MARK: char = '…';
 /// At most `max_chars` characters of `original` around `byte`, marks included: `…` at
 /// each side where text was cut, line breaks folded to one space. `byte` need not be
 /// a character boundary.
-pub fn snippet(original: &str, byte: usize, max_chars: usize) -> String {
+pub(crate) fn snippet(original: &str, byte: usize, max_chars: usize) -> String {
     let center = floor_char_boundary(original, byte.min(original.len()));
     let mut marks = 0;
     loop {
@@ -28,7 +28,7 @@ pub fn snippet(original: &str, byte: usize, max_chars: usize) -> String {
 }
 
 /// The first `max_chars` characters of `s`, and whether anything was cut.
-pub fn truncate_chars(s: &str, max_chars: usize) -> (&str, bool) {
+pub(crate) fn truncate_chars(s: &str, max_chars: usize) -> (&str, bool) {
     match s.char_indices().nth(max_chars) {
         Some((end, _)) => (&s[..end], true),
         None => (s, false),
@@ -36,7 +36,7 @@ pub fn truncate_chars(s: &str, max_chars: usize) -> (&str, bool) {
 }
 
 /// Byte offset `count` characters after `from`, or the end of `text`.
-pub fn advance_chars(text: &str, from: usize, count: usize) -> usize {
+pub(crate) fn advance_chars(text: &str, from: usize, count: usize) -> usize {
     text[from..]
         .char_indices()
         .nth(count)
@@ -44,7 +44,7 @@ pub fn advance_chars(text: &str, from: usize, count: usize) -> usize {
 }
 
 /// Byte offset `count` characters before `to`, or 0.
-pub fn retreat_chars(text: &str, to: usize, count: usize) -> usize {
+pub(crate) fn retreat_chars(text: &str, to: usize, count: usize) -> usize {
     match count {
         0 => to,
         _ => text[..to]
@@ -58,7 +58,7 @@ pub fn retreat_chars(text: &str, to: usize, count: usize) -> usize {
 /// Byte range of a window of at most `max_chars` characters around `focus`, centred when
 /// the text allows and shifted to use the room one side lacks. `focus` itself is kept
 /// whole when it fits.
-pub fn window_around(text: &str, focus: Range<usize>, max_chars: usize) -> Range<usize> {
+pub(crate) fn window_around(text: &str, focus: Range<usize>, max_chars: usize) -> Range<usize> {
     let spare = max_chars.saturating_sub(text[focus.clone()].chars().count());
     let from = retreat_chars(text, focus.start, spare / 2);
     let used_before = text[from..focus.start].chars().count();

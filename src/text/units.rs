@@ -26,6 +26,8 @@
 //! hide it. Everything here is a pure function of normalised text: the query side and
 //! the corpus side go through the same functions.
 
+use super::loose::{fold_kana, loose_char};
+
 /// Writing systems whose boundaries mark word boundaries in Japanese text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Script {
@@ -242,26 +244,6 @@ fn is_vowel(b: u8) -> bool {
     matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
 }
 
-/// Folds a katakana spelling to the form its variants share: no long-vowel mark or
-/// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
-/// both fold to `ウエブブラウザ`). `None` drops the character.
-pub(crate) fn fold_kana(c: char) -> Option<char> {
-    Some(match c {
-        'ー' | 'ッ' => return None,
-        'ァ' => 'ア',
-        'ィ' => 'イ',
-        'ゥ' => 'ウ',
-        'ェ' => 'エ',
-        'ォ' => 'オ',
-        'ャ' => 'ヤ',
-        'ュ' => 'ユ',
-        'ョ' => 'ヨ',
-        'ヮ' => 'ワ',
-        'ヴ' => 'ブ',
-        c => c,
-    })
-}
-
 /// The units of a normalised text, unique, in order of first appearance.
 pub(crate) fn units(normalized: &str) -> Vec<Unit> {
     let mut found: Vec<Unit> = Vec::new();
@@ -427,7 +409,7 @@ fn loose_positions(normalized: &str) -> Vec<u32> {
     let mut next = 0u32;
     for (at, c) in normalized.char_indices() {
         positions[at] = next;
-        next += u32::from(crate::text::loose::loose_char(c).is_some());
+        next += u32::from(loose_char(c).is_some());
     }
     positions[normalized.len()] = next;
     positions
@@ -443,7 +425,7 @@ pub(crate) fn unit_tokens(normalized: &str) -> Vec<IndexToken> {
     let mut tokens = Vec::new();
     let mut previous: Option<(char, usize)> = None;
     for (at, c) in normalized.char_indices() {
-        let Some(loose) = crate::text::loose::loose_char(c) else {
+        let Some(loose) = loose_char(c) else {
             continue;
         };
         if !is_gram_char(loose) {

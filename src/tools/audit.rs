@@ -16,8 +16,8 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::{parse_relative, RelPath, Root};
 use crate::vault::{listing, profile, read};
 
-use super::vault::action;
-use super::{nonzero, significant};
+use super::{next_actions, nonzero, significant};
+use crate::proposal::{Call, Proposal};
 
 /// Skipped artifacts named in one answer; the count has them all.
 const SKIPPED_SHOWN: usize = 20;
@@ -27,10 +27,10 @@ const SOURCES_PROPOSED: usize = 5;
 /// Confidence of the proposals: the stop rule's scan and stop are its verdict; a full scan
 /// after a severe finding is what the spec prescribes; a coverage check is the usual next
 /// step after an audit, not a necessity.
-const SCAN_UNCOVERED: f64 = 0.8;
-const STOP_COVERED: f64 = 0.8;
-const FULL_SCAN: f64 = 0.8;
-const CHECK_COVERAGE: f64 = 0.6;
+const SCAN_UNCOVERED: f32 = 0.8;
+const STOP_COVERED: f32 = 0.8;
+const FULL_SCAN: f32 = 0.8;
+const CHECK_COVERAGE: f32 = 0.6;
 
 pub(super) fn vault_coverage(
     app: &App,
@@ -97,16 +97,15 @@ pub(super) fn vault_coverage(
         app.config.coverage_min_ratio,
         app.config.marginal_gain_min,
     );
-    let next_actions = match step {
+    let next_action = match step {
         NextStep::Scan(range) => {
             let chunk_lines = range
                 .line_count()
                 .min(u64::from(app.config.vault_scan_max_chunk_lines));
-            let mut params = scan_params(&rel, range.start_line);
-            params.insert("chunk_lines".into(), json!(chunk_lines));
-            vec![action("vault_scan", SCAN_UNCOVERED, Some(params))]
+            let call = scan(&rel, range.start_line, Some(chunk_lines));
+            Proposal::new(call, SCAN_UNCOVERED)
         }
-        NextStep::Stop => vec![action("stop", STOP_COVERED, None)],
+        NextStep::Stop => Proposal::new(Call::Stop, STOP_COVERED),
     };
     let skipped_count = nonzero(skipped.len());
     skipped.truncate(SKIPPED_SHOWN);
@@ -121,7 +120,7 @@ pub(super) fn vault_coverage(
         citing_artifacts,
         skipped_artifacts: skipped,
         skipped_count,
-        next_actions,
+        next_actions: next_actions(vec![next_action]),
     })
 }
 
@@ -159,19 +158,20 @@ pub(super) fn artifact_audit(
         },
         clock::now(),
     );
-    let mut next_actions = Vec::new();
+    let mut proposals = Vec::new();
     for (path, _) in existing.iter().take(SOURCES_PROPOSED) {
         let source = parse_relative(path).expect("canonical paths parse");
         if severe {
-            let params = scan_params(&source, 1);
-            next_actions.push(action("vault_scan", FULL_SCAN, Some(params)));
+            proposals.push(Proposal::new(scan(&source, 1, None), FULL_SCAN));
         }
-        let mut params = Map::from_iter([("path".to_owned(), json!(path))]);
-        params.insert("artifact_paths".into(), json!([rel.as_str()]));
-        next_actions.push(action("vault_coverage", CHECK_COVERAGE, Some(params)));
+        let call = Call::VaultCoverage {
+            path: path.clone(),
+            artifact_paths: vec![rel.as_str().to_owned()],
+        };
+        proposals.push(Proposal::new(call, CHECK_COVERAGE));
     }
     if existing.is_empty() && !severe {
-        next_actions.push(action("stop", STOP_COVERED, None));
+        proposals.push(Proposal::new(Call::Stop, STOP_COVERED));
     }
     Ok(ArtifactAuditOutput {
         path: rel.as_str().to_owned(),
@@ -179,14 +179,14 @@ pub(super) fn artifact_audit(
         findings: findings
             .into_iter()
             .map(|finding| AuditFinding {
-                kind: super::wire_enum(finding.kind.as_str()),
-                severity: super::wire_enum(finding.severity.as_str()),
+                kind: finding.kind,
+                severity: finding.severity,
                 element_id: finding.element_id,
                 hint: finding.hint,
             })
             .collect(),
         severe: super::flag(severe),
-        next_actions,
+        next_actions: next_actions(proposals),
     })
 }
 
@@ -251,11 +251,14 @@ fn wire(range: artifact::LineRange) -> LineRange {
     }
 }
 
-fn scan_params(path: &RelPath, start_line: u64) -> Map<String, Value> {
-    Map::from_iter([
-        ("path".to_owned(), json!(path.as_str())),
-        ("cursor".to_owned(), json!({ "start_line": start_line })),
-    ])
+/// `vault_scan` of `path` from `start_line`.
+fn scan(path: &RelPath, start_line: u64, chunk_lines: Option<u64>) -> Call {
+    Call::VaultScan {
+        path: path.as_str().to_owned(),
+        start_line: Some(start_line),
+        chunk_lines,
+        max_chars: None,
+    }
 }
 
 /// `error` with `details.field` naming the input field it is about.

@@ -5,7 +5,7 @@
 
 use super::manual::manual_ref;
 use crate::app::App;
-use crate::bridge::{self, Copy, Mode, Origin, Selection};
+use crate::bridge::{self, Copy, CopyOrigin, Mode, Selection};
 use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::BridgeTools;
@@ -22,7 +22,7 @@ struct CopyWritten {
     mode: CopyMode,
     source: CopySource,
     written_lines: LineRange,
-    origin: Origin,
+    origin: CopyOrigin,
 }
 
 macro_rules! from_copy_written {
@@ -36,8 +36,8 @@ macro_rules! from_copy_written {
                     source: written.source,
                     written_lines: written.written_lines,
                     // Not recorded is the default, said by leaving it out.
-                    origin: (written.origin != Origin::None)
-                        .then(|| super::wire_enum(written.origin.as_str())),
+                    origin: (written.origin != CopyOrigin::None)
+                        .then_some(written.origin),
                 }
             }
         }
@@ -83,7 +83,7 @@ impl BridgeTools for App {
         call: &CallContext,
     ) -> ToolResult<BridgeCopyFileOutput> {
         let reference = ManualRef {
-            target: "manual".into(),
+            target: RefTarget::Manual,
             manual_id: Some(input.manual_id),
             path: input.path,
             start_line: None,

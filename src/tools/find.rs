@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{flag, next_actions, nonzero, page, rounded, significant, trim_actions, wire_enum};
+use super::{flag, next_actions, nonzero, page, rounded, significant, trim_actions};
 use crate::adaptive::{FindFacts, FindSummary as AdaptiveSummary, Fingerprint, RefKey};
 use crate::app::App;
 use crate::artifact::est_tokens;
@@ -12,14 +12,11 @@ use crate::call::CallContext;
 use crate::clock;
 use crate::contract::types::*;
 use crate::error::ToolResult;
-use crate::manual::find::query::Intent as QueryIntent;
 use crate::manual::find::trace::Place;
-use crate::manual::find::{
-    FindOutcome, FindRequest, HitItem as FoundItem, HitKind as FoundKind, Thresholds,
-};
+use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem};
 
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
-pub const MAX_FIND_RESPONSE_CHARS: usize = 1200;
+pub(crate) const MAX_FIND_RESPONSE_CHARS: usize = 1200;
 
 pub(crate) fn manual_find(
     app: &App,
@@ -34,9 +31,7 @@ pub(crate) fn manual_find(
     let request = FindRequest {
         manual_id: input.manual_id,
         query: input.query,
-        intent: input
-            .intent
-            .map(|intent| QueryIntent::parse(&intent.to_string()).expect("same vocabulary")),
+        intent: input.intent,
         max_stage: input
             .max_stage
             .map(|stage| stage.min(u64::from(u8::MAX)) as u8),
@@ -44,10 +39,7 @@ pub(crate) fn manual_find(
         also: input.also.unwrap_or_default(),
         max_candidates: budget.max_candidates.map(|n| n as usize),
         time_ms: budget.time_ms,
-        thresholds: Some(Thresholds {
-            candidate_low: tuned.candidate_low as usize,
-            file_bias: tuned.file_bias as f32,
-        }),
+        thresholds: Some(tuned),
         #[cfg(test)]
         fail_stage: None,
     };
@@ -94,7 +86,7 @@ pub(crate) fn manual_find(
 fn candidate_keys(app: &App, trace_id: &str) -> ToolResult<HashSet<RefKey>> {
     Ok(app
         .finder
-        .hits(trace_id, FoundKind::Candidates)?
+        .hits(trace_id, HitKind::Candidates)?
         .into_iter()
         .filter_map(|item| item.place)
         .map(|place| ref_key(&place.manual_id, &place.path, place.start_line))
@@ -131,7 +123,7 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
     ManualFindOutput {
         trace_id: outcome.trace_id,
         summary: FindSummary {
-            intent: wire_enum(summary.intent.as_str()),
+            intent: summary.intent,
             intent_inferred: flag(summary.intent_inferred),
             strict_terms: nonzero(summary.strict_terms),
             also_used: nonzero(summary.also_used),
@@ -149,10 +141,8 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
             conflict_count: nonzero(summary.conflict_count),
             gap_count: nonzero(summary.gap_count),
             sufficiency_score: rounded(summary.sufficiency_score, 100.0),
-            integration_status: wire_enum(summary.integration_status.as_str()),
-            cutoff_reason: summary
-                .cutoff_reason
-                .map(|cutoff| wire_enum(cutoff.as_str())),
+            integration_status: summary.integration_status,
+            cutoff_reason: summary.cutoff_reason,
             semantic: summary.semantic.map(|report| FindSemantic {
                 used: report.used,
                 pending_sections: nonzero(report.pending_sections),
@@ -165,18 +155,11 @@ fn find_output(outcome: FindOutcome) -> ManualFindOutput {
 
 pub(crate) fn manual_hits(app: &App, input: ManualHitsInput) -> ToolResult<ManualHitsOutput> {
     let kind = input.kind.unwrap_or(HitKind::Candidates);
-    let found_kind = match kind {
-        HitKind::Candidates => FoundKind::Candidates,
-        HitKind::Unscanned => FoundKind::Unscanned,
-        HitKind::Conflicts => FoundKind::Conflicts,
-        HitKind::Gaps => FoundKind::Gaps,
-        HitKind::IntegratedTop => FoundKind::IntegratedTop,
-    };
-    let items = app.finder.hits(&input.trace_id, found_kind)?;
+    let items = app.finder.hits(&input.trace_id, kind)?;
     // Every unscanned place of a trace was left out by the one cutoff that ended its
     // search: said once for the page.
     let cutoff_reason = match kind {
-        HitKind::Unscanned => items.first().map(|item| wire_enum(item.reason)),
+        HitKind::Unscanned => items.first().and_then(|item| item.cutoff),
         _ => None,
     };
     let page = page(items, input.offset, input.limit, DEFAULT_HITS_LIMIT);

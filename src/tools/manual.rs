@@ -1,7 +1,7 @@
 //! `ManualTools` on `App`: the catalog, reads and exception extraction; the search tools
 //! delegate to `find.rs`.
 
-use super::{find, flag, page, wire_enum};
+use super::{find, flag, page};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
@@ -99,12 +99,7 @@ impl ManualTools for App {
         let expand = input.expand.unwrap_or_default();
         let request = manual::ReadRequest {
             reference: manual_ref(input.ref_),
-            scope: input.scope.map(|scope| match scope {
-                ReadScope::Snippet => manual::ReadScope::Snippet,
-                ReadScope::Section => manual::ReadScope::Section,
-                ReadScope::Sections => manual::ReadScope::Sections,
-                ReadScope::File => manual::ReadScope::File,
-            }),
+            scope: input.scope,
             limits: RequestedLimits {
                 max_sections: limits.max_sections.map(|n| n as usize),
                 max_chars: limits.max_chars.map(|n| n as usize),
@@ -131,7 +126,7 @@ impl ManualTools for App {
         let cut = read.truncated;
         Ok(ManualReadOutput {
             text: read.text,
-            scope: wire_enum(read.applied.scope.as_str()),
+            scope: read.applied.scope,
             lines: LineRange {
                 start_line: u64::from(read.lines.start_line),
                 end_line: u64::from(read.lines.end_line),
@@ -181,7 +176,7 @@ impl ManualTools for App {
                     start_line: u64::from(item.start_line),
                     snippet: item.snippet,
                     term: item.term.to_string(),
-                    category: wire_enum(item.category.as_str()),
+                    category: item.category,
                 })
                 .collect(),
             total,
@@ -194,10 +189,7 @@ impl ManualTools for App {
 /// line beyond `u32` is kept out of range rather than wrapped, so it is refused as such.
 pub(super) fn manual_ref(reference: Ref) -> ManualRef {
     ManualRef {
-        target: reference.target.map_or_else(
-            || RefTarget::Manual.to_string(),
-            |target| target.to_string(),
-        ),
+        target: reference.target.unwrap_or(RefTarget::Manual),
         manual_id: reference.manual_id,
         path: reference.path,
         start_line: reference

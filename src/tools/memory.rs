@@ -13,7 +13,7 @@ use crate::contract::MemoryTools;
 use crate::embed::provider::ProviderState;
 use crate::error::{MemoryCode, ToolError, ToolResult};
 use crate::memory::{
-    ApplyMode, ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
+    ApplyRequest, Call, Memory, Page, PageItem, RecallRequest, UpsertRequest, VectorNote,
 };
 
 /// Payload limits of the seed (pce_memory_tools.md §2), in bytes of the request's JSON.
@@ -40,38 +40,6 @@ fn check_payload<T: Serialize>(input: &T, limit: usize) -> ToolResult<()> {
         format!("the request is {size} bytes; this tool accepts at most {limit}"),
         json!({ "limit_bytes": limit, "actual_bytes": size }),
     ))
-}
-
-/// A memory tool's input that failed its schema, in the memory vocabulary: INVALID_SCOPE
-/// when a scope is what is wrong (seed §6), else VALIDATION_ERROR; the details keep the
-/// violations. The call is audited like any other.
-pub(crate) fn rejected(
-    app: &App,
-    context: &CallContext,
-    tool: &str,
-    error: ToolError,
-) -> ToolError {
-    let details = error.details.clone().unwrap_or(Value::Null);
-    let scope_is_wrong = details["violations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|violation| {
-            violation["pointer"]
-                .as_str()
-                .is_some_and(|p| p.starts_with("/scope"))
-        });
-    let code = if scope_is_wrong {
-        MemoryCode::InvalidScope
-    } else {
-        MemoryCode::ValidationError
-    };
-    let translated = ToolError::memory(code, error.message, details);
-    if let Ok(memory) = app.memory() {
-        let call = Call::new(context.actor(), crate::clock::now_millis());
-        memory.finish(&call, tool, Some(code.as_str()));
-    }
-    translated
 }
 
 impl App {
@@ -375,11 +343,7 @@ impl MemoryTools for App {
                 let changes_total = outcome.changes.as_ref().map(|changes| changes.len() as u64);
                 Ok(PceMemoryPolicyApplyOutput {
                     version: outcome.version,
-                    mode: match outcome.mode {
-                        ApplyMode::Applied => PceMemoryPolicyApplyOutputMode::Applied,
-                        ApplyMode::DryRun => PceMemoryPolicyApplyOutputMode::DryRun,
-                        ApplyMode::ValidateOnly => PceMemoryPolicyApplyOutputMode::ValidateOnly,
-                    },
+                    mode: outcome.mode,
                     policy_version: outcome.policy_version,
                     changes: outcome
                         .changes

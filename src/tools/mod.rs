@@ -8,6 +8,8 @@ use crate::contract::types::NextAction;
 mod find;
 mod manual;
 pub(crate) mod memory;
+mod proposal;
+pub(crate) use proposal::next_actions;
 mod tooling;
 mod vault;
 
@@ -70,23 +72,6 @@ pub(crate) fn flag(value: bool) -> Option<bool> {
     value.then_some(true)
 }
 
-/// A verdict's proposed calls as the contract's `next_actions` (confidence to two
-/// decimals).
-pub(crate) fn next_actions(actions: Vec<crate::verdict::NextAction>) -> Vec<NextAction> {
-    actions
-        .into_iter()
-        .map(|action| NextAction {
-            type_: action.tool.to_owned(),
-            confidence: rounded(action.confidence, 100.0),
-            params: match action.params {
-                Some(serde_json::Value::Object(map)) => map,
-                None => serde_json::Map::new(),
-                Some(other) => panic!("action params are objects, not {other}"),
-            },
-        })
-        .collect()
-}
-
 /// Drops the least confident actions of `output` until it serialises within `max_chars`
 /// (actions are ordered best first; a search's summary alone always fits), so a search
 /// answer stays a few hundred tokens whatever it found.
@@ -102,13 +87,6 @@ pub(crate) fn trim_actions<T: serde::Serialize>(
             .count()
     };
     while chars(output) > max_chars && actions(output).pop().is_some() {}
-}
-
-/// Converts a domain value's wire name into the generated enum of the same vocabulary.
-/// The schemas and the domain share these words, so a mismatch is a build defect.
-pub(crate) fn wire_enum<T: std::str::FromStr>(word: &str) -> T {
-    word.parse()
-        .unwrap_or_else(|_| panic!("{word:?} is not in the schema's vocabulary"))
 }
 
 #[cfg(test)]

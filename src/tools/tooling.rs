@@ -1,12 +1,11 @@
 //! `ToolingTools` on `App`: the guide, with the limits of this server's configuration.
 
-use super::wire_enum;
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
 use crate::contract::{ToolingTools, TOOLS};
 use crate::error::ToolResult;
-use crate::tooling::{goal_of, plan, when, Goal};
+use crate::tooling::{goal_of, plan, when};
 
 impl ToolingTools for App {
     fn get_tooling_guide(
@@ -14,23 +13,19 @@ impl ToolingTools for App {
         input: GetToolingGuideInput,
         _call: &CallContext,
     ) -> ToolResult<GetToolingGuideOutput> {
-        let goal = match input.intent {
-            Some(GuideGoal::ExhaustiveLookup) => Goal::ExhaustiveLookup,
-            Some(GuideGoal::Transcription) => Goal::Transcription,
-            Some(GuideGoal::VaultArtifacts) => Goal::VaultArtifacts,
-            Some(GuideGoal::DailyNote) => Goal::DailyNote,
-            None => goal_of(input.prompt.as_deref().unwrap_or("")),
-        };
+        let goal = input
+            .intent
+            .unwrap_or_else(|| goal_of(input.prompt.as_deref().unwrap_or("")));
         let served = |tool: &str| TOOLS.iter().any(|spec| spec.name == tool);
         let (first_tool, workflows) = plan(goal, &served);
         let config = &self.config;
         Ok(GetToolingGuideOutput {
-            goal: wire_enum(goal.as_str()),
+            goal,
             first_tool: first_tool.to_string(),
             workflows: workflows
                 .into_iter()
                 .map(|workflow| GuideWorkflow {
-                    name: wire_enum(workflow.goal.as_str()),
+                    name: workflow.goal,
                     steps: workflow.steps.iter().map(|s| s.to_string()).collect(),
                     note: workflow.note.to_string(),
                 })

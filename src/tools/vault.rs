@@ -4,32 +4,31 @@
 //! the cost side of `vault_coverage`'s stop rule; `vault_coverage` and `artifact_audit`
 //! live in `audit.rs`.
 
-use serde_json::{json, Map, Value};
-
 use super::find::MAX_FIND_RESPONSE_CHARS;
-use super::{next_actions, nonzero, page, rounded, trim_actions, wire_enum};
+use super::{next_actions, nonzero, page, rounded, trim_actions};
 use crate::app::App;
 use crate::call::CallContext;
 use crate::contract::types::*;
-use crate::contract::{self, VaultTools};
+use crate::contract::VaultTools;
 use crate::error::ToolResult;
+use crate::proposal::{Call, Proposal};
 use crate::vault::find::FindRequest;
 use crate::vault::listing::{self, ListedFile};
 use crate::vault::read::{self, CharLimit, ChunkBounds, Edit, Lines, Reason, Span};
 use crate::vault::scope::ScopeRequest;
 use crate::vault::search::{self, SearchRequest};
-use crate::vault::write::{self, WriteMode};
+use crate::vault::write;
 
 const DEFAULT_LS_LIMIT: u64 = 200;
 const DEFAULT_SEARCH_LIMIT: u64 = 20;
 
 /// Confidence of the proposed next calls: continuing a scan is the point of scanning;
 /// reading on is likely when a limit cut the read; an edit is only an offer.
-const SCAN_ON: f64 = 0.9;
-const READ_ON_AFTER_CUT: f64 = 0.6;
-const READ_ON_AFTER_RANGE: f64 = 0.4;
-const OFFER_EDIT: f64 = 0.3;
-const STOP_AT_END: f64 = 1.0;
+const SCAN_ON: f32 = 0.9;
+const READ_ON_AFTER_CUT: f32 = 0.6;
+const READ_ON_AFTER_RANGE: f32 = 0.4;
+const OFFER_EDIT: f32 = 0.3;
+const STOP_AT_END: f32 = 1.0;
 
 impl VaultTools for App {
     fn vault_ls(&self, input: VaultLsInput, _call: &CallContext) -> ToolResult<VaultLsOutput> {
@@ -80,18 +79,22 @@ impl VaultTools for App {
             } else {
                 READ_ON_AFTER_RANGE
             };
-            let mut params = path_params(&read);
-            params.insert("range".into(), json!({ "start_line": start_line }));
-            insert_limits(&mut params, max_chars);
-            next_actions.push(action("vault_read", confidence, Some(params)));
+            let call = Call::VaultRead {
+                path: read.path.clone(),
+                start_line,
+                end_line: None,
+                max_chars,
+            };
+            next_actions.push(Proposal::new(call, confidence));
         }
         next_actions.extend(edit_offer(&read));
+        let next_actions = super::next_actions(next_actions);
         // Only a limit that cut the text is a reason; where the read stopped on its own,
         // next_offset says whether the file goes on.
         let reason = match read.reason {
             Reason::None | Reason::LinesDone => None,
-            Reason::MaxChars => Some(VaultReadOutputTruncatedReason::MaxChars),
-            Reason::HardLimit => Some(VaultReadOutputTruncatedReason::HardLimit),
+            Reason::MaxChars => Some(TruncatedReason::MaxChars),
+            Reason::HardLimit => Some(TruncatedReason::HardLimit),
         };
         Ok(VaultReadOutput {
             truncated_reason: reason,
@@ -128,24 +131,25 @@ impl VaultTools for App {
         )?;
         self.rounds()
             .note_read(&scan.path, scan.window.chars as u64);
-        let next_actions = match scan.window.next_line {
+        let next_action = match scan.window.next_line {
             Some(start_line) => {
-                let mut params = path_params(&scan);
-                params.insert("cursor".into(), json!({ "start_line": start_line }));
-                if let Some(chunk_lines) = input.chunk_lines {
-                    params.insert("chunk_lines".into(), json!(chunk_lines));
-                }
-                insert_limits(&mut params, max_chars);
-                vec![action("vault_scan", SCAN_ON, Some(params))]
+                let call = Call::VaultScan {
+                    path: scan.path.clone(),
+                    start_line: Some(start_line),
+                    chunk_lines: input.chunk_lines,
+                    max_chars,
+                };
+                Proposal::new(call, SCAN_ON)
             }
-            None => vec![action("stop", STOP_AT_END, None)],
+            None => Proposal::new(Call::Stop, STOP_AT_END),
         };
+        let next_actions = super::next_actions(vec![next_action]);
         // Only a limit that cut the chunk is a reason; next_cursor says whether the file
         // goes on.
         let reason = match scan.reason {
             Reason::None | Reason::LinesDone => None,
-            Reason::MaxChars => Some(VaultScanOutputTruncatedReason::MaxChars),
-            Reason::HardLimit => Some(VaultScanOutputTruncatedReason::HardLimit),
+            Reason::MaxChars => Some(TruncatedReason::MaxChars),
+            Reason::HardLimit => Some(TruncatedReason::HardLimit),
         };
         Ok(VaultScanOutput {
             truncated_reason: reason,
@@ -203,7 +207,6 @@ impl VaultTools for App {
             only_unscanned_from: input.only_unscanned_from_trace_id.as_deref(),
             max_candidates: budget.max_candidates.map(|n| n as usize),
             time_ms: budget.time_ms,
-            coverage_served: contract::tool("vault_coverage").is_some(),
         };
         let outcome = self.vault_finder.find(self.vault()?, &request, call)?;
         let summary = outcome.summary;
@@ -226,10 +229,8 @@ impl VaultTools for App {
                 file_bias_ratio: Some(rounded(summary.file_bias_ratio, 100.0))
                     .filter(|&ratio| ratio > 0.0),
                 gap_count: nonzero(summary.gap_count),
-                integration_status: wire_enum(summary.integration_status.as_str()),
-                cutoff_reason: summary
-                    .cutoff_reason
-                    .map(|cutoff| wire_enum(cutoff.as_str())),
+                integration_status: summary.integration_status,
+                cutoff_reason: summary.cutoff_reason,
             },
             next_actions: next_actions(outcome.next_actions),
         };
@@ -256,15 +257,11 @@ impl VaultTools for App {
         input: VaultWriteInput,
         _call: &CallContext,
     ) -> ToolResult<VaultWriteOutput> {
-        let mode = match input.mode {
-            VaultWriteInputMode::Overwrite => WriteMode::Overwrite,
-            VaultWriteInputMode::Append => WriteMode::Append,
-        };
-        let written = write::write(self.vault()?, &input.path, &input.content, mode)?;
+        let written = write::write(self.vault()?, &input.path, &input.content, input.mode)?;
         Ok(VaultWriteOutput {
             written_path: written.path,
             written_bytes: written.bytes,
-            mode: wire_enum(&input.mode.to_string()),
+            mode: input.mode,
         })
     }
 
@@ -310,19 +307,6 @@ impl App {
     }
 }
 
-/// A proposed next call of `tool` (or `"stop"` without params).
-pub(super) fn action(
-    tool: &str,
-    confidence: f64,
-    params: Option<Map<String, Value>>,
-) -> NextAction {
-    NextAction {
-        type_: tool.to_string(),
-        confidence,
-        params: params.unwrap_or_default(),
-    }
-}
-
 /// A search scope as the client spelled it; errors name its fields `scope.*`.
 fn search_scope(scope: &VaultScope) -> ScopeRequest<'_> {
     ScopeRequest {
@@ -333,29 +317,15 @@ fn search_scope(scope: &VaultScope) -> ScopeRequest<'_> {
     }
 }
 
-fn path_params(lines: &Lines) -> Map<String, Value> {
-    Map::from_iter([("path".to_string(), json!(lines.path))])
-}
-
-/// Carries the client's own `max_chars` into a follow-up call, so it reads alike.
-fn insert_limits(params: &mut Map<String, Value>, max_chars: Option<u64>) {
-    if let Some(max_chars) = max_chars {
-        params.insert("limits".into(), json!({ "max_chars": max_chars }));
-    }
-}
-
 /// The edit the vault allows on the file read: `vault_replace`, or an append where only
 /// appends are allowed (daily logs). The caller supplies the text (see the output
 /// schema's `x-partial-params`).
-fn edit_offer(read: &Lines) -> Option<NextAction> {
-    let mut params = path_params(read);
-    let tool = match read.edit {
-        Edit::Replace => "vault_replace",
-        Edit::Append => {
-            params.insert("mode".into(), json!("append"));
-            "vault_write"
-        }
+fn edit_offer(read: &Lines) -> Option<Proposal> {
+    let path = read.path.clone();
+    let call = match read.edit {
+        Edit::Replace => Call::VaultReplace { path },
+        Edit::Append => Call::VaultAppend { path },
         Edit::None => return None,
     };
-    Some(action(tool, OFFER_EDIT, Some(params)))
+    Some(Proposal::new(call, OFFER_EDIT))
 }

@@ -17,13 +17,13 @@ use serde_json::json;
 use crate::error::{ToolError, ToolResult};
 
 #[derive(Debug, Clone)]
-pub struct Glob {
+pub(crate) struct Glob {
     components: Vec<String>,
     name_only: bool,
 }
 
 impl Glob {
-    pub fn new(pattern: &str, field: &str) -> ToolResult<Glob> {
+    pub(crate) fn new(pattern: &str, field: &str) -> ToolResult<Glob> {
         let trimmed = pattern.trim_matches('/');
         if trimmed.is_empty()
             || trimmed.contains('\\')
@@ -49,7 +49,7 @@ impl Glob {
     }
 
     /// Whether the vault-relative path (with `/` separators) matches.
-    pub fn matches(&self, path: &str) -> bool {
+    pub(crate) fn matches(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').collect();
         if self.name_only {
             return parts

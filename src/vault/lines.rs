@@ -28,7 +28,7 @@ const MAX_UTF8_BYTES: usize = 4;
 
 /// Why a window ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The file has no line after the window.
     EndOfFile,
     /// The window holds as many lines as asked for, and the file goes on.
@@ -42,7 +42,7 @@ pub enum Stop {
 
 /// What a window's text ends with when it reaches the end of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// A piece of the file: the last line without its break, like every window.
     Window,
     /// The whole file: its final line break kept, so the text is the file. Each line's
@@ -51,7 +51,7 @@ pub enum Ending {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     pub text: String,
     pub chars: usize,
     /// First line of the window (1-based).
@@ -65,7 +65,7 @@ pub struct Window {
 
 /// Up to `max_lines` lines from `first_line` (1-based) of `file`, within `max_chars`
 /// characters. A line that is not UTF-8 is an error naming its number.
-pub fn window(
+pub(crate) fn window(
     file: impl Read,
     rel: &RelPath,
     first_line: u64,

@@ -13,10 +13,10 @@ use super::scope::{Scope, ScopeRequest};
 
 /// Files larger than this are listed without a line count: counting a 2 GB log for a
 /// listing would cost seconds that nobody asked for.
-pub const MAX_COUNTED_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_COUNTED_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedFile {
+pub(crate) struct ListedFile {
     pub path: String,
     /// The extension in lower case, or `"file"` when the name has none.
     pub file_type: String,
@@ -24,7 +24,7 @@ pub struct ListedFile {
 }
 
 /// Every file in scope, sorted by path.
-pub fn list(root: &Root, request: ScopeRequest<'_>) -> ToolResult<Vec<ListedFile>> {
+pub(crate) fn list(root: &Root, request: ScopeRequest<'_>) -> ToolResult<Vec<ListedFile>> {
     let scope = Scope::new(request)?;
     Ok(scope.files(root)?.iter().map(listed).collect())
 }
@@ -32,7 +32,7 @@ pub fn list(root: &Root, request: ScopeRequest<'_>) -> ToolResult<Vec<ListedFile
 /// The artifacts `vault_coverage` reads by default: every `.md` and `.json` file under
 /// `artifacts/` but the daily logs (journal entries, not charts), sorted by path; none when
 /// the folder does not exist yet.
-pub fn artifacts(root: &Root) -> ToolResult<Vec<String>> {
+pub(crate) fn artifacts(root: &Root) -> ToolResult<Vec<String>> {
     let request = ScopeRequest {
         relative_dir: Some(ARTIFACTS_DIR),
         ..ScopeRequest::default()
@@ -64,7 +64,7 @@ fn listed(entry: &Entry) -> ListedFile {
 /// Lines of a listed file as an editor counts them (a final `\n` does not start another
 /// line), or `None` above [`MAX_COUNTED_BYTES`] or when the file cannot be read any more
 /// (it changed since the listing; the listing still shows it).
-pub fn line_count(root: &Root, file: &ListedFile) -> Option<u64> {
+pub(crate) fn line_count(root: &Root, file: &ListedFile) -> Option<u64> {
     if file.size_bytes > MAX_COUNTED_BYTES {
         return None;
     }

@@ -12,15 +12,15 @@
 //! `find` (`vault_find`) shares; `write` is `vault_create`, `vault_write` and
 //! `vault_replace`.
 
-pub mod find;
-pub mod glob;
+pub(crate) mod find;
+pub(crate) mod glob;
 mod lines;
-pub mod listing;
-pub mod policy;
-pub mod profile;
-pub mod read;
-pub mod scope;
-pub mod search;
+pub(crate) mod listing;
+pub(crate) mod policy;
+pub(crate) mod profile;
+pub(crate) mod read;
+pub(crate) mod scope;
+pub(crate) mod search;
 pub mod write;
 
 use std::io::Read;

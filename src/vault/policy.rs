@@ -49,19 +49,19 @@ fn forbidden(rule: &str, message: String) -> ToolError {
 }
 
 /// True when any component is `.system` in any letter case.
-pub fn is_system(components: &[&str]) -> bool {
+pub(crate) fn is_system(components: &[&str]) -> bool {
     components.iter().any(|c| c.to_lowercase() == SYSTEM_DIR)
 }
 
 /// True when the path lies under `artifacts/`, whatever its letter case.
-pub fn is_artifact(components: &[&str]) -> bool {
+pub(crate) fn is_artifact(components: &[&str]) -> bool {
     components
         .first()
         .is_some_and(|c| c.to_lowercase() == ARTIFACTS_DIR)
 }
 
 /// True when the path lies in the daily-log folder, whatever its spelling.
-pub fn is_daily(components: &[&str]) -> bool {
+pub(crate) fn is_daily(components: &[&str]) -> bool {
     is_artifact(components)
         && components
             .get(1)
@@ -70,7 +70,7 @@ pub fn is_daily(components: &[&str]) -> bool {
 
 /// The extension of a file name in lower case, without the dot; `None` when the name has
 /// none (a leading dot, as in `.env`, starts a name rather than an extension).
-pub fn extension_of(name: &str) -> Option<String> {
+pub(crate) fn extension_of(name: &str) -> Option<String> {
     let (stem, ext) = name.rsplit_once('.')?;
     (!stem.is_empty()).then(|| ext.to_lowercase())
 }
@@ -80,7 +80,7 @@ fn extension(components: &[&str]) -> Option<String> {
 }
 
 /// True for a `.json` file under `artifacts/`, which must stay valid JSON.
-pub fn requires_valid_json(components: &[&str]) -> bool {
+pub(crate) fn requires_valid_json(components: &[&str]) -> bool {
     is_artifact(components) && extension(components).as_deref() == Some("json")
 }
 
@@ -105,7 +105,7 @@ pub(crate) fn is_daily_file_name(name: &str) -> bool {
 }
 
 /// Checks `access` to the vault path made of `components`.
-pub fn check(components: &[&str], access: Access) -> ToolResult<()> {
+pub(crate) fn check(components: &[&str], access: Access) -> ToolResult<()> {
     if is_system(components) {
         return Err(forbidden(
             "system_folder",

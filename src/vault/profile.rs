@@ -30,7 +30,7 @@ pub struct LineCount {
 }
 
 /// Counts the lines of `reader` (memchr over the buffer, no per-line work).
-pub fn count_lines(reader: impl Read) -> io::Result<LineCount> {
+pub(crate) fn count_lines(reader: impl Read) -> io::Result<LineCount> {
     let mut reader = BufReader::with_capacity(BUFFER_BYTES, reader);
     let (mut newlines, mut last) = (0u64, None);
     loop {
@@ -60,7 +60,7 @@ pub fn count_lines(reader: impl Read) -> io::Result<LineCount> {
 }
 
 /// The line count of the vault file `path` (policy checked first, for reading).
-pub fn line_count(root: &Root, path: &str) -> ToolResult<LineCount> {
+pub(crate) fn line_count(root: &Root, path: &str) -> ToolResult<LineCount> {
     let rel = target(path, Access::Read)?;
     let file = root.open_file(&rel)?;
     count_lines(file).map_err(|error| super::read_failed(&rel, error))
@@ -70,7 +70,7 @@ pub fn line_count(root: &Root, path: &str) -> ToolResult<LineCount> {
 /// it. Blank lines are those holding only whitespace (ASCII or U+3000, the ideographic
 /// space Japanese text indents with); in a `.md` file, so are its front matter (a first
 /// line `---` through the next `---` or `...` line) and lines holding one HTML comment.
-pub fn profile(root: &Root, path: &str) -> ToolResult<(RelPath, LineProfile)> {
+pub(crate) fn profile(root: &Root, path: &str) -> ToolResult<(RelPath, LineProfile)> {
     let rel = target(path, Access::Read)?;
     let file = root.open_file(&rel)?;
     let markdown = rel

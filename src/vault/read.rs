@@ -12,11 +12,11 @@ use super::policy::{self, Access};
 use super::target;
 
 /// Lines a range without `end_line` covers.
-pub const DEFAULT_RANGE_LINES: u64 = 200;
+pub(crate) const DEFAULT_RANGE_LINES: u64 = 200;
 
 /// How the character limit was set, which decides the reason reported when it cuts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CharLimit {
+pub(crate) enum CharLimit {
     /// The client's `limits.max_chars`, at or below the server's cap.
     Client(usize),
     /// `HARD_MAX_CHARS`: the default, or what a larger client value was capped to.
@@ -25,7 +25,7 @@ pub enum CharLimit {
 
 impl CharLimit {
     /// The limit for a client's `max_chars` under the server's `hard_max_chars`.
-    pub fn new(requested: Option<u64>, hard_max_chars: usize) -> CharLimit {
+    pub(crate) fn new(requested: Option<u64>, hard_max_chars: usize) -> CharLimit {
         match requested {
             Some(chars) if chars as usize <= hard_max_chars => CharLimit::Client(chars as usize),
             _ => CharLimit::Hard(hard_max_chars),
@@ -41,7 +41,7 @@ impl CharLimit {
 
 /// Why a read or scan stopped where it did (the schemas' `truncated_reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// The file ended.
     None,
     /// The requested lines were all returned and the file goes on (`range_end` for reads,
@@ -61,7 +61,7 @@ impl Reason {
         }
     }
 
-    pub fn truncated(self) -> bool {
+    pub(crate) fn truncated(self) -> bool {
         matches!(self, Reason::MaxChars | Reason::HardLimit)
     }
 }
@@ -69,7 +69,7 @@ impl Reason {
 /// What the client may do with the file next, by the vault policy: edit it with
 /// `vault_replace`, only append to it (daily logs), or neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edit {
+pub(crate) enum Edit {
     Replace,
     Append,
     None,
@@ -89,7 +89,7 @@ impl Edit {
 }
 
 #[derive(Debug, Clone)]
-pub struct Lines {
+pub(crate) struct Lines {
     /// The path as the server spells it (normalised, `/`-separated).
     pub path: String,
     pub window: Window,
@@ -99,7 +99,7 @@ pub struct Lines {
 
 /// The lines `vault_read` was asked for: a range, or everything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span {
+pub(crate) enum Span {
     Full,
     Range {
         start_line: Option<u64>,
@@ -110,7 +110,10 @@ pub enum Span {
 impl Span {
     /// `full` and `range` as the client gave them: the range is required unless `full`
     /// is true, and the two together are ambiguous.
-    pub fn new(full: Option<bool>, range: Option<(Option<u64>, Option<u64>)>) -> ToolResult<Span> {
+    pub(crate) fn new(
+        full: Option<bool>,
+        range: Option<(Option<u64>, Option<u64>)>,
+    ) -> ToolResult<Span> {
         match (full.unwrap_or(false), range) {
             (true, None) => Ok(Span::Full),
             (true, Some(_)) => Err(ToolError::invalid_parameter(
@@ -155,7 +158,7 @@ impl Span {
 }
 
 /// `vault_read`: the lines of `span` within `limit`.
-pub fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> ToolResult<Lines> {
+pub(crate) fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> ToolResult<Lines> {
     let (start, count, ending) = span.lines()?;
     let request = WindowRequest {
         start,
@@ -168,14 +171,14 @@ pub fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> ToolResult
 
 /// `vault_scan`'s chunk size bounds, from the configuration.
 #[derive(Debug, Clone, Copy)]
-pub struct ChunkBounds {
+pub(crate) struct ChunkBounds {
     pub default: u32,
     pub max: u32,
 }
 
 /// `vault_scan`: `chunk_lines` lines (default and bounds from the configuration) from
 /// `start_line` (default 1) within `limit`.
-pub fn scan(
+pub(crate) fn scan(
     root: &Root,
     path: &str,
     start_line: Option<u64>,
@@ -257,11 +260,11 @@ fn past_end(rel: &RelPath, request: &WindowRequest, line_count: u64) -> ToolErro
 }
 
 /// Artifacts are parsed whole; a chart or note larger than this is not an artifact.
-pub const MAX_ARTIFACT_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_ARTIFACT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The whole text of the vault file `path`, for the artifact parsers, with the path as the
 /// server spells it.
-pub fn artifact_text(root: &Root, path: &str) -> ToolResult<(RelPath, String)> {
+pub(crate) fn artifact_text(root: &Root, path: &str) -> ToolResult<(RelPath, String)> {
     let rel = target(path, Access::Read)?;
     let seen = root.stat(&rel)?;
     let limit = super::WholeFileLimit {

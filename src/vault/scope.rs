@@ -12,7 +12,7 @@ use super::policy::Access;
 use super::{is_hidden, target};
 
 #[derive(Debug, Clone)]
-pub struct Scope {
+pub(crate) struct Scope {
     dir: RelPath,
     include: Option<Glob>,
     exclude: Option<Glob>,
@@ -31,7 +31,7 @@ pub struct ScopeRequest<'a> {
 impl Scope {
     /// Checks the folder's spelling and policy (a `.system` folder is `forbidden`) and
     /// compiles the globs (`invalid_parameter` when unusable).
-    pub fn new(request: ScopeRequest<'_>) -> ToolResult<Scope> {
+    pub(crate) fn new(request: ScopeRequest<'_>) -> ToolResult<Scope> {
         let dir = match request.relative_dir {
             None => RelPath::root(),
             Some(dir) => target(dir, Access::Read)?,
@@ -49,13 +49,13 @@ impl Scope {
     }
 
     /// The folder searched (the root when none was given).
-    pub fn dir(&self) -> &RelPath {
+    pub(crate) fn dir(&self) -> &RelPath {
         &self.dir
     }
 
     /// The regular files in scope, sorted by path. A folder the client named is listed
     /// even when hidden; hidden entries found below it are not.
-    pub fn files(&self, root: &Root) -> ToolResult<Vec<Entry>> {
+    pub(crate) fn files(&self, root: &Root) -> ToolResult<Vec<Entry>> {
         let depth = self.dir.components().count();
         Ok(root
             .read_dir_recursive(&self.dir)?

@@ -26,7 +26,7 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, RelPath, Root};
-use crate::text::lines::LineIndex;
+use crate::text::lines::{Breaks, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -35,7 +35,7 @@ use crate::text::snippet::snippet;
 use super::scope::{Scope, ScopeRequest};
 
 /// Characters of a hit's snippet (the published `snippet` bound).
-pub const SNIPPET_CHARS: usize = 160;
+pub(crate) const SNIPPET_CHARS: usize = 160;
 
 /// Bytes read per block before extending it to the end of the line.
 const BLOCK_BYTES: usize = 1024 * 1024;
@@ -53,7 +53,7 @@ const OVERLAP_BYTES: usize = 4096;
 const SNIFF_BYTES: usize = 8192;
 
 #[derive(Debug, Clone, Copy)]
-pub struct SearchRequest<'a> {
+pub(crate) struct SearchRequest<'a> {
     pub query: &'a str,
     pub scope: ScopeRequest<'a>,
     pub offset: u64,
@@ -61,14 +61,14 @@ pub struct SearchRequest<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub path: String,
     pub start_line: u64,
     pub snippet: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchPage {
+pub(crate) struct SearchPage {
     pub hits: Vec<Hit>,
     pub total: u64,
     /// Text files searched.
@@ -109,7 +109,7 @@ impl Needle {
 
 /// Searches the vault; `call` receives progress per file and stops the search between
 /// blocks once cancelled (the answer is then the cancellation error).
-pub fn search(
+pub(crate) fn search(
     root: &Root,
     request: &SearchRequest<'_>,
     call: &CallContext,
@@ -305,7 +305,7 @@ fn search_block(
     last_hit_line: &mut u64,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
-    let mut lines: Option<LineIndex> = None;
+    let mut lines: Option<LineTable> = None;
     let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
     let starts = pieces.iter().flat_map(|piece| {
@@ -316,7 +316,8 @@ fn search_block(
         if block.judged_before(&span) {
             continue;
         }
-        let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+        let lines =
+            lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
         let line = block.line_of(lines, span.start);
         if line <= *last_hit_line {
             continue;
@@ -359,13 +360,13 @@ pub(super) struct Block<'t> {
 impl Block<'_> {
     /// Whether a match over `span` of `text` lies wholly inside the overlap: the previous
     /// block judged it, with more context, so it must not count twice.
-    pub fn judged_before(&self, span: &Range<usize>) -> bool {
+    pub(crate) fn judged_before(&self, span: &Range<usize>) -> bool {
         span.end <= self.new_from
     }
 
     /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
-    pub fn line_of(&self, lines: &LineIndex, at: usize) -> u64 {
-        self.first_line + lines.line_of(at) as u64 - 1
+    pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> u64 {
+        self.first_line + u64::from(lines.line_at(at)) - 1
     }
 }
 

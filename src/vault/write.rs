@@ -26,11 +26,8 @@ pub struct Written {
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteMode {
-    Overwrite,
-    Append,
-}
+/// `vault_write`'s modes: the schema's `WriteMode`.
+pub use crate::contract::types::WriteMode;
 
 /// `vault_create`: a new file, with any missing parent folders; `conflict` if it exists.
 pub fn create(root: &Root, path: &str, content: &str) -> ToolResult<Written> {

@@ -12,6 +12,7 @@ mod cli;
 mod conformance;
 mod hardening;
 mod http_transport;
+mod layers;
 mod manual;
 mod mcp_features;
 mod memory_tools;

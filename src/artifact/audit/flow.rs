@@ -8,13 +8,13 @@
 
 use std::collections::HashSet;
 
-use super::{Finding, FindingKind, Positions, Severity};
+use super::{Finding, FindingKind, FindingSeverity, Positions};
 use crate::artifact::model::{Artifact, Element, Kind};
 
 /// A decision needs at least this many distinct outcomes.
 const DECISION_MIN_BRANCHES: usize = 2;
 
-pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
+pub(crate) fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
     let reached = reachable(artifact, positions);
     let mut findings = Vec::new();
     for (at, element) in artifact.elements.iter().enumerate() {
@@ -23,13 +23,13 @@ pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
         let targets = distinct_targets(element);
         for target in targets.iter().filter(|t| !positions.contains_key(*t)) {
             findings.push(finding(
-                Severity::Error,
+                FindingSeverity::Error,
                 format!("edge to missing element {target}"),
             ));
         }
         if element.role() == Kind::Decision && targets.len() < DECISION_MIN_BRANCHES {
             findings.push(finding(
-                Severity::Error,
+                FindingSeverity::Error,
                 format!(
                     "decision with {} outgoing edge(s); each outcome needs its branch",
                     targets.len()
@@ -38,7 +38,7 @@ pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
         }
         if !reached[at] {
             findings.push(finding(
-                Severity::Warning,
+                FindingSeverity::Warning,
                 "not reachable from any start".to_owned(),
             ));
         }
@@ -95,7 +95,7 @@ mod tests {
     use super::*;
     use crate::artifact::json::parse_json;
 
-    fn orphan_branches(json: &str) -> Vec<(String, Severity, String)> {
+    fn orphan_branches(json: &str) -> Vec<(String, FindingSeverity, String)> {
         let artifact = parse_json(json).unwrap();
         check(&artifact, &positions(&artifact))
             .into_iter()
@@ -130,17 +130,17 @@ mod tests {
             [
                 (
                     "A".into(),
-                    Severity::Error,
+                    FindingSeverity::Error,
                     "edge to missing element Z".into()
                 ),
                 (
                     "B".into(),
-                    Severity::Error,
+                    FindingSeverity::Error,
                     "decision with 1 outgoing edge(s); each outcome needs its branch".into()
                 ),
                 (
                     "C".into(),
-                    Severity::Error,
+                    FindingSeverity::Error,
                     "decision with 0 outgoing edge(s); each outcome needs its branch".into()
                 ),
             ]
@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn a_cycle_nothing_leads_into_is_unreachable_unless_it_holds_a_start() {
         let found = orphan_branches(&flow_beside_a_cycle("step"));
-        let unreachable: Vec<(&str, Severity, &str)> = found
+        let unreachable: Vec<(&str, FindingSeverity, &str)> = found
             .iter()
             .map(|(id, severity, hint)| (id.as_str(), *severity, hint.as_str()))
             .collect();
@@ -170,8 +170,8 @@ mod tests {
         assert_eq!(
             unreachable,
             [
-                ("X", Severity::Warning, hint),
-                ("Y", Severity::Warning, hint)
+                ("X", FindingSeverity::Warning, hint),
+                ("Y", FindingSeverity::Warning, hint)
             ]
         );
         assert_eq!(orphan_branches(&flow_beside_a_cycle("start")), []);

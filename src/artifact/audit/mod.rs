@@ -27,52 +27,24 @@ use std::collections::HashMap;
 
 use super::model::Artifact;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FindingKind {
-    NoSource,
-    SourceMissing,
-    SourceOutOfRange,
-    OrphanBranch,
-    OneWayRef,
-}
-
-impl FindingKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::NoSource => "no_source",
-            FindingKind::SourceMissing => "source_missing",
-            FindingKind::SourceOutOfRange => "source_out_of_range",
-            FindingKind::OrphanBranch => "orphan_branch",
-            FindingKind::OneWayRef => "one_way_ref",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
+/// What a finding is about, and how bad it is: the schema's words (the table above).
+pub(crate) use crate::contract::types::{FindingKind, FindingSeverity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub kind: FindingKind,
-    pub severity: Severity,
+    pub severity: FindingSeverity,
     pub element_id: String,
     pub hint: String,
 }
 
 impl Finding {
-    fn new(kind: FindingKind, severity: Severity, element_id: &str, hint: String) -> Finding {
+    fn new(
+        kind: FindingKind,
+        severity: FindingSeverity,
+        element_id: &str,
+        hint: String,
+    ) -> Finding {
         Finding {
             kind,
             severity,
@@ -95,7 +67,10 @@ fn positions(artifact: &Artifact) -> Positions<'_> {
 /// Audits `artifact`. `line_count_of(path)` gives the number of lines of the vault file a
 /// `source_lines.path` names, or `None` when it does not exist (or cannot be read: an
 /// unreadable citation is as broken as a missing one). It is asked once per distinct path.
-pub fn audit(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -> Vec<Finding> {
+pub(crate) fn audit(
+    artifact: &Artifact,
+    line_count_of: &dyn Fn(&str) -> Option<u64>,
+) -> Vec<Finding> {
     let positions = positions(artifact);
     let mut findings = sources::check(artifact, line_count_of);
     findings.extend(flow::check(artifact, &positions));
@@ -105,10 +80,10 @@ pub fn audit(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -
 }
 
 /// True when a finding calls for a full `vault_scan` of the sources: any error.
-pub fn severe(findings: &[Finding]) -> bool {
+pub(crate) fn severe(findings: &[Finding]) -> bool {
     findings
         .iter()
-        .any(|finding| finding.severity == Severity::Error)
+        .any(|finding| finding.severity == FindingSeverity::Error)
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 
 use std::collections::HashSet;
 
-use super::{Finding, FindingKind, Positions, Severity};
+use super::{Finding, FindingKind, FindingSeverity, Positions};
 use crate::artifact::model::Artifact;
 
-pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
+pub(crate) fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
     let mut findings = Vec::new();
     for element in &artifact.elements {
         let mut seen = HashSet::new();
@@ -19,7 +19,7 @@ pub fn check(artifact: &Artifact, positions: &Positions) -> Vec<Finding> {
             };
             findings.push(Finding::new(
                 FindingKind::OneWayRef,
-                Severity::Warning,
+                FindingSeverity::Warning,
                 &element.id,
                 hint,
             ));
@@ -44,7 +44,7 @@ mod tests {
             ]}"#,
         )
         .unwrap();
-        let found: Vec<(String, Severity, String)> = check(&artifact, &positions(&artifact))
+        let found: Vec<(String, FindingSeverity, String)> = check(&artifact, &positions(&artifact))
             .into_iter()
             .map(|f| (f.element_id, f.severity, f.hint))
             .collect();
@@ -53,12 +53,12 @@ mod tests {
             [
                 (
                     "A".into(),
-                    Severity::Warning,
+                    FindingSeverity::Warning,
                     "C does not ref back to A".into()
                 ),
                 (
                     "A".into(),
-                    Severity::Warning,
+                    FindingSeverity::Warning,
                     "ref to missing element Z".into()
                 ),
             ]

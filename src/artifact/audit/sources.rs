@@ -2,14 +2,17 @@
 
 use std::collections::HashMap;
 
-use super::{Finding, FindingKind, Severity};
+use super::{Finding, FindingKind, FindingSeverity};
 use crate::artifact::model::Artifact;
 
-pub fn check(artifact: &Artifact, line_count_of: &dyn Fn(&str) -> Option<u64>) -> Vec<Finding> {
+pub(crate) fn check(
+    artifact: &Artifact,
+    line_count_of: &dyn Fn(&str) -> Option<u64>,
+) -> Vec<Finding> {
     let mut line_counts: HashMap<&str, Option<u64>> = HashMap::new();
     let mut findings = Vec::new();
     for element in &artifact.elements {
-        let error = |kind, hint| Finding::new(kind, Severity::Error, &element.id, hint);
+        let error = |kind, hint| Finding::new(kind, FindingSeverity::Error, &element.id, hint);
         if element.source_lines.is_empty() {
             findings.push(error(
                 FindingKind::NoSource,
@@ -80,7 +83,9 @@ mod tests {
                 ("long", FindingKind::SourceOutOfRange),
             ]
         );
-        assert!(findings.iter().all(|f| f.severity == Severity::Error));
+        assert!(findings
+            .iter()
+            .all(|f| f.severity == FindingSeverity::Error));
         assert_eq!(findings[3].hint, "d.md#L9-L11: the file has 10 lines");
         assert_eq!(*asked.borrow(), ["d.md", "gone.md"], "one look-up per path");
     }

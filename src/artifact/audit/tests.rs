@@ -26,16 +26,16 @@ fn findings_come_in_element_order_then_table_order() {
     );
 }
 
-fn finding(severity: Severity) -> Finding {
+fn finding(severity: FindingSeverity) -> Finding {
     Finding::new(FindingKind::OneWayRef, severity, "A", String::new())
 }
 
 #[test]
 fn only_errors_are_severe() {
     assert!(!severe(&[]));
-    assert!(!severe(&[finding(Severity::Warning)]));
+    assert!(!severe(&[finding(FindingSeverity::Warning)]));
     assert!(severe(&[
-        finding(Severity::Warning),
-        finding(Severity::Error)
+        finding(FindingSeverity::Warning),
+        finding(FindingSeverity::Error)
     ]));
 }

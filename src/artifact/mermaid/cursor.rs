@@ -4,33 +4,33 @@
 /// How much of the remaining text an error quotes.
 const QUOTED_CHARS: usize = 20;
 
-pub struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     text: &'a str,
     position: usize,
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(text: &'a str) -> Cursor<'a> {
+    pub(crate) fn new(text: &'a str) -> Cursor<'a> {
         Cursor { text, position: 0 }
     }
 
-    pub fn rest(&self) -> &'a str {
+    pub(crate) fn rest(&self) -> &'a str {
         &self.text[self.position..]
     }
 
     /// True at the end of a statement: end of line, `;` or a trailing `%%` comment.
-    pub fn at_statement_end(&self) -> bool {
+    pub(crate) fn at_statement_end(&self) -> bool {
         let rest = self.rest();
         rest.is_empty() || rest.starts_with(';') || rest.starts_with("%%")
     }
 
-    pub fn skip_whitespace(&mut self) {
+    pub(crate) fn skip_whitespace(&mut self) {
         let rest = self.rest();
         self.position += rest.len() - rest.trim_start().len();
     }
 
     /// Consumes `prefix` if the text continues with it.
-    pub fn eat(&mut self, prefix: &str) -> bool {
+    pub(crate) fn eat(&mut self, prefix: &str) -> bool {
         let found = self.rest().starts_with(prefix);
         if found {
             self.position += prefix.len();
@@ -39,7 +39,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes characters while `keep(char, next_char)` holds and returns them.
-    pub fn take_while(&mut self, keep: impl Fn(char, Option<char>) -> bool) -> &'a str {
+    pub(crate) fn take_while(&mut self, keep: impl Fn(char, Option<char>) -> bool) -> &'a str {
         let rest = self.rest();
         let mut chars = rest.char_indices().peekable();
         let mut end = rest.len();
@@ -55,7 +55,7 @@ impl<'a> Cursor<'a> {
 
     /// Consumes up to and including the first `end`; returns the text before it, or None
     /// (consuming nothing) when `end` does not follow.
-    pub fn take_until(&mut self, end: &str) -> Option<&'a str> {
+    pub(crate) fn take_until(&mut self, end: &str) -> Option<&'a str> {
         let rest = self.rest();
         let found = rest.find(end)?;
         self.position += found + end.len();
@@ -63,7 +63,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The start of the remaining text, for error messages.
-    pub fn quote(&self) -> String {
+    pub(crate) fn quote(&self) -> String {
         let rest = self.rest();
         if rest.is_empty() {
             return "the end of the line".to_owned();

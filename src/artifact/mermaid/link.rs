@@ -10,7 +10,7 @@ use super::node::continues_id;
 
 /// Which flow edges a link makes between its left and right nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Forward,
     BothWays,
     None,
@@ -21,7 +21,7 @@ pub enum Flow {
 const TEXT_LINK_OPENERS: [(&str, &str); 3] = [("--", "--"), ("-.", ".-"), ("==", "==")];
 
 /// Consumes the link, its label and the whitespace after them.
-pub fn parse_link(cursor: &mut Cursor) -> Result<Flow, String> {
+pub(crate) fn parse_link(cursor: &mut Cursor) -> Result<Flow, String> {
     let starts_with_arrow = cursor.eat("<");
     let (mut stroke, mut capped) = parse_stroke(cursor);
     if stroke.chars().count() < 2 {

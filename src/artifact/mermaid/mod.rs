@@ -14,7 +14,7 @@ mod node;
 
 use std::collections::HashMap;
 
-pub use node::Shape;
+pub(crate) use node::Shape;
 
 use cursor::Cursor;
 use link::{parse_link, Flow};
@@ -38,7 +38,7 @@ const SKIPPED_KEYWORDS: [&str; 8] = [
 
 /// A node with everything the chart says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChartNode {
+pub(crate) struct ChartNode {
     pub id: String,
     /// The last label written for the node (Mermaid keeps the last); `None` if only bare.
     pub label: Option<(Shape, String)>,
@@ -49,7 +49,7 @@ pub struct ChartNode {
 
 /// Nodes in order of first appearance.
 #[derive(Debug, Default)]
-pub struct Chart {
+pub(crate) struct Chart {
     pub nodes: Vec<ChartNode>,
     index: HashMap<String, usize>,
 }
@@ -106,7 +106,7 @@ fn first_word(text: &str) -> &str {
 }
 
 /// True when the block's first statement is a `flowchart` or `graph` header.
-pub fn declares_flowchart(lines: &[(u64, &str)]) -> bool {
+pub(crate) fn declares_flowchart(lines: &[(u64, &str)]) -> bool {
     statement_lines(lines)
         .next()
         .is_some_and(|(_, header)| HEADER_KEYWORDS.contains(&first_word(header)))
@@ -114,7 +114,7 @@ pub fn declares_flowchart(lines: &[(u64, &str)]) -> bool {
 
 /// Parses the lines of a block for which [`declares_flowchart`] holds; each line comes
 /// with its line number in the Markdown file, for errors.
-pub fn parse_chart(lines: &[(u64, &str)]) -> ToolResult<Chart> {
+pub(crate) fn parse_chart(lines: &[(u64, &str)]) -> ToolResult<Chart> {
     let mut chart = Chart::default();
     let mut statements = statement_lines(lines);
     if let Some((number, header)) = statements.next() {

@@ -8,7 +8,7 @@ use super::cursor::Cursor;
 
 /// What a node's shape says about its role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     Terminal,
     Decision,
     Step,
@@ -33,7 +33,7 @@ const SHAPES: &[(&str, &[&str], Shape)] = &[
 
 /// A node as written at one place; a node written bare (`A`) has no label.
 #[derive(Debug, PartialEq, Eq)]
-pub struct NodeSyntax<'a> {
+pub(crate) struct NodeSyntax<'a> {
     pub id: &'a str,
     pub label: Option<(Shape, String)>,
 }
@@ -46,11 +46,11 @@ fn is_id_char(c: char, next: Option<char>) -> bool {
 }
 
 /// True when `c` could continue a node id; used to tell an arrow cap from an id.
-pub fn continues_id(c: char) -> bool {
+pub(crate) fn continues_id(c: char) -> bool {
     is_id_char(c, None)
 }
 
-pub fn parse_node<'a>(cursor: &mut Cursor<'a>) -> Result<NodeSyntax<'a>, String> {
+pub(crate) fn parse_node<'a>(cursor: &mut Cursor<'a>) -> Result<NodeSyntax<'a>, String> {
     let id = cursor.take_while(is_id_char);
     if id.is_empty() {
         return Err(format!("expected a node id at {}", cursor.quote()));

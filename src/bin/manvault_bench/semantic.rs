@@ -217,6 +217,13 @@ impl SemanticRun {
                 embeddings.prefixes.as_str().to_owned(),
             ),
             ("CACHE_DIR", cache.display().to_string()),
+            // The searching App waits as long as the provider was given: a loaded machine
+            // must not drop the semantic signal at the 2 s default and skew the comparison.
+            (
+                "EMBEDDINGS_TIMEOUT_MS",
+                embeddings.query_timeout_ms.to_string(),
+            ),
+            ("EMBEDDINGS_BATCH_SIZE", embeddings.batch_size.to_string()),
         ];
         settings.extend(
             embeddings

@@ -3,8 +3,9 @@
 //!
 //! Builds in a temporary folder a vault of 10,000 Markdown files (100 MB of mixed Japanese
 //! and English text) and one 1 GB log, then times, through `App::call` as a client would
-//! reach them, `vault_search` over the vault and `vault_scan` of a chunk at the start,
-//! middle and end of the log, each beside the `rg` command that does the same work. Peak
+//! reach them, `vault_search` and `vault_find` over the vault and `vault_scan` of a chunk
+//! at the start, middle and end of the log, each beside the `rg` command that does the
+//! same work (for `vault_find`, the `rg` search of its term: a baseline, not its twin). Peak
 //! memory is the process's `VmHWM`, reset before each operation (`/proc/self/clear_refs`).
 //! Prints a Markdown table; docs/benchmarks.md is a copy of one run.
 
@@ -128,6 +129,23 @@ fn run_vault_bench() {
         rows.push(Row {
             operation: format!(
                 "vault_search, {name} term `{query}` ({hits} lines), 100 MB / {FILES} files"
+            ),
+            ours,
+            theirs,
+            memory,
+        });
+        let mut candidates = 0;
+        let (ours, memory) = measure(|| {
+            let answer = call(
+                &app,
+                "vault_find",
+                json!({ "query": query, "scope": { "relative_dir": "notes" } }),
+            );
+            candidates = answer["summary"]["candidates"].as_u64().unwrap_or(0);
+        });
+        rows.push(Row {
+            operation: format!(
+                "vault_find, {name} term `{query}` ({candidates} candidates), 100 MB / {FILES} files"
             ),
             ours,
             theirs,

@@ -15,106 +15,85 @@
 //! it is left out for queries longer than [`MAX_REPEATED_QUERY_CHARS`] to keep the answer
 //! small; the agent still has the query and the trace id.
 
-use serde_json::{json, Value};
-
-use super::integrate::{Status, Verdict};
-use super::trace::{Cutoff, Place};
-pub use crate::verdict::{NextAction, MAX_REPEATED_QUERY_CHARS};
+use super::integrate::{IntegrationStatus, Verdict};
+use super::trace::{CutoffReason, Place};
+use crate::contract::types::HitKind;
+use crate::proposal::{Call, Proposal};
+pub(crate) use crate::verdict::MAX_REPEATED_QUERY_CHARS;
 
 /// What the actions are derived from.
-pub struct Situation<'a> {
+pub(crate) struct Situation<'a> {
     pub trace_id: &'a str,
     pub query: &'a str,
     pub verdict: &'a Verdict,
     pub candidates: usize,
     pub top: Option<&'a Place>,
-    pub cutoff: Option<Cutoff>,
-    pub max_stage_applied: u8,
+    pub cutoff: Option<CutoffReason>,
 }
 
-pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
+pub(crate) fn next_actions(situation: &Situation) -> Vec<Proposal> {
     let trace_id = situation.trace_id;
-    let hits = |kind: &str, confidence: f32| NextAction {
-        tool: "manual_hits",
-        confidence,
-        params: Some(json!({ "trace_id": trace_id, "kind": kind })),
+    let hits = |kind: HitKind, confidence: f32| {
+        let trace_id = trace_id.to_owned();
+        Proposal::new(Call::ManualHits { trace_id, kind }, confidence)
     };
     let can_repeat = situation.query.chars().count() <= MAX_REPEATED_QUERY_CHARS;
-    let find = |extra: Value, confidence: f32| {
-        let mut params = json!({ "query": situation.query });
-        params
-            .as_object_mut()
-            .expect("an object")
-            .extend(extra.as_object().expect("an object").clone());
-        NextAction {
-            tool: "manual_find",
-            confidence,
-            params: Some(params),
-        }
+    let find = |only_unscanned_from: Option<&str>, max_stage: Option<u8>, confidence: f32| {
+        let call = Call::ManualFind {
+            query: situation.query.to_owned(),
+            only_unscanned_from: only_unscanned_from.map(str::to_owned),
+            max_stage,
+        };
+        Proposal::new(call, confidence)
     };
     let verdict = situation.verdict;
     let mut actions = Vec::new();
     if let Some(top) = situation.top {
-        actions.push(hits("integrated_top", 0.9));
-        actions.push(NextAction {
-            tool: "manual_read",
-            confidence: 0.8,
-            params: Some(read_section(top, trace_id)),
-        });
+        actions.push(hits(HitKind::IntegratedTop, 0.9));
+        actions.push(Proposal::new(read_section(top, trace_id), 0.8));
     }
     match situation.cutoff {
-        Some(Cutoff::TimeBudget) if can_repeat => actions.push(find(
-            json!({ "only_unscanned_from_trace_id": trace_id }),
-            0.95,
-        )),
-        Some(Cutoff::TimeBudget) => actions.push(hits("unscanned", 0.95)),
-        Some(Cutoff::CandidateCap) => {
-            actions.push(hits("candidates", 0.5));
+        Some(CutoffReason::TimeBudget) if can_repeat => {
+            actions.push(find(Some(trace_id), None, 0.95))
+        }
+        Some(CutoffReason::TimeBudget) => actions.push(hits(HitKind::Unscanned, 0.95)),
+        Some(CutoffReason::CandidateCap) => {
+            actions.push(hits(HitKind::Candidates, 0.5));
             if can_repeat {
-                actions.push(find(
-                    json!({ "only_unscanned_from_trace_id": trace_id }),
-                    0.45,
-                ));
+                actions.push(find(Some(trace_id), None, 0.45));
             }
         }
-        Some(Cutoff::StageCap) if can_repeat => {
+        Some(CutoffReason::StageCap) if can_repeat => {
             let confidence = if situation.candidates == 0 { 0.9 } else { 0.6 };
-            actions.push(find(json!({ "max_stage": 4 }), confidence));
+            actions.push(find(None, Some(4), confidence));
         }
-        Some(Cutoff::StageCap) | None => {}
+        // No search stops on `hard_limit` (the schema keeps the word for the answer's
+        // own bound): nothing to propose for it.
+        Some(CutoffReason::StageCap | CutoffReason::HardLimit) | None => {}
     }
     if !verdict.conflicts.is_empty() {
-        actions.push(hits("conflicts", 0.75));
+        actions.push(hits(HitKind::Conflicts, 0.75));
     }
     if !verdict.gaps.is_empty() {
         actions.push(hits(
-            "gaps",
+            HitKind::Gaps,
             if situation.candidates == 0 { 0.6 } else { 0.7 },
         ));
     }
-    if verdict.status == Status::Ready {
-        actions.push(NextAction {
-            tool: "stop",
-            confidence: 0.2 + 0.5 * verdict.sufficiency,
-            params: None,
-        });
+    if verdict.status == IntegrationStatus::Ready {
+        actions.push(Proposal::new(Call::Stop, 0.2 + 0.5 * verdict.sufficiency));
     }
     actions.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     actions
 }
 
 /// `manual_read` of a whole section; a JSON file is read whole (its default scope).
-fn read_section(place: &Place, trace_id: &str) -> Value {
-    let mut reference = json!({
-        "manual_id": &*place.manual_id,
-        "path": &*place.path,
-    });
-    match place.start_line {
-        Some(line) => {
-            reference["start_line"] = json!(line);
-            json!({ "ref": reference, "scope": "section", "trace_id": trace_id })
-        }
-        None => json!({ "ref": reference, "trace_id": trace_id }),
+fn read_section(place: &Place, trace_id: &str) -> Call {
+    Call::ManualRead {
+        trace_id: trace_id.to_owned(),
+        manual_id: place.manual_id.to_string(),
+        path: place.path.to_string(),
+        start_line: place.start_line,
     }
 }
 
@@ -123,7 +102,7 @@ mod tests {
     use super::*;
     use crate::manual::find::integrate::{Conflict, Gap};
 
-    fn verdict(status: Status, conflicts: usize, gaps: usize) -> Verdict {
+    fn verdict(status: IntegrationStatus, conflicts: usize, gaps: usize) -> Verdict {
         Verdict {
             top: 1,
             file_bias: 0.5,
@@ -157,7 +136,7 @@ mod tests {
     fn situation<'a>(
         verdict: &'a Verdict,
         top: Option<&'a Place>,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> Situation<'a> {
         Situation {
             trace_id: "t-1",
@@ -166,25 +145,30 @@ mod tests {
             candidates: usize::from(top.is_some()) * 3,
             top,
             cutoff,
-            max_stage_applied: 4,
         }
     }
 
-    fn tools(actions: &[NextAction]) -> Vec<String> {
+    fn tools(actions: &[Proposal]) -> Vec<String> {
         actions
             .iter()
-            .map(|a| match &a.params {
-                Some(params) if params.get("kind").is_some() => {
-                    format!("{}:{}", a.tool, params["kind"].as_str().unwrap())
-                }
-                _ => a.tool.to_string(),
+            .map(|a| match &a.call {
+                Call::ManualHits { kind, .. } => format!("manual_hits:{kind}"),
+                call => call.tool().to_string(),
             })
             .collect()
     }
 
+    fn find(only_unscanned_from: Option<&str>, max_stage: Option<u8>) -> Call {
+        Call::ManualFind {
+            query: "繰越し".into(),
+            only_unscanned_from: only_unscanned_from.map(str::to_owned),
+            max_stage,
+        }
+    }
+
     #[test]
     fn a_ready_result_proposes_the_top_then_stop() {
-        let verdict = verdict(Status::Ready, 0, 0);
+        let verdict = verdict(IntegrationStatus::Ready, 0, 0);
         let top = place();
         let actions = next_actions(&situation(&verdict, Some(&top), None));
         assert_eq!(
@@ -192,17 +176,20 @@ mod tests {
             ["manual_hits:integrated_top", "manual_read", "stop"]
         );
         assert_eq!(
-            actions[1].params,
-            Some(
-                json!({"ref": {"manual_id": "handbook", "path": "01-leave.md", "start_line": 22}, "scope": "section", "trace_id": "t-1"})
-            )
+            actions[1].call,
+            Call::ManualRead {
+                trace_id: "t-1".into(),
+                manual_id: "handbook".into(),
+                path: "01-leave.md".into(),
+                start_line: Some(22),
+            }
         );
-        assert_eq!(actions[2].params, None);
+        assert_eq!(actions[2].call, Call::Stop);
     }
 
     #[test]
     fn conflicts_and_gaps_are_proposed_and_block_stop() {
-        let verdict = verdict(Status::NeedsFollowup, 1, 2);
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 1, 2);
         let top = place();
         let actions = next_actions(&situation(&verdict, Some(&top), None));
         assert_eq!(
@@ -218,27 +205,17 @@ mod tests {
 
     #[test]
     fn a_time_cutoff_continues_with_the_unscanned_sections_first() {
-        let verdict = verdict(Status::NeedsFollowup, 0, 0);
-        let actions = next_actions(&situation(&verdict, None, Some(Cutoff::TimeBudget)));
-        assert_eq!(actions[0].tool, "manual_find");
-        assert_eq!(
-            actions[0].params,
-            Some(json!({"query": "繰越し", "only_unscanned_from_trace_id": "t-1"}))
-        );
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 0, 0);
+        let actions = next_actions(&situation(&verdict, None, Some(CutoffReason::TimeBudget)));
+        assert_eq!(actions[0].call, find(Some("t-1"), None));
     }
 
     #[test]
     fn nothing_found_widens_by_stage_or_shows_the_gaps() {
-        let verdict = verdict(Status::Blocked, 0, 1);
-        let capped = Situation {
-            max_stage_applied: 3,
-            ..situation(&verdict, None, Some(Cutoff::StageCap))
-        };
+        let verdict = verdict(IntegrationStatus::Blocked, 0, 1);
+        let capped = situation(&verdict, None, Some(CutoffReason::StageCap));
         let actions = next_actions(&capped);
-        assert_eq!(
-            actions[0].params,
-            Some(json!({"query": "繰越し", "max_stage": 4}))
-        );
+        assert_eq!(actions[0].call, find(None, Some(4)));
         // Stage 4 ran (every manual searched): what is missing is the next thing to read.
         let actions = next_actions(&situation(&verdict, None, None));
         assert_eq!(tools(&actions), ["manual_hits:gaps"]);
@@ -246,11 +223,11 @@ mod tests {
 
     #[test]
     fn long_queries_are_not_repeated() {
-        let verdict = verdict(Status::NeedsFollowup, 0, 0);
+        let verdict = verdict(IntegrationStatus::NeedsFollowup, 0, 0);
         let query = "x".repeat(MAX_REPEATED_QUERY_CHARS + 1);
         let long = Situation {
             query: &query,
-            ..situation(&verdict, None, Some(Cutoff::TimeBudget))
+            ..situation(&verdict, None, Some(CutoffReason::TimeBudget))
         };
         assert_eq!(tools(&next_actions(&long)), ["manual_hits:unscanned"]);
     }

@@ -17,7 +17,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::index::literal::IndexPattern;
 use super::plan::Plan;
 use super::scan::{NodeHits, PageHits, ScanResult, Scope};
@@ -94,13 +95,17 @@ pub(super) fn index_hits(
             for (key, count) in sections {
                 record_unit(
                     hits.entry(key).or_default(),
-                    planned.pattern,
+                    plan.first_unit_pattern + index,
                     planned.unit.form(),
                     count,
                 );
             }
         } else {
-            weak.push((planned.pattern, planned.unit.form(), sections));
+            weak.push((
+                plan.first_unit_pattern + index,
+                planned.unit.form(),
+                sections,
+            ));
         }
     }
     // A weak unit only adds to a section that something else brought.

@@ -17,227 +17,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use super::derived::{CorpusFile, FileDerived};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, Written};
-use super::links::{extract_references, RawReference};
+use super::links::extract_references;
 use super::resolve::ReferenceGraph;
 use crate::manual::{FileType, ManualFile, ManualIndex};
-use crate::text::loose::loose_normalized;
-use crate::text::normalize::normalize_str;
-
-/// A section in a [`Corpus`]: index of its file, index of the node in that file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeKey {
-    pub file: u32,
-    pub node: u32,
-}
-
-/// Everything the search derives from one file.
-#[derive(Debug)]
-pub struct FileDerived {
-    /// Generation of the [`ManualFile`] this was built from.
-    pub generation: u64,
-    /// Line number of the first line of `body` (the first node's first line).
-    pub first_line: u32,
-    /// Normalised lines from `first_line` to the end, each followed by `\n` (which
-    /// normalisation never leaves inside a line, so no match spans two lines).
-    pub body: String,
-    /// Byte offset in `body` where each line starts.
-    pub line_starts: Vec<u32>,
-    /// Byte offset in `body` where each node's own text starts; one more entry closes
-    /// the last node.
-    pub node_starts: Vec<u32>,
-    /// Per node: normalised and loose title, index of the parent node.
-    pub labels: Vec<NodeLabel>,
-    /// Page title (front matter, else first title, else file stem) and the words of the
-    /// file's path, normalised: what a link to the page as a whole is likely to say.
-    pub page: Label,
-    /// Links and textual references found in the file, not yet resolved.
-    pub references: Vec<RawReference>,
-}
-
-/// A short normalised text and its loose form.
-#[derive(Debug, Clone, Default)]
-pub struct Label {
-    pub text: String,
-    pub loose: String,
-}
-
-impl Label {
-    pub fn new(normalized: String) -> Label {
-        Label {
-            loose: loose_normalized(&normalized),
-            text: normalized,
-        }
-    }
-}
-
-#[derive(Debug)]
-pub struct NodeLabel {
-    pub title: Label,
-    pub parent: Option<u32>,
-}
-
-impl FileDerived {
-    pub fn derive(file: &ManualFile) -> FileDerived {
-        let nodes = file.nodes();
-        let first_line = nodes.first().map_or(1, |node| node.line_start);
-        let mut body = String::with_capacity(file.text().len() + 64);
-        let mut line_starts = Vec::new();
-        for line in first_line..=file.line_count() {
-            line_starts.push(offset(&body));
-            if !nodes.is_empty() {
-                body.push_str(&normalize_str(file.lines_text(line, line)));
-            }
-            body.push('\n');
-        }
-        let mut node_starts = Vec::with_capacity(nodes.len() + 1);
-        for node in nodes {
-            let start = line_starts[(node.line_start - first_line) as usize];
-            node_starts.push(start);
-        }
-        node_starts.push(offset(&body));
-        // Sized for the worst case; the corpus keeps it for the server's life.
-        body.shrink_to_fit();
-        let ids: HashMap<&str, u32> = nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| (node.node_id.as_str(), index as u32))
-            .collect();
-        let labels = nodes
-            .iter()
-            .map(|node| NodeLabel {
-                title: Label::new(normalize_str(&node.title)),
-                parent: node
-                    .parent_id
-                    .as_deref()
-                    .and_then(|id| ids.get(id).copied()),
-            })
-            .collect();
-        let page = Label::new(normalize_str(&page_words(file)));
-        let mut derived = FileDerived {
-            generation: file.generation(),
-            first_line,
-            body,
-            line_starts,
-            node_starts,
-            labels,
-            page,
-            references: Vec::new(),
-        };
-        if file.file_type() == FileType::Md {
-            derived.references = extract_references(file, &derived);
-        }
-        derived
-    }
-
-    pub fn node_count(&self) -> usize {
-        self.labels.len()
-    }
-
-    /// Normalised own text of node `node` (lines separated by `\n`).
-    pub fn own_text(&self, node: u32) -> &str {
-        let node = node as usize;
-        &self.body[self.node_starts[node] as usize..self.node_starts[node + 1] as usize]
-    }
-
-    /// Loose own text of node `node` (lines joined, separators removed) followed by `\n`,
-    /// which loose text never contains. Loosened on demand, not kept: the search loosens
-    /// only the sections it verifies, and a second copy of every text would cost as much
-    /// memory as the normalised one.
-    pub fn own_loose(&self, node: u32) -> String {
-        let mut loose = loose_normalized(self.own_text(node));
-        loose.push('\n');
-        loose
-    }
-
-    /// The normalised text of file line `line` (no terminator).
-    pub fn line_text(&self, line: u32) -> &str {
-        let index = (line - self.first_line) as usize;
-        let start = self.line_starts[index] as usize;
-        let end = self
-            .line_starts
-            .get(index + 1)
-            .map_or(self.body.len(), |&next| next as usize);
-        self.body[start..end].trim_end_matches('\n')
-    }
-
-    /// File line holding byte `at` of `body`.
-    pub fn line_at(&self, at: usize) -> u32 {
-        let index = self
-            .line_starts
-            .partition_point(|&start| start as usize <= at);
-        self.first_line + index.saturating_sub(1) as u32
-    }
-
-    /// The normalised titles from the file's top heading down to node `node`, joined by
-    /// ` > `: the section index's heading path.
-    pub fn heading_path(&self, node: u32) -> String {
-        let mut titles = vec![self.labels[node as usize].title.text.as_str()];
-        let mut parent = self.labels[node as usize].parent;
-        while let Some(above) = parent {
-            titles.push(&self.labels[above as usize].title.text);
-            parent = self.labels[above as usize].parent;
-        }
-        titles.reverse();
-        titles.join(" > ")
-    }
-
-    /// Lines `first..=last` of a node's own text, as (line number, normalised text).
-    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (u32, &str)> {
-        let start = file.nodes()[node as usize].line_start;
-        let end = file.own_end(node as usize);
-        (start..=end).map(move |line| (line, self.line_text(line)))
-    }
-
-    /// Heap bytes held, for the memory report of the benchmark.
-    pub fn heap_bytes(&self) -> usize {
-        let labels: usize = self
-            .labels
-            .iter()
-            .map(|label| label.title.text.capacity() + label.title.loose.capacity() + 24)
-            .sum();
-        self.body.capacity()
-            + 4 * (self.line_starts.capacity() + self.node_starts.capacity())
-            + labels
-            + self
-                .references
-                .iter()
-                .map(RawReference::heap_bytes)
-                .sum::<usize>()
-    }
-}
-
-fn offset(text: &str) -> u32 {
-    u32::try_from(text.len()).expect("a manual file is far below 4 GiB")
-}
-
-/// Page title and the words of the path (`finance/travel/sponsored.md` -> `finance travel
-/// sponsored`), `_index` and `index` left out since they name no topic.
-fn page_words(file: &ManualFile) -> String {
-    let title = file
-        .page_title()
-        .or_else(|| file.nodes().first().map(|node| node.title.as_str()))
-        .unwrap_or("");
-    let without_extension = file
-        .path()
-        .rsplit_once('.')
-        .map_or(file.path(), |(stem, _)| stem);
-    let words: Vec<&str> = without_extension
-        .split(['/', '-', '_', '.'])
-        .filter(|word| !word.is_empty() && !matches!(*word, "index" | "readme"))
-        .collect();
-    format!("{title} {}", words.join(" "))
-}
-
-/// One file of a [`Corpus`].
-#[derive(Debug, Clone)]
-pub struct CorpusFile {
-    pub manual_id: Arc<str>,
-    pub path: Arc<str>,
-    pub derived: Arc<FileDerived>,
-}
 
 /// A consistent view of every manual for one index generation. Files are in the index's
 /// (manual_id, path) order, so `files[i]` is `index.files(None)[i]`.
@@ -303,7 +89,7 @@ impl Corpus {
 
 /// Keeps derived data between calls; see the module documentation.
 #[derive(Default)]
-pub struct CorpusCache {
+pub(crate) struct CorpusCache {
     by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
@@ -316,7 +102,7 @@ pub struct CorpusCache {
 
 impl CorpusCache {
     /// A cache whose section index lives under `cache_dir` (`None`: in memory).
-    pub fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
+    pub(crate) fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
         CorpusCache {
             cache_dir,
             ..CorpusCache::default()
@@ -342,7 +128,7 @@ impl CorpusCache {
     }
 
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
-    pub fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
+    pub(crate) fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
         self.sync_reporting(index, &mut |_| {})
     }
 
@@ -510,6 +296,15 @@ fn view(
     (view, unindexed)
 }
 
+/// Everything the search derives from `file`: the references only in Markdown.
+fn derive(file: &ManualFile) -> FileDerived {
+    let mut derived = FileDerived::without_references(file);
+    if file.file_type() == FileType::Md {
+        derived.references = extract_references(file, &derived);
+    }
+    derived
+}
+
 /// Derives `files` on every available core, keeping their order. Files are dealt out
 /// round-robin by size so threads finish together.
 fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileDerived> {
@@ -518,7 +313,7 @@ fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileD
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
     if threads <= 1 {
-        return files.into_iter().map(FileDerived::derive).collect();
+        return files.into_iter().map(derive).collect();
     }
     let mut by_size: Vec<usize> = (0..files.len()).collect();
     by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
@@ -541,7 +336,7 @@ fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileD
                 scope.spawn(move || {
                     share
                         .iter()
-                        .map(|&position| (position, FileDerived::derive(files[position])))
+                        .map(|&position| (position, derive(files[position])))
                         .collect::<Vec<_>>()
                 })
             })

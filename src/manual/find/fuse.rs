@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::corpus::NodeKey;
+use super::derived::NodeKey;
 use super::score::{Scored, Way};
 use super::stages::Candidate;
 use super::Signals;
@@ -125,7 +125,6 @@ pub(crate) fn fuse(
     candidates.extend(rest.into_iter().map(|(key, contribution)| Candidate {
         key,
         score: contribution.score,
-        relevance: 0.0,
         signals: contribution.signals.with(contribution.marks),
         ways: vec![Way::None; terms],
         meaning: contribution.meaning,

@@ -8,7 +8,7 @@ use super::trace::{ConflictItem, GapItem, Hit, Place, Trace, Unscanned};
 use super::{HitItem, HitKind};
 
 /// Every item of `kind` in `trace`, in order.
-pub fn items(trace: &Trace, kind: HitKind) -> Vec<HitItem> {
+pub(crate) fn items(trace: &Trace, kind: HitKind) -> Vec<HitItem> {
     match kind {
         HitKind::Candidates => candidate_items(&trace.candidates).collect(),
         HitKind::IntegratedTop => candidate_items(&trace.candidates[..trace.top]).collect(),
@@ -25,6 +25,7 @@ fn candidate_items(hits: &[Hit]) -> impl Iterator<Item = HitItem> + '_ {
     hits.iter().map(|hit| HitItem {
         place: Some(hit.place.clone()),
         reason: "ranked_by_integration",
+        cutoff: None,
         signals: hit.signals.names(),
         score: Some(hit.score),
         conflict_with: Vec::new(),
@@ -38,6 +39,7 @@ fn conflict_item(item: &ConflictItem) -> HitItem {
     HitItem {
         place: Some(item.place.clone()),
         reason: "conflict",
+        cutoff: None,
         signals: item.signals.names(),
         score: Some(item.score),
         conflict_with: item.with.clone(),
@@ -49,6 +51,7 @@ fn gap_item(item: &GapItem) -> HitItem {
     HitItem {
         place: item.place.clone(),
         reason: "gap",
+        cutoff: None,
         signals: Vec::new(),
         score: None,
         conflict_with: Vec::new(),
@@ -65,6 +68,7 @@ fn unscanned_item(file: &Unscanned, line: u32) -> HitItem {
             title: String::new(),
         }),
         reason: file.reason.as_str(),
+        cutoff: Some(file.reason),
         signals: Vec::new(),
         score: None,
         conflict_with: Vec::new(),

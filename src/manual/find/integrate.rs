@@ -25,32 +25,33 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use super::corpus::{Corpus, NodeKey};
-use super::links::RawReference;
+use super::corpus::Corpus;
+use super::derived::NodeKey;
+use super::derived::RawReference;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::Way;
 use super::stages::{prose_lines, Candidate};
-use super::trace::Cutoff;
+use super::trace::CutoffReason;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
 use crate::text::units::{script_runs, Script};
-pub use crate::verdict::Status;
+pub(crate) use crate::verdict::IntegrationStatus;
 
 /// Most candidates in the integrated top.
-pub const TOP_MAX: usize = 10;
+pub(crate) const TOP_MAX: usize = 10;
 /// The integrated top holds at least this many candidates (when there are) ...
 const TOP_MIN: usize = 3;
 /// ... and beyond them every candidate scoring at least this share of the best one.
 const TOP_SHARE: f32 = 0.35;
-pub const READY_SUFFICIENCY: f32 = 0.7;
+pub(crate) const READY_SUFFICIENCY: f32 = 0.7;
 /// The highest sufficiency of a candidate set found by meaning alone.
-pub const THIN_SUFFICIENCY: f32 = 0.3;
+pub(crate) const THIN_SUFFICIENCY: f32 = 0.3;
 
 /// Two candidates (indices into the ranked list) that disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     pub first: usize,
     pub second: usize,
     /// `number:<unit>` or `exception`.
@@ -58,7 +59,7 @@ pub struct Conflict {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Gap {
+pub(crate) enum Gap {
     /// Content term (or strict term) index into the query's terms or strict list.
     Term { text: String, strict: bool },
     /// An unresolved reference written in a top candidate.
@@ -70,23 +71,23 @@ pub enum Gap {
 }
 
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub top: usize,
     pub file_bias: f32,
     pub conflicts: Vec<Conflict>,
     pub gaps: Vec<Gap>,
     pub sufficiency: f32,
-    pub status: Status,
+    pub status: IntegrationStatus,
 }
 
 /// Judges the ranked `candidates` (best first).
-pub fn integrate(
+pub(crate) fn integrate(
     plan: &Plan,
     corpus: &Corpus,
     files: &[&ManualFile],
     candidates: &[Candidate],
     weights: &[f32],
-    cutoff: Option<Cutoff>,
+    cutoff: Option<CutoffReason>,
 ) -> Verdict {
     let top = integrated_top(candidates);
     let conflicts = conflicts(plan, corpus, files, &candidates[..top]);
@@ -98,9 +99,10 @@ pub fn integrate(
         0.0
     } else {
         let factor = match cutoff {
-            Some(Cutoff::TimeBudget) => 0.5,
-            Some(Cutoff::StageCap) => 0.8,
-            Some(Cutoff::CandidateCap) => 0.9,
+            // `hard_limit` is never a search's cutoff; were it one, it left text unread.
+            Some(CutoffReason::TimeBudget | CutoffReason::HardLimit) => 0.5,
+            Some(CutoffReason::StageCap) => 0.8,
+            Some(CutoffReason::CandidateCap) => 0.9,
             None => 1.0,
         } * 0.9f32.powi(conflicts.len().min(3) as i32)
             * 0.95f32.powi(unresolved.min(3) as i32);
@@ -113,16 +115,16 @@ pub fn integrate(
         sufficiency
     };
     let status = if candidates.is_empty() {
-        Status::Blocked
+        IntegrationStatus::Blocked
     } else if !thin
         && sufficiency >= READY_SUFFICIENCY
         && conflicts.is_empty()
         && gaps.is_empty()
         && cutoff.is_none()
     {
-        Status::Ready
+        IntegrationStatus::Ready
     } else {
-        Status::NeedsFollowup
+        IntegrationStatus::NeedsFollowup
     };
     Verdict {
         top,
@@ -428,7 +430,7 @@ const UNITS: &[&str] = &[
 /// `(value, unit)` pairs of a normalised line: a number (digits, `,` and `.` inside)
 /// followed by a unit, or `$` / `¥` before it. A day number right after `月` is a date,
 /// not a quantity.
-pub fn quantities(line: &str) -> Vec<(String, String)> {
+pub(crate) fn quantities(line: &str) -> Vec<(String, String)> {
     let bytes = line.as_bytes();
     let mut found = Vec::new();
     let mut at = 0;

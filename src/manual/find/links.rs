@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::corpus::FileDerived;
+use super::derived::{FileDerived, RawReference, RawTarget};
 use crate::manual::ManualFile;
 use crate::text::normalize::normalize_str;
 
@@ -23,77 +23,12 @@ use crate::text::normalize::normalize_str;
 /// for "section 2.3 of the incident guide for who decides").
 const CUE_WINDOW_CHARS: usize = 80;
 
-/// A reference as found in one file, before resolution.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawReference {
-    /// Index of the node (in its file) whose own text holds the reference.
-    pub node: u32,
-    pub line: u32,
-    pub target: RawTarget,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawTarget {
-    /// A Markdown link: its destination as written and its text, normalised.
-    Link { destination: String, text: String },
-    /// A textual reference: quoted titles, chapter and section numbers, and the prose
-    /// around the cue in which a title may appear unquoted (all normalised).
-    Cue {
-        quoted: Vec<String>,
-        chapter: Option<u32>,
-        section: Option<String>,
-        window: String,
-    },
-}
-
-impl RawReference {
-    pub fn heap_bytes(&self) -> usize {
-        let text = match &self.target {
-            RawTarget::Link { destination, text } => destination.capacity() + text.capacity(),
-            RawTarget::Cue {
-                quoted,
-                section,
-                window,
-                ..
-            } => {
-                quoted.iter().map(String::capacity).sum::<usize>()
-                    + section.as_ref().map_or(0, String::capacity)
-                    + window.capacity()
-            }
-        };
-        text + std::mem::size_of::<RawReference>()
-    }
-
-    /// How the reference reads, for a gap hint.
-    pub fn describe(&self) -> String {
-        match &self.target {
-            RawTarget::Link { destination, .. } => format!("link to {destination}"),
-            RawTarget::Cue {
-                quoted,
-                chapter,
-                section,
-                window,
-            } => {
-                if let Some(title) = quoted.first() {
-                    format!("reference to 「{title}」")
-                } else if let Some(section) = section {
-                    format!("reference to section {section}")
-                } else if let Some(chapter) = chapter {
-                    format!("reference to chapter {chapter}")
-                } else {
-                    format!("reference \"{window}\"")
-                }
-            }
-        }
-    }
-}
-
 /// Links and cues in the prose of a Markdown file (code blocks skipped).
 ///
 /// Only lines that can hold one are read: a whole-file search for `](` in the original
 /// text and for the cue words in the normalised text picks them, since nearly every line
 /// of a manual has neither and reading each line costs more than the rest of indexing.
-pub fn extract_references(file: &ManualFile, derived: &FileDerived) -> Vec<RawReference> {
+pub(crate) fn extract_references(file: &ManualFile, derived: &FileDerived) -> Vec<RawReference> {
     let link_lines =
         memchr::memmem::find_iter(file.text().as_bytes(), b"](").map(|at| file.line_at_offset(at));
     let cue_lines = cue_finder()

@@ -16,24 +16,25 @@
 //! * `actions`: next_actions from the verdict; `trace`: the trace store; `hits`: what
 //!   `manual_hits` lists from a trace.
 
-pub mod actions;
+pub(crate) mod actions;
 mod candidates;
-pub mod corpus;
+pub(crate) mod corpus;
+mod derived;
 mod fuse;
-pub mod hits;
-pub mod index;
-pub mod integrate;
-pub mod links;
-pub mod plan;
-pub mod query;
+pub(crate) mod hits;
+pub(crate) mod index;
+pub(crate) mod integrate;
+pub(crate) mod links;
+pub(crate) mod plan;
+pub(crate) mod query;
 mod relevance;
-pub mod resolve;
-pub mod scan;
-pub mod score;
+pub(crate) mod resolve;
+pub(crate) mod scan;
+pub(crate) mod score;
 mod search;
 mod semantic;
-pub mod stages;
-pub mod trace;
+pub(crate) mod stages;
+pub(crate) mod trace;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -41,45 +42,45 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 
-use self::actions::NextAction;
 use self::corpus::{Corpus, CorpusCache};
-use self::integrate::Status;
+use self::integrate::IntegrationStatus;
 use self::plan::Plan;
 use self::query::{Intent, Query};
 use self::search::{log_outcome, Search};
-pub use self::semantic::SemanticReport;
+pub(crate) use self::semantic::SemanticReport;
 use self::semantic::SemanticSearch;
-use self::trace::{Cutoff, Place, TraceStore};
+use self::trace::{CutoffReason, Place, TraceStore};
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::vectors::SectionVectors;
 use crate::manual::{ManualFile, ManualIndex};
+use crate::proposal::Proposal;
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
 
-pub use crate::trace::{DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+pub(crate) use crate::trace::{DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 /// The Stage 4 conditions "fewer than `candidate_low` candidates" and "one file holds at
 /// least `file_bias` of five or more" (spec_manuals §3), shared with `vault_find`.
-pub use crate::verdict::Thresholds;
+pub(crate) use crate::verdict::Thresholds;
 
 /// Evidence kinds of a candidate, as bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Signals(u16);
+pub(crate) struct Signals(u16);
 
 impl Signals {
-    pub const HEADING: Signals = Signals(1);
-    pub const NORMALIZED: Signals = Signals(1 << 1);
-    pub const LOOSE: Signals = Signals(1 << 2);
-    pub const SYNONYM: Signals = Signals(1 << 3);
-    pub const EXCEPTIONS: Signals = Signals(1 << 4);
-    pub const REFERENCE: Signals = Signals(1 << 5);
-    pub const STRICT: Signals = Signals(1 << 6);
-    pub const EXPANDED: Signals = Signals(1 << 7);
-    pub const LINK_TEXT: Signals = Signals(1 << 8);
+    pub(crate) const HEADING: Signals = Signals(1);
+    pub(crate) const NORMALIZED: Signals = Signals(1 << 1);
+    pub(crate) const LOOSE: Signals = Signals(1 << 2);
+    pub(crate) const SYNONYM: Signals = Signals(1 << 3);
+    pub(crate) const EXCEPTIONS: Signals = Signals(1 << 4);
+    pub(crate) const REFERENCE: Signals = Signals(1 << 5);
+    pub(crate) const STRICT: Signals = Signals(1 << 6);
+    pub(crate) const EXPANDED: Signals = Signals(1 << 7);
+    pub(crate) const LINK_TEXT: Signals = Signals(1 << 8);
     /// Among the sections closest in meaning to the query (section vectors).
-    pub const SEMANTIC: Signals = Signals(1 << 9);
+    pub(crate) const SEMANTIC: Signals = Signals(1 << 9);
     /// Evidence of the query's own words (or of a reference from a section holding them).
-    pub const LEXICAL: Signals = Signals(
+    pub(crate) const LEXICAL: Signals = Signals(
         Signals::HEADING.0
             | Signals::NORMALIZED.0
             | Signals::LOOSE.0
@@ -102,23 +103,23 @@ impl Signals {
         (Signals::EXPANDED, "expanded"),
     ];
 
-    pub fn insert(&mut self, other: Signals) {
+    pub(crate) fn insert(&mut self, other: Signals) {
         self.0 |= other.0;
     }
 
-    pub const fn with(self, other: Signals) -> Signals {
+    pub(crate) const fn with(self, other: Signals) -> Signals {
         Signals(self.0 | other.0)
     }
 
-    pub fn contains(self, other: Signals) -> bool {
+    pub(crate) fn contains(self, other: Signals) -> bool {
         other.0 != 0 && self.0 & other.0 == other.0
     }
 
-    pub fn intersects(self, other: Signals) -> bool {
+    pub(crate) fn intersects(self, other: Signals) -> bool {
         self.0 & other.0 != 0
     }
 
-    pub fn names(self) -> Vec<&'static str> {
+    pub(crate) fn names(self) -> Vec<&'static str> {
         Self::NAMES
             .iter()
             .filter(|(signal, _)| self.contains(*signal))
@@ -150,8 +151,8 @@ impl FindSettings {
             default_max_stage: config.default_max_stage,
             hard_max_stage: config.hard_max_stage,
             thresholds: Thresholds {
-                candidate_low: config.adaptive_candidate_low_base as usize,
-                file_bias: config.adaptive_file_bias_base as f32,
+                candidate_low: config.adaptive_candidate_low_base,
+                file_bias: config.adaptive_file_bias_base,
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
@@ -215,8 +216,8 @@ pub struct Summary {
     pub conflict_count: usize,
     pub gap_count: usize,
     pub sufficiency_score: f32,
-    pub integration_status: Status,
-    pub cutoff_reason: Option<Cutoff>,
+    pub integration_status: IntegrationStatus,
+    pub cutoff_reason: Option<CutoffReason>,
     /// `None` when semantic recall is off (`EMBEDDINGS_URL` unset).
     pub semantic: Option<SemanticReport>,
 }
@@ -225,7 +226,7 @@ pub struct Summary {
 pub struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
-    pub next_actions: Vec<NextAction>,
+    pub next_actions: Vec<Proposal>,
     /// Why stages failed or were skipped (counted in `summary.warnings`).
     pub warnings: Vec<String>,
     /// What the search was allowed and what Stage 4 cost, for the statistics of
@@ -236,20 +237,15 @@ pub struct FindOutcome {
     pub stage4_added_chars: usize,
 }
 
-/// What `manual_hits` lists (schema `HitKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HitKind {
-    Candidates,
-    Unscanned,
-    Conflicts,
-    Gaps,
-    IntegratedTop,
-}
+/// What `manual_hits` lists: the schema's `HitKind`.
+pub(crate) use crate::contract::types::HitKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HitItem {
     pub place: Option<Place>,
     pub reason: &'static str,
+    /// For an unscanned place: the cutoff that left it out (its `reason` in words).
+    pub cutoff: Option<CutoffReason>,
     pub signals: Vec<&'static str>,
     pub score: Option<f32>,
     pub conflict_with: Vec<Place>,
@@ -324,7 +320,7 @@ impl Finder {
         match slot.as_ref() {
             Some(loaded) if loaded.stamp == stamp => Arc::clone(&loaded.synonyms),
             _ => {
-                let (synonyms, warnings) = Synonyms::load(path, &normalize_str);
+                let (synonyms, warnings) = Synonyms::load(path.map(std::fs::read), &normalize_str);
                 for warning in warnings {
                     tracing::warn!(warning, "synonyms");
                 }
@@ -436,7 +432,7 @@ impl Finder {
 
 /// What `manvault index` reports of the section index.
 #[derive(Debug, Clone, Copy)]
-pub struct SectionIndexBuilt {
+pub(crate) struct SectionIndexBuilt {
     /// Files, sections and bytes of text indexed now.
     pub files: u64,
     pub sections: u64,
@@ -449,7 +445,7 @@ pub struct SectionIndexBuilt {
 /// Brings the section index under `cache_dir` in line with `index` (`manvault index`);
 /// `progress` gets the running totals. An error says why the index cannot be kept there
 /// or was not completed.
-pub fn build_section_index(
+pub(crate) fn build_section_index(
     cache_dir: &std::path::Path,
     index: &ManualIndex,
     progress: &mut dyn FnMut(self::index::Written),
@@ -481,17 +477,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Manual trees for the unit tests of this module.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::corpus::NodeKey;
+    use super::derived::NodeKey;
     use super::*;
 
     /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).
-    pub fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
+    pub(crate) fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
         let dir = crate::test_support::tree(files);
         let index = ManualIndex::build(dir.path()).expect("index");
         (dir, index)
     }
 
-    pub fn settings() -> FindSettings {
+    pub(crate) fn settings() -> FindSettings {
         FindSettings {
             default_manual_id: None,
             default_max_stage: 4,
@@ -508,7 +504,7 @@ pub(crate) mod testing {
     }
 
     /// The corpus of `index` and the key of the node of `path` starting at `line`.
-    pub fn key(
+    pub(crate) fn key(
         corpus: &Corpus,
         index: &ManualIndex,
         manual: &str,

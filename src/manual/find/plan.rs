@@ -19,9 +19,8 @@
 //! occurrence of every pattern is found except shorter patterns that start where a longer
 //! one matched; those are prefixes of it, recorded by `prefixes` and added on each match.
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
-
 use super::query::Query;
+use crate::text::literals::Literals;
 use crate::text::loose::loose_normalized;
 use crate::text::normalize::normalize_str;
 use crate::text::synonyms::Synonyms;
@@ -30,25 +29,25 @@ use crate::text::units::{units, word_matches, Form, Unit};
 /// Synonym variants of whole terms stop at this many patterns, so a query of many
 /// dictionary words stays a few thousand patterns (any query the schema accepts works;
 /// its later variants are simply not searched).
-pub const MAX_PATTERNS: usize = 2048;
+pub(crate) const MAX_PATTERNS: usize = 2048;
 /// Units taken from synonyms and from `also`, each at most.
 const MAX_EXTRA_UNITS: usize = 256;
 
 /// Weight of a unit that comes from the same word written otherwise (a spelling,
 /// abbreviation or translation from the synonym dictionary), from a related word of its
 /// synonym group, and from the caller's `also` wordings, relative to the query's own.
-pub const SYNONYM_UNIT_WEIGHT: f32 = 0.5;
-pub const RELATED_UNIT_WEIGHT: f32 = 0.25;
-pub const ALSO_UNIT_WEIGHT: f32 = 0.6;
+pub(crate) const SYNONYM_UNIT_WEIGHT: f32 = 0.5;
+pub(crate) const RELATED_UNIT_WEIGHT: f32 = 0.25;
+pub(crate) const ALSO_UNIT_WEIGHT: f32 = 0.6;
 
 /// A set of pattern indices, as many as the plan has (it grows on insert).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PatternSet(Vec<u64>);
+pub(crate) struct PatternSet(Vec<u64>);
 
 impl PatternSet {
-    pub const EMPTY: PatternSet = PatternSet(Vec::new());
+    pub(crate) const EMPTY: PatternSet = PatternSet(Vec::new());
 
-    pub fn insert(&mut self, pattern: usize) {
+    pub(crate) fn insert(&mut self, pattern: usize) {
         let word = pattern / 64;
         if self.0.len() <= word {
             self.0.resize(word + 1, 0);
@@ -56,13 +55,13 @@ impl PatternSet {
         self.0[word] |= 1 << (pattern % 64);
     }
 
-    pub fn contains(&self, pattern: usize) -> bool {
+    pub(crate) fn contains(&self, pattern: usize) -> bool {
         self.0
             .get(pattern / 64)
             .is_some_and(|word| word & (1 << (pattern % 64)) != 0)
     }
 
-    pub fn union(&mut self, other: &PatternSet) {
+    pub(crate) fn union(&mut self, other: &PatternSet) {
         if self.0.len() < other.0.len() {
             self.0.resize(other.0.len(), 0);
         }
@@ -71,12 +70,12 @@ impl PatternSet {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.iter().all(|word| *word == 0)
     }
 
     /// The patterns in the set from `start` on, in order.
-    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
         self.0
             .iter()
             .enumerate()
@@ -90,14 +89,14 @@ impl PatternSet {
     }
 
     /// Whether any pattern below `end` is in the set.
-    pub fn any_below(&self, end: usize) -> bool {
+    pub(crate) fn any_below(&self, end: usize) -> bool {
         self.iter_from(0).next().is_some_and(|first| first < end)
     }
 }
 
 /// What a pattern stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     Phrase,
     PhraseSynonym,
     Strict(usize),
@@ -109,7 +108,7 @@ pub enum Role {
 }
 
 #[derive(Debug, Clone)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     pub text: String,
     pub loose: String,
     pub roles: Vec<Role>,
@@ -117,7 +116,7 @@ pub struct Pattern {
 
 /// Where a unit of the plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Query,
     /// The same word written otherwise (Sudachi's vocabulary number, a user line).
     Synonym,
@@ -128,24 +127,23 @@ pub enum Origin {
 
 /// A unit the search looks for, its weight and its pattern.
 #[derive(Debug, Clone)]
-pub struct PlanUnit {
+pub(crate) struct PlanUnit {
     pub(crate) unit: Unit,
     pub origin: Origin,
     /// The unit kind's weight times the origin's.
     pub weight: f32,
-    pub pattern: usize,
 }
 
 /// Pattern indices that stand for each content term.
 #[derive(Debug, Clone, Default)]
-pub struct TermPatterns {
+pub(crate) struct TermPatterns {
     pub exact: usize,
     /// Piece groups (see `query::pieces_of`).
     pub pieces: Vec<Vec<usize>>,
     pub synonyms: Vec<usize>,
 }
 
-pub struct Plan {
+pub(crate) struct Plan {
     pub query: Query,
     pub patterns: Vec<Pattern>,
     pub terms: Vec<TermPatterns>,
@@ -165,14 +163,9 @@ pub struct Plan {
     loose: Matcher,
 }
 
-/// One automaton and the bookkeeping that turns its leftmost matches into all matches.
+/// The literals of one form (normalised or loose) and the whole-word rule of each.
 struct Matcher {
-    automaton: Option<AhoCorasick>,
-    /// Automaton pattern id -> plan pattern index.
-    ids: Vec<usize>,
-    /// Per plan pattern: other plan patterns that are prefixes of it in this form (equal
-    /// texts included, so a duplicate left out of the automaton is still reported).
-    prefixes: Vec<Vec<usize>>,
+    literals: Literals,
     /// Per plan pattern: the unit whose whole-word rule a match must pass, if any.
     words: Vec<Option<Unit>>,
 }
@@ -180,57 +173,22 @@ struct Matcher {
 impl Matcher {
     /// `texts[i]` is pattern i's text in this form; empty texts are left out.
     fn new(texts: &[&str], words: Vec<Option<Unit>>) -> Matcher {
-        let mut ids: Vec<usize> = (0..texts.len()).filter(|&i| !texts[i].is_empty()).collect();
-        ids.sort_by_key(|&i| (std::cmp::Reverse(texts[i].len()), texts[i]));
-        ids.dedup_by_key(|&mut i| texts[i]);
-        let automaton = (!ids.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(ids.iter().map(|&i| texts[i]))
-                .expect("query patterns are short literals")
-        });
-        let prefixes = (0..texts.len())
-            .map(|long| {
-                (0..texts.len())
-                    .filter(|&short| {
-                        short != long
-                            && !texts[short].is_empty()
-                            && texts[short].len() <= texts[long].len()
-                            && texts[long].starts_with(texts[short])
-                    })
-                    .collect()
-            })
-            .collect();
         Matcher {
-            automaton,
-            ids,
-            prefixes,
+            literals: Literals::new(texts),
             words,
         }
     }
 
     /// Calls `found(pattern, offset)` for every occurrence of every pattern in `text`.
     fn for_each(&self, text: &str, mut found: impl FnMut(usize, usize)) {
-        let Some(automaton) = &self.automaton else {
-            return;
-        };
-        let mut at = 0;
-        while at < text.len() {
-            let Some(hit) = automaton.find(Input::new(text).range(at..)) else {
-                break;
-            };
-            let pattern = self.ids[hit.pattern().as_usize()];
-            let start = hit.start();
-            for pattern in std::iter::once(pattern).chain(self.prefixes[pattern].iter().copied()) {
-                let stands = self.words[pattern].as_ref().is_none_or(|unit| {
-                    word_matches(text, start..start + unit.needle().len(), unit)
-                });
-                if stands {
-                    found(pattern, start);
-                }
+        self.literals.for_each(text, |pattern, range| {
+            let stands = self.words[pattern].as_ref().is_none_or(|unit| {
+                word_matches(text, range.start..range.start + unit.needle().len(), unit)
+            });
+            if stands {
+                found(pattern, range.start);
             }
-            at = hit.start() + text[hit.start()..].chars().next().map_or(1, char::len_utf8);
-        }
+        });
     }
 
     fn set_of(&self, text: &str) -> PatternSet {
@@ -243,7 +201,7 @@ impl Matcher {
 impl Plan {
     /// The plan of `query`; `also` are the caller's alternative wordings (searched as
     /// units of lower weight).
-    pub fn new(query: Query, synonyms: &Synonyms, also: &[String]) -> Plan {
+    pub(crate) fn new(query: Query, synonyms: &Synonyms, also: &[String]) -> Plan {
         let mut builder = Builder::default();
         let multi_word = query.terms.len() > 1;
         let phrase = (multi_word && !query.phrase.is_empty())
@@ -345,21 +303,21 @@ impl Plan {
     }
 
     /// Every occurrence in normalised text: `found(pattern, byte offset)`.
-    pub fn scan_normalized(&self, text: &str, found: impl FnMut(usize, usize)) {
+    pub(crate) fn scan_normalized(&self, text: &str, found: impl FnMut(usize, usize)) {
         self.normalized.for_each(text, found);
     }
 
     /// Every occurrence in loose text.
-    pub fn scan_loose(&self, text: &str, found: impl FnMut(usize, usize)) {
+    pub(crate) fn scan_loose(&self, text: &str, found: impl FnMut(usize, usize)) {
         self.loose.for_each(text, found);
     }
 
     /// Patterns occurring in a short normalised text (a title, a link text).
-    pub fn set_normalized(&self, text: &str) -> PatternSet {
+    pub(crate) fn set_normalized(&self, text: &str) -> PatternSet {
         self.normalized.set_of(text)
     }
 
-    pub fn set_loose(&self, text: &str) -> PatternSet {
+    pub(crate) fn set_loose(&self, text: &str) -> PatternSet {
         self.loose.set_of(text)
     }
 }
@@ -424,7 +382,6 @@ fn plan_units(
             weight: unit.kind.weight() * factor,
             unit,
             origin,
-            pattern,
         });
         true
     };
@@ -493,7 +450,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("synonyms.txt");
         std::fs::write(&path, user).unwrap();
-        Synonyms::load(Some(&path), &normalize_str).0
+        Synonyms::load(Some(std::fs::read(&path)), &normalize_str).0
     }
 
     fn all_hits(plan: &Plan, text: &str) -> Vec<(String, usize)> {

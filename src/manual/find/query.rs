@@ -14,42 +14,8 @@ use crate::text::normalize::normalize_str;
 use crate::text::terms::split_terms;
 use crate::text::units::{script_runs, Script};
 
-/// What the question is after (schema `Intent`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    Definition,
-    Procedure,
-    Eligibility,
-    Exceptions,
-    Compare,
-    Unknown,
-}
-
-impl Intent {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intent::Definition => "definition",
-            Intent::Procedure => "procedure",
-            Intent::Eligibility => "eligibility",
-            Intent::Exceptions => "exceptions",
-            Intent::Compare => "compare",
-            Intent::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(word: &str) -> Option<Intent> {
-        [
-            Intent::Definition,
-            Intent::Procedure,
-            Intent::Eligibility,
-            Intent::Exceptions,
-            Intent::Compare,
-            Intent::Unknown,
-        ]
-        .into_iter()
-        .find(|intent| intent.as_str() == word)
-    }
-}
+/// What the question is after: the schema's `Intent`.
+pub(crate) use crate::contract::types::Intent;
 
 /// Cue words per intent, lowercase (matched as written and as normalised, since
 /// normalisation turns some kanji into digits). Checked in this order, so a query
@@ -119,7 +85,7 @@ const INTENT_CUES: &[(Intent, &[&str])] = &[
 
 /// A query as the search uses it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Query {
+pub(crate) struct Query {
     /// Normalised whole query, quotes removed; the phrase whose exact occurrence counts most.
     pub phrase: String,
     pub intent: Intent,
@@ -132,7 +98,7 @@ pub struct Query {
 
 /// One content term of the query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Term {
+pub(crate) struct Term {
     /// Normalised text.
     pub text: String,
     /// Pieces a section may share with the term when it words it differently, grouped by
@@ -143,7 +109,7 @@ pub struct Term {
 
 impl Query {
     /// Understands `raw`; `intent` is the caller's, or `None` to infer it.
-    pub fn parse(raw: &str, intent: Option<Intent>) -> Query {
+    pub(crate) fn parse(raw: &str, intent: Option<Intent>) -> Query {
         let normalized = normalize_str(raw);
         let strict = strict_terms(&normalized);
         let phrase = normalized
@@ -178,7 +144,7 @@ impl Query {
 /// The intent a query's wording signals; `Unknown` when none does. Exceptions are
 /// recognised by the shared exception vocabulary (exception and exclusion terms), so a
 /// word `manual_excepts` treats as an exception is one here too.
-pub fn infer_intent(phrase: &str) -> Intent {
+pub(crate) fn infer_intent(phrase: &str) -> Intent {
     let asks_exceptions = exceptions_in_normalized(phrase).any(|found| {
         matches!(
             found.term.category,
@@ -227,7 +193,7 @@ fn strict_terms(normalized: &str) -> Vec<String> {
 ///
 /// A section's partial match is the mean share of each group it contains, so a long
 /// word does not outweigh a short one.
-pub fn pieces_of(term: &str) -> Vec<Vec<String>> {
+pub(crate) fn pieces_of(term: &str) -> Vec<Vec<String>> {
     let runs = script_runs(term);
     let several_runs = runs.len() > 1;
     let mut groups: Vec<Vec<String>> = Vec::new();
@@ -346,7 +312,5 @@ mod tests {
         let query = Query::parse("対象外の経費", Some(Intent::Definition));
         assert_eq!(query.intent, Intent::Definition);
         assert!(!query.intent_inferred);
-        assert_eq!(Intent::parse("compare"), Some(Intent::Compare));
-        assert_eq!(Intent::parse("other"), None);
     }
 }

@@ -14,7 +14,8 @@
 //! `fuse`). Weak units (single kanji, kana bigrams) only add to a significant section's
 //! score.
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem, UNITS_WEIGHT};
 use super::plan::{Origin, PatternSet, Plan};
 use super::scan::{NodeHits, ScanResult};

@@ -14,8 +14,8 @@
 
 use std::collections::HashMap;
 
-use super::corpus::{CorpusFile, Label, NodeKey};
-use super::links::{leading_digits, section_number, RawReference, RawTarget};
+use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
+use super::links::{leading_digits, section_number};
 use crate::manual::ManualFile;
 use crate::text::units::{script, Script};
 

@@ -15,7 +15,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use crate::call::CallContext;
 
@@ -23,15 +24,25 @@ use crate::call::CallContext;
 const CHUNK_NODES: usize = 64;
 
 /// Sections of one file to scan: the file index and all its nodes (`None`) or some.
-pub type ScopeEntry = (u32, Option<Vec<u32>>);
+pub(crate) type ScopeEntry = (u32, Option<Vec<u32>>);
 /// Which sections to scan, in scan order.
-pub type Scope = Vec<ScopeEntry>;
+pub(crate) type Scope = Vec<ScopeEntry>;
+
+/// Whether `scope` holds the section `key`: its whole file, or the node among the file's.
+pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
+    scope.iter().any(|(file, nodes)| {
+        *file == key.file
+            && nodes
+                .as_ref()
+                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
+    })
+}
 
 /// What one section matched. Most sections match only in their body, so the label
 /// matches live behind a box: the scan keeps one of these for every section with any
 /// evidence, tens of thousands for a common word.
 #[derive(Debug, Clone, Default)]
-pub struct NodeHits {
+pub(crate) struct NodeHits {
     pub body: PatternSet,
     pub body_loose: PatternSet,
     /// Occurrences in the normalised body, per pattern that occurred, by pattern.
@@ -62,19 +73,19 @@ impl NodeHits {
         self.labels.as_deref().unwrap_or(&NO_LABELS)
     }
 
-    pub fn title(&self) -> &PatternSet {
+    pub(crate) fn title(&self) -> &PatternSet {
         &self.labels().title
     }
 
-    pub fn title_loose(&self) -> &PatternSet {
+    pub(crate) fn title_loose(&self) -> &PatternSet {
         &self.labels().title_loose
     }
 
-    pub fn links(&self) -> &PatternSet {
+    pub(crate) fn links(&self) -> &PatternSet {
         &self.labels().links
     }
 
-    pub fn links_loose(&self) -> &PatternSet {
+    pub(crate) fn links_loose(&self) -> &PatternSet {
         &self.labels().links_loose
     }
 
@@ -103,17 +114,17 @@ impl NodeHits {
     }
 
     /// Occurrences of `pattern` in the normalised body.
-    pub fn count(&self, pattern: usize) -> u16 {
+    pub(crate) fn count(&self, pattern: usize) -> u16 {
         count_in(&self.counts, pattern)
     }
 
     /// Occurrences of `pattern` in the loose body.
-    pub fn loose_count(&self, pattern: usize) -> u16 {
+    pub(crate) fn loose_count(&self, pattern: usize) -> u16 {
         count_in(&self.loose_counts, pattern)
     }
 
     /// Patterns matched anywhere, normalised or loose.
-    pub fn any(&self) -> PatternSet {
+    pub(crate) fn any(&self) -> PatternSet {
         let mut all = self.body.clone();
         all.union(&self.body_loose);
         if let Some(labels) = &self.labels {
@@ -138,13 +149,13 @@ fn count_in(counts: &[(u32, u16)], pattern: usize) -> u16 {
 
 /// Matches of a page's title and path words (they count for the page's first section).
 #[derive(Debug, Clone, Default)]
-pub struct PageHits {
+pub(crate) struct PageHits {
     pub normalized: PatternSet,
     pub loose: PatternSet,
 }
 
 #[derive(Debug, Default)]
-pub struct ScanResult {
+pub(crate) struct ScanResult {
     /// Sections with evidence, sorted by key (a sorted list, not a map: it is built once
     /// in key order and read in key order, and holds tens of thousands of entries).
     pub hits: Vec<(NodeKey, NodeHits)>,
@@ -157,7 +168,7 @@ pub struct ScanResult {
 
 impl ScanResult {
     /// Adds the results of a scan of other sections (another thread's part, or Stage 4).
-    pub fn merge(&mut self, other: ScanResult) {
+    pub(crate) fn merge(&mut self, other: ScanResult) {
         let sorted = self
             .hits
             .last()
@@ -175,7 +186,7 @@ impl ScanResult {
 
     /// Replaces the hits of the sections `keys` by those of `exact`, a scan of the same
     /// sections (its sections left unscanned lose their hits and are listed unscanned).
-    pub fn replace(&mut self, keys: &HashSet<NodeKey>, exact: ScanResult) {
+    pub(crate) fn replace(&mut self, keys: &HashSet<NodeKey>, exact: ScanResult) {
         self.hits.retain(|(key, _)| !keys.contains(key));
         self.hits.extend(exact.hits);
         self.hits.sort_unstable_by_key(|(key, _)| *key);
@@ -183,7 +194,7 @@ impl ScanResult {
         self.unscanned.extend(exact.unscanned);
     }
 
-    pub fn get(&self, key: NodeKey) -> Option<&NodeHits> {
+    pub(crate) fn get(&self, key: NodeKey) -> Option<&NodeHits> {
         self.hits
             .binary_search_by_key(&key, |(k, _)| *k)
             .ok()
@@ -198,7 +209,7 @@ const PARALLEL_MIN_BYTES: usize = 4 << 20;
 /// core: the scope is cut into consecutive parts of about equal text size, one per
 /// thread, and the parts' results are joined in scope order (so unscanned sections stay
 /// in scan order). Sections scanned are the call's progress.
-pub fn scan(
+pub(crate) fn scan(
     corpus: &Corpus,
     plan: &Plan,
     scope: &Scope,

@@ -21,7 +21,8 @@
 
 use std::collections::HashMap;
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -46,7 +47,7 @@ const STRICT_BONUS: f32 = 0.4;
 
 /// How a term matched, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Way {
+pub(crate) enum Way {
     #[default]
     None,
     Pieces,
@@ -57,7 +58,7 @@ pub enum Way {
 
 /// A ranked section.
 #[derive(Debug, Clone)]
-pub struct Scored {
+pub(crate) struct Scored {
     pub key: NodeKey,
     pub score: f32,
     /// Weighted share of the query's terms covered, 0..1.
@@ -69,7 +70,7 @@ pub struct Scored {
 
 /// Weight of each content term: its idf over the sections of the corpus (a term found
 /// nowhere weighs most: it is what the reader asked and what is hardest to find).
-pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
+pub(crate) fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
     let mut df = vec![0usize; plan.terms.len()];
     for (_, hits) in &scan.hits {
         let any = hits.any();
@@ -85,7 +86,7 @@ pub fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f3
 /// Scores every section with evidence of a term that `keep` accepts, best first (a
 /// section that only holds units is ranked by `relevance`). The terms' weights count
 /// every section of `scan`, kept or not.
-pub fn score_all(
+pub(crate) fn score_all(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,

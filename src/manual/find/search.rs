@@ -9,19 +9,20 @@ use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
 use super::candidates::{index_hits, ScopeFilter};
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::{fuse, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{scan, ScanResult, Scope};
+use super::scan::{in_scope, scan, ScanResult, Scope};
 use super::score::{score_all, term_weights, Scored, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
     Candidate, Escalation,
 };
-use super::trace::{ConflictItem, Cutoff, GapItem, Hit, Place, Trace, Unscanned};
+use super::trace::{ConflictItem, CutoffReason, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
 use crate::call::CallContext;
 use crate::error::ToolResult;
@@ -133,7 +134,7 @@ pub(super) struct SearchResult {
 impl Search<'_> {
     /// Every section of `manual_id` (or of every manual); with `inside` false, every
     /// section outside it instead.
-    pub fn scope_of_manual(&self, manual_id: Option<&str>, inside: bool) -> Scope {
+    pub(super) fn scope_of_manual(&self, manual_id: Option<&str>, inside: bool) -> Scope {
         self.corpus
             .files
             .iter()
@@ -145,7 +146,7 @@ impl Search<'_> {
 
     /// The sections `trace` left unscanned, located in the current corpus (a section
     /// whose file changed since is found by the line it started at).
-    pub fn scope_of_unscanned(&self, trace: &Trace) -> Scope {
+    pub(super) fn scope_of_unscanned(&self, trace: &Trace) -> Scope {
         let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for (file, line) in trace.unscanned_places() {
             let Some(index) = self.corpus.file_index(&file.manual_id, &file.path) else {
@@ -291,14 +292,14 @@ impl Search<'_> {
         let mut sources = vec![units];
         sources.extend(extra.iter().cloned());
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        candidates.sort_by(Candidate::best_first);
         (scored, candidates, units_best)
     }
 
     /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
     /// the stages after them take a large share of a warm search, and a cancelled search
     /// answers nothing anyway.
-    pub fn run(
+    pub(super) fn run(
         &self,
         scope: Scope,
         narrowed: bool,
@@ -335,12 +336,7 @@ impl Search<'_> {
             .cloned()
             .collect();
         let mut result = SearchResult {
-            escalations: escalations(
-                &evident,
-                self.plan.query.intent,
-                self.thresholds.candidate_low,
-                self.thresholds.file_bias,
-            ),
+            escalations: escalations(&evident, self.plan.query.intent, self.thresholds),
             time_cut: !stage.scanned.unscanned.is_empty(),
             candidates,
             overflow,
@@ -363,7 +359,7 @@ impl Search<'_> {
                 if let Some(outside) = &outside {
                     result
                         .unscanned
-                        .extend(self.unscanned(outside, Cutoff::StageCap));
+                        .extend(self.unscanned(outside, CutoffReason::StageCap));
                 }
             } else {
                 let widened_scored = outside.map(|outside| {
@@ -378,7 +374,7 @@ impl Search<'_> {
         result.scanned_files = stage.scanned.scanned_files;
         result.scanned_nodes = stage.scanned.scanned_nodes;
         result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
-        let left = self.unscanned(&stage.scanned.unscanned, Cutoff::TimeBudget);
+        let left = self.unscanned(&stage.scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
         self.call.check_cancelled()?;
         Ok(result)
@@ -518,7 +514,7 @@ impl Search<'_> {
     }
 
     /// Unscanned entries for the sections of `scope`.
-    fn unscanned(&self, scope: &Scope, reason: Cutoff) -> Vec<Unscanned> {
+    fn unscanned(&self, scope: &Scope, reason: CutoffReason) -> Vec<Unscanned> {
         scope
             .iter()
             .map(|(file, nodes)| {
@@ -573,15 +569,6 @@ fn scope_of(keys: &[NodeKey]) -> Scope {
         .collect()
 }
 
-pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
-    scope.iter().any(|(file, nodes)| {
-        *file == key.file
-            && nodes
-                .as_ref()
-                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
-    })
-}
-
 /// Whether Stages 0-1 evidence makes a section a candidate (see the constants).
 fn is_candidate(scored: &Scored) -> bool {
     let whole_term = scored.ways.iter().any(|way| *way >= Way::Synonym);
@@ -595,9 +582,8 @@ fn is_candidate(scored: &Scored) -> bool {
 impl SearchResult {
     /// Ranks the candidates and keeps the best `max_candidates`; the rest become
     /// unscanned with reason `candidate_cap`. Returns the cutoff that applies.
-    pub fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<Cutoff> {
-        self.candidates
-            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    pub(super) fn cap(&mut self, search: &Search, max_candidates: usize) -> Option<CutoffReason> {
+        self.candidates.sort_by(Candidate::best_first);
         self.candidates.dedup_by_key(|c| c.key);
         if search.semantic.is_some() {
             rank_fused(&mut self.candidates, &Tuning::current());
@@ -624,24 +610,24 @@ impl SearchResult {
                 })
                 .collect();
             self.unscanned
-                .extend(search.unscanned(&scope, Cutoff::CandidateCap));
+                .extend(search.unscanned(&scope, CutoffReason::CandidateCap));
         }
         if self.time_cut {
-            Some(Cutoff::TimeBudget)
+            Some(CutoffReason::TimeBudget)
         } else if over {
-            Some(Cutoff::CandidateCap)
+            Some(CutoffReason::CandidateCap)
         } else if self.stage_capped {
-            Some(Cutoff::StageCap)
+            Some(CutoffReason::StageCap)
         } else {
             None
         }
     }
 
-    pub fn conclude(
+    pub(super) fn conclude(
         &mut self,
         search: &Search,
         id: String,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> (Trace, FindOutcome) {
         let verdict = integrate(
             search.plan,
@@ -676,7 +662,6 @@ impl SearchResult {
             candidates: trace.candidates.len(),
             top: trace.candidates.first().map(|hit| &hit.place),
             cutoff,
-            max_stage_applied: self.max_stage_applied,
         });
         let outcome = FindOutcome {
             trace_id: id,
@@ -695,7 +680,7 @@ impl SearchResult {
         search: &Search,
         verdict: &Verdict,
         trace: &Trace,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
     ) -> Summary {
         let count = |signal: Signals| {
             self.candidates
@@ -795,7 +780,7 @@ fn gap_items(verdict: &Verdict, search: &Search) -> Vec<GapItem> {
 /// reasons and signal counts when the search had to escalate or degrade.
 pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
     let summary = &outcome.summary;
-    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         scanned_files = summary.scanned_files,
@@ -804,7 +789,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
         warnings = summary.warnings,
         max_stage_applied = summary.max_stage_applied,
         scope_expanded = summary.scope_expanded,
-        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        cutoff_reason = summary.cutoff_reason.map(CutoffReason::as_str),
         unscanned_sections_count = summary.unscanned_sections_count,
         integrated_nodes = summary.integrated_nodes,
         file_bias_ratio = summary.file_bias_ratio,

@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem};
-use super::scan::Scope;
+use super::scan::{in_scope, Scope};
 use super::stages::Candidate;
 use super::Signals;
 use crate::embed::EmbedErrorKind;
@@ -131,7 +132,7 @@ pub(super) struct SemanticSearch<'a> {
 impl<'a> SemanticSearch<'a> {
     /// Asks for the query's vector on a thread of its own, which nobody joins: a search
     /// that ends early (cancelled, or a failed stage) does not wait for the embedding.
-    pub fn start(vectors: &'a Arc<SectionVectors>, query: &str) -> SemanticSearch<'a> {
+    pub(super) fn start(vectors: &'a Arc<SectionVectors>, query: &str) -> SemanticSearch<'a> {
         let (send, receive) = channel();
         let worker = Arc::clone(vectors);
         let query = query.to_owned();
@@ -151,7 +152,7 @@ impl<'a> SemanticSearch<'a> {
     /// The ranked list over the sections of `scope` (waiting for the query's vector, at
     /// most `EMBEDDINGS_TIMEOUT_MS` from the start); `None` when there is none, the
     /// reason kept for the summary. Taken once; later calls answer `None`.
-    pub fn source(
+    pub(super) fn source(
         &self,
         corpus: &Corpus,
         files: &[&ManualFile],
@@ -177,7 +178,7 @@ impl<'a> SemanticSearch<'a> {
 
     /// What the summary says; the state before any list was taken when the search never
     /// reached the fusion.
-    pub fn report(&self) -> SemanticReport {
+    pub(super) fn report(&self) -> SemanticReport {
         lock(&self.report).clone().unwrap_or(SemanticReport {
             used: false,
             pending_sections: self.vectors.pending(),
@@ -207,7 +208,7 @@ impl<'a> SemanticSearch<'a> {
             else {
                 continue;
             };
-            if !super::search::in_scope(scope, key) {
+            if !in_scope(scope, key) {
                 continue;
             }
             let rank = if tuning.per_manual {
@@ -256,7 +257,7 @@ pub(super) fn rank_fused(ranked: &mut Vec<Candidate>, tuning: &Tuning) {
             candidate.score -= candidate.meaning * (1.0 - tuning.alone);
             candidate.meaning *= tuning.alone;
         }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        ranked.sort_by(Candidate::best_first);
     }
     let lexical = |candidate: &Candidate| candidate.score - candidate.meaning;
     let mut lead: Vec<usize> = (0..ranked.len())
@@ -361,7 +362,6 @@ mod tests {
         Candidate {
             key: NodeKey { file: 0, node },
             score,
-            relevance: 0.0,
             signals,
             ways: vec![Way::None],
             meaning,
@@ -369,7 +369,7 @@ mod tests {
     }
 
     fn ranked(mut candidates: Vec<Candidate>) -> Vec<(u32, f32)> {
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        candidates.sort_by(Candidate::best_first);
         rank_fused(&mut candidates, &Tuning::CHOSEN);
         candidates.iter().map(|c| (c.key.node, c.score)).collect()
     }

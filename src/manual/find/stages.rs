@@ -14,9 +14,11 @@
 //! Stages 2 and 3 may fail (a defect, an injected failure in tests); the caller keeps the
 //! candidates of Stages 0-1 and reports a warning.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use super::corpus::{Corpus, NodeKey};
+use super::corpus::Corpus;
+use super::derived::NodeKey;
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::{Scored, Way};
@@ -26,7 +28,7 @@ use crate::manual::ManualFile;
 use crate::verdict::{file_bias_ratio, Thresholds};
 
 /// Candidates whose references Stage 3 follows.
-pub const REFERENCE_SEEDS: usize = 20;
+pub(crate) const REFERENCE_SEEDS: usize = 20;
 /// Sections that link to one seed that Stage 3 adds at most.
 const INBOUND_PER_SEED: usize = 10;
 /// Score of a section reached from a seed, as a share of the seed's score.
@@ -42,10 +44,9 @@ const ELIGIBILITY_CONDITION_BONUS: f32 = 0.1;
 
 /// A section on its way to becoming a ranked hit.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub key: NodeKey,
     pub score: f32,
-    pub relevance: f32,
     pub signals: Signals,
     pub ways: Vec<Way>,
     /// The part of `score` that closeness in meaning added (the semantic source's
@@ -55,11 +56,16 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    pub fn from_scored(scored: &Scored) -> Candidate {
+    /// The ranking order of candidates: best score first, ties by place in the corpus so
+    /// that every sort of the same candidates gives the same list.
+    pub(crate) fn best_first(a: &Candidate, b: &Candidate) -> Ordering {
+        b.score.total_cmp(&a.score).then(a.key.cmp(&b.key))
+    }
+
+    pub(crate) fn from_scored(scored: &Scored) -> Candidate {
         Candidate {
             key: scored.key,
             score: scored.score,
-            relevance: scored.relevance,
             signals: scored.signals,
             ways: scored.ways.clone(),
             meaning: 0.0,
@@ -68,7 +74,7 @@ impl Candidate {
 
     /// Found by closeness in meaning and nothing else the query wrote (exception
     /// vocabulary of its own is no evidence for the query): thin evidence.
-    pub fn by_meaning_only(&self) -> bool {
+    pub(crate) fn by_meaning_only(&self) -> bool {
         self.signals.contains(Signals::SEMANTIC) && !self.signals.intersects(Signals::LEXICAL)
     }
 
@@ -76,7 +82,6 @@ impl Candidate {
         Candidate {
             key,
             score,
-            relevance: 0.0,
             signals: Signals::REFERENCE,
             ways: vec![Way::None; terms],
             meaning: 0.0,
@@ -86,13 +91,16 @@ impl Candidate {
 
 /// A stage that did not complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StageFailure {
+pub(crate) struct StageFailure {
     pub stage: u8,
     pub message: String,
 }
 
 /// Runs `stage`, turning a panic into a failure so the earlier stages' results survive.
-pub fn guarded<T>(stage: u8, run: impl FnOnce() -> Result<T, String>) -> Result<T, StageFailure> {
+pub(crate) fn guarded<T>(
+    stage: u8,
+    run: impl FnOnce() -> Result<T, String>,
+) -> Result<T, StageFailure> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(message)) => Err(StageFailure { stage, message }),
@@ -108,7 +116,7 @@ pub fn guarded<T>(stage: u8, run: impl FnOnce() -> Result<T, String>) -> Result<
 }
 
 /// The own lines of a section that are prose (code blocks hold no caveats), normalised.
-pub fn prose_lines<'a>(
+pub(crate) fn prose_lines<'a>(
     corpus: &'a Corpus,
     files: &'a [&ManualFile],
     key: NodeKey,
@@ -133,7 +141,7 @@ fn exception_categories(
 
 /// Stage 2: marks candidates with exception vocabulary and ranks them by intent.
 /// Returns how many candidates carry an exception term.
-pub fn stage2_exceptions(
+pub(crate) fn stage2_exceptions(
     corpus: &Corpus,
     files: &[&ManualFile],
     plan: &Plan,
@@ -183,7 +191,7 @@ pub fn stage2_exceptions(
 
 /// Stage 3: follows references from the strongest candidates. `known` holds the Stage
 /// 0-1 evidence of every section that had some, so a referenced section keeps it.
-pub fn stage3_references(
+pub(crate) fn stage3_references(
     corpus: &Corpus,
     known: &HashMap<NodeKey, &Scored>,
     candidates: &mut Vec<Candidate>,
@@ -290,7 +298,7 @@ impl Reached {
 
 /// Why Stage 4 would widen the search (spec_manuals §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Escalation {
+pub(crate) enum Escalation {
     NoCandidates,
     FewCandidates,
     FileBias,
@@ -298,7 +306,7 @@ pub enum Escalation {
 }
 
 impl Escalation {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Escalation::NoCandidates => "no_candidates",
             Escalation::FewCandidates => "few_candidates",
@@ -309,21 +317,16 @@ impl Escalation {
 }
 
 /// Share of candidates in the file holding the most of them (0 without candidates).
-pub fn file_bias(candidates: &[Candidate]) -> f32 {
+pub(crate) fn file_bias(candidates: &[Candidate]) -> f32 {
     file_bias_ratio(candidates.iter().map(|candidate| candidate.key.file))
 }
 
 /// The Stage 4 conditions that hold, with the thresholds in force.
-pub fn escalations(
+pub(crate) fn escalations(
     candidates: &[Candidate],
     intent: Intent,
-    low: usize,
-    bias_threshold: f32,
+    thresholds: Thresholds,
 ) -> Vec<Escalation> {
-    let thresholds = Thresholds {
-        candidate_low: low,
-        file_bias: bias_threshold,
-    };
     let mut found = Vec::new();
     if candidates.is_empty() {
         found.push(Escalation::NoCandidates);
@@ -344,7 +347,7 @@ pub fn escalations(
 
 /// Stage 4, weaker matches: sections Stages 0-1 matched but left below the candidate bar,
 /// best first, `only_other_files` excluding the files that already hold candidates.
-pub fn relaxed(
+pub(crate) fn relaxed(
     scored: &[Scored],
     candidates: &[Candidate],
     only_other_files: bool,
@@ -367,7 +370,7 @@ pub fn relaxed(
 
 /// Stage 4, exceptions: sections of the candidates' files that state an exception or
 /// exclusion, scored below the candidates of their file.
-pub fn exception_neighbours(
+pub(crate) fn exception_neighbours(
     corpus: &Corpus,
     files: &[&ManualFile],
     candidates: &[Candidate],
@@ -398,7 +401,6 @@ pub fn exception_neighbours(
                 found.push(Candidate {
                     key,
                     score: best * 0.3,
-                    relevance: 0.0,
                     signals: Signals::EXCEPTIONS.with(Signals::EXPANDED),
                     ways: vec![Way::None; terms],
                     meaning: 0.0,
@@ -413,11 +415,17 @@ pub fn exception_neighbours(
 mod tests {
     use super::*;
 
+    fn at(candidate_low: u32, file_bias: f64) -> Thresholds {
+        Thresholds {
+            candidate_low,
+            file_bias,
+        }
+    }
+
     fn candidate(file: u32, node: u32, signals: Signals) -> Candidate {
         Candidate {
             key: NodeKey { file, node },
             score: 1.0,
-            relevance: 1.0,
             signals,
             ways: Vec::new(),
             meaning: 0.0,
@@ -428,12 +436,12 @@ mod tests {
     fn escalation_conditions_follow_the_spec() {
         let none = Signals::default();
         assert_eq!(
-            escalations(&[], Intent::Unknown, 3, 0.8),
+            escalations(&[], Intent::Unknown, at(3, 0.8)),
             [Escalation::NoCandidates]
         );
         let two: Vec<Candidate> = (0..2).map(|n| candidate(n, 0, none)).collect();
         assert_eq!(
-            escalations(&two, Intent::Unknown, 3, 0.8),
+            escalations(&two, Intent::Unknown, at(3, 0.8)),
             [Escalation::FewCandidates]
         );
         let lopsided: Vec<Candidate> = (0..5)
@@ -441,21 +449,24 @@ mod tests {
             .collect();
         assert!((file_bias(&lopsided) - 0.8).abs() < 1e-6);
         assert_eq!(
-            escalations(&lopsided, Intent::Unknown, 3, 0.8),
+            escalations(&lopsided, Intent::Unknown, at(3, 0.8)),
             [Escalation::FileBias]
         );
         assert_eq!(
-            escalations(&lopsided[..4], Intent::Unknown, 3, 0.8),
+            escalations(&lopsided[..4], Intent::Unknown, at(3, 0.8)),
             [],
             "fewer than five"
         );
         assert_eq!(
-            escalations(&lopsided, Intent::Exceptions, 3, 0.9),
+            escalations(&lopsided, Intent::Exceptions, at(3, 0.9)),
             [Escalation::NoExceptionHit]
         );
         let mut with_exception = lopsided.clone();
         with_exception[0].signals = Signals::EXCEPTIONS;
-        assert_eq!(escalations(&with_exception, Intent::Exceptions, 3, 0.9), []);
+        assert_eq!(
+            escalations(&with_exception, Intent::Exceptions, at(3, 0.9)),
+            []
+        );
     }
 
     #[test]

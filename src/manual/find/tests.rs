@@ -3,6 +3,7 @@
 use super::testing::{index, settings};
 use super::*;
 use crate::error::ErrorCode;
+use crate::proposal::Call;
 
 mod semantic;
 
@@ -129,13 +130,16 @@ fn different_numbers_for_one_unit_are_a_conflict() {
         .find(&index, &request("繰越し"), &CallContext::local())
         .unwrap();
     assert_eq!(outcome.summary.conflict_count, 1);
-    assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
+    assert_eq!(
+        outcome.summary.integration_status,
+        IntegrationStatus::NeedsFollowup
+    );
     let conflicts = hits(&finder, &outcome, HitKind::Conflicts);
     assert_eq!(places(&conflicts), ["leave.md:7", "faq.md:1"]);
     assert_eq!(conflicts[0].conflict_with[0].path.as_ref(), "faq.md");
     let hint = conflicts[0].gap_hint.as_deref().unwrap();
     assert!(hint.starts_with("disagrees on number"), "{hint}");
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert!(tools.contains(&"manual_hits") && !tools.contains(&"stop"));
 }
 
@@ -233,13 +237,13 @@ fn a_spent_time_budget_lists_every_section_and_the_rest_is_searched_later() {
             &CallContext::local(),
         )
         .unwrap();
-    assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
+    assert_eq!(cut.summary.cutoff_reason, Some(CutoffReason::TimeBudget));
     assert_eq!(cut.summary.scanned_nodes, 0);
     assert_eq!(cut.summary.unscanned_sections_count, 11);
     assert_eq!(cut.warnings.len(), 2, "stages 2 and 3 skipped");
     let unscanned = hits(&finder, &cut, HitKind::Unscanned);
     assert!(unscanned.iter().all(|item| item.reason == "time_budget"));
-    assert_eq!(cut.next_actions[0].tool, "manual_find");
+    assert_eq!(cut.next_actions[0].call.tool(), "manual_find");
     let rest = finder
         .find(
             &index,
@@ -268,7 +272,10 @@ fn the_candidate_cap_keeps_the_best_and_the_rest_can_be_searched_again() {
             &CallContext::local(),
         )
         .unwrap();
-    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::CandidateCap));
+    assert_eq!(
+        capped.summary.cutoff_reason,
+        Some(CutoffReason::CandidateCap)
+    );
     assert_eq!(capped.summary.candidates, 1);
     assert!(capped.summary.integrated_nodes > 1);
     let left = hits(&finder, &capped, HitKind::Unscanned);
@@ -372,15 +379,21 @@ fn stage_4_widens_a_narrowed_search_and_stage_3_only_reports_the_cap() {
         .unwrap();
     assert_eq!(capped.summary.candidates, 0);
     assert_eq!(capped.summary.max_stage_applied, 3);
-    assert_eq!(capped.summary.cutoff_reason, Some(Cutoff::StageCap));
-    assert_eq!(capped.summary.integration_status, Status::Blocked);
+    assert_eq!(capped.summary.cutoff_reason, Some(CutoffReason::StageCap));
+    assert_eq!(
+        capped.summary.integration_status,
+        IntegrationStatus::Blocked
+    );
     let unscanned = hits(&finder, &capped, HitKind::Unscanned);
     assert_eq!(unscanned.len(), 6, "the sections of the other manual");
     assert!(unscanned.iter().all(|item| item.reason == "stage_cap"));
-    assert_eq!(
-        capped.next_actions[0].params.as_ref().unwrap()["max_stage"],
-        4
-    );
+    assert!(matches!(
+        capped.next_actions[0].call,
+        Call::ManualFind {
+            max_stage: Some(4),
+            ..
+        }
+    ));
     let widened = finder
         .find(&index, &narrowed(4), &CallContext::local())
         .unwrap();
@@ -450,9 +463,9 @@ fn a_covered_query_without_conflicts_or_gaps_is_ready_to_stop() {
     let outcome = finder
         .find(&index, &request("特別休暇"), &CallContext::local())
         .unwrap();
-    assert_eq!(outcome.summary.integration_status, Status::Ready);
+    assert_eq!(outcome.summary.integration_status, IntegrationStatus::Ready);
     assert_eq!(outcome.summary.sufficiency_score, 1.0);
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert_eq!(tools, ["manual_hits", "manual_read", "stop"]);
     let top = hits(&finder, &outcome, HitKind::IntegratedTop);
     assert_eq!(places(&top)[0], "leave.md:11");

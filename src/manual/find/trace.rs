@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::Signals;
 use crate::error::ToolResult;
-pub use crate::trace::Cutoff;
+pub(crate) use crate::trace::CutoffReason;
 use crate::trace::TraceKind;
 
 /// A place in a manual, as a trace keeps it: independent of later index changes.
@@ -28,7 +28,7 @@ pub struct Place {
 
 /// One ranked candidate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub place: Place,
     pub signals: Signals,
     pub score: f32,
@@ -36,17 +36,17 @@ pub struct Hit {
 
 /// Sections of one file left out of a search, by their first line (1 for JSON files).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Unscanned {
+pub(crate) struct Unscanned {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     pub json: bool,
     pub lines: Vec<u32>,
-    pub reason: Cutoff,
+    pub reason: CutoffReason,
 }
 
 /// A candidate whose statements disagree with others (see docs/search.md: conflict).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConflictItem {
+pub(crate) struct ConflictItem {
     pub place: Place,
     pub signals: Signals,
     pub score: f32,
@@ -57,7 +57,7 @@ pub struct ConflictItem {
 
 /// Something the query asks for that no candidate holds (see docs/search.md: gap).
 #[derive(Debug, Clone, PartialEq)]
-pub struct GapItem {
+pub(crate) struct GapItem {
     /// Where the gap shows: the referring section of an unresolved reference; `None`
     /// for a query term that matched nowhere.
     pub place: Option<Place>,
@@ -65,7 +65,7 @@ pub struct GapItem {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Trace {
+pub(crate) struct Trace {
     pub id: String,
     pub candidates: Vec<Hit>,
     /// The first `top` candidates are the integrated top.
@@ -76,12 +76,12 @@ pub struct Trace {
 }
 
 impl Trace {
-    pub fn unscanned_count(&self) -> usize {
+    pub(crate) fn unscanned_count(&self) -> usize {
         self.unscanned.iter().map(|file| file.lines.len()).sum()
     }
 
     /// Unscanned sections as (file, line) pairs, in order.
-    pub fn unscanned_places(&self) -> impl Iterator<Item = (&Unscanned, u32)> {
+    pub(crate) fn unscanned_places(&self) -> impl Iterator<Item = (&Unscanned, u32)> {
         self.unscanned
             .iter()
             .flat_map(|file| file.lines.iter().map(move |&line| (file, line)))
@@ -90,7 +90,7 @@ impl Trace {
 
 /// The `manual_find` traces, on the shared store ([`crate::trace::TraceStore`]). Refs used
 /// after a search are counted by the statistics (`adaptive`), not here.
-pub struct TraceStore {
+pub(crate) struct TraceStore {
     traces: crate::trace::TraceStore<Arc<Trace>>,
 }
 
@@ -100,19 +100,19 @@ const KIND: TraceKind = TraceKind {
 };
 
 impl TraceStore {
-    pub fn new(max_keep: usize, ttl: Duration) -> TraceStore {
+    pub(crate) fn new(max_keep: usize, ttl: Duration) -> TraceStore {
         TraceStore {
             traces: crate::trace::TraceStore::new(KIND, max_keep, ttl),
         }
     }
 
     /// A fresh id, unique in this process and unlikely to recur in another.
-    pub fn next_id(&mut self) -> String {
+    pub(crate) fn next_id(&mut self) -> String {
         self.traces.next_id()
     }
 
     /// Keeps `trace`, evicting expired traces and then the oldest beyond the limit.
-    pub fn insert(&mut self, trace: Trace, now: Instant) -> Arc<Trace> {
+    pub(crate) fn insert(&mut self, trace: Trace, now: Instant) -> Arc<Trace> {
         let trace = Arc::new(trace);
         self.traces
             .insert(trace.id.clone(), Arc::clone(&trace), now);
@@ -121,7 +121,7 @@ impl TraceStore {
 
     /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
     /// the parameter that carried it.
-    pub fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<Arc<Trace>> {
+    pub(crate) fn get(&mut self, id: &str, now: Instant, field: &str) -> ToolResult<Arc<Trace>> {
         self.traces.get(id, now, field).map(|kept| Arc::clone(kept))
     }
 }

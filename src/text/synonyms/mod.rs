@@ -48,18 +48,17 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 
 /// Alternatives returned per found term. Large groups (従業員 has twenty members) would
 /// otherwise multiply the work of one query; twelve keeps every spelling variant and the
 /// closest synonyms of the groups seen in company manuals.
-pub const MAX_ALTERNATIVES: usize = 12;
+pub(crate) const MAX_ALTERNATIVES: usize = 12;
 
 const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
 
 /// One dictionary term found inside a query phrase, with what a manual may say instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     /// The normalised dictionary term, equal to `query_norm[byte_range]`.
     pub term: String,
     /// Where the term sits in the normalised query, in bytes.
@@ -79,7 +78,7 @@ pub struct Expansion {
 /// not with an Aho-Corasick automaton: building a leftmost-longest automaton over the
 /// 43k builtin triggers took 110-130 ms in release, the hash takes about 5 ms, and a
 /// query of 50 characters is probed in about 15 µs.
-pub struct Synonyms {
+pub(crate) struct Synonyms {
     groups: Vec<Group>,
     /// Every term that may trigger an expansion, with the groups in which it does.
     triggers: HashMap<String, Vec<TriggerSite>>,
@@ -118,16 +117,18 @@ struct RawTerm<'a> {
 const USER_VOCABULARY: u32 = 0;
 
 impl Synonyms {
-    /// Loads the builtin table and, when given and present, the user synonyms file.
+    /// Loads the builtin table and the user synonyms file as the caller read it (`None`:
+    /// none configured; a file that is not there is none either). `text/` does no I/O:
+    /// the caller reads the file (`path.map(std::fs::read)`).
     ///
     /// Never fails: problems in the user file come back as warnings (without the file's
     /// path, which may be a server path a client must not see) and the rest still loads.
-    pub fn load(
-        user_file: Option<&Path>,
+    pub(crate) fn load(
+        user_file: Option<std::io::Result<Vec<u8>>>,
         normalize: &dyn Fn(&str) -> String,
     ) -> (Synonyms, Vec<String>) {
         let mut warnings = Vec::new();
-        let user_text = user_file.and_then(|path| match std::fs::read(path) {
+        let user_text = user_file.and_then(|read| match read {
             Ok(bytes) => Some(bytes),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(error) => {
@@ -181,13 +182,13 @@ impl Synonyms {
     }
 
     /// How many groups were loaded, builtin and user together (for startup logs).
-    pub fn group_count(&self) -> usize {
+    pub(crate) fn group_count(&self) -> usize {
         self.groups.len()
     }
 
     /// The dictionary terms found inside `query_norm`, in order, each with its
     /// alternatives. `query_norm` must be normalised like the dictionary was.
-    pub fn expansions(&self, query_norm: &str) -> Vec<Expansion> {
+    pub(crate) fn expansions(&self, query_norm: &str) -> Vec<Expansion> {
         let mut expansions = Vec::new();
         let mut start = 0;
         while let Some(first_character) = query_norm[start..].chars().next() {
@@ -646,7 +647,7 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("synonyms.txt");
         std::fs::write(&path, "\u{feff}稟議,決裁\r\n").unwrap();
-        let (synonyms, warnings) = Synonyms::load(Some(&path), &normalize);
+        let (synonyms, warnings) = Synonyms::load(Some(std::fs::read(&path)), &normalize);
         assert_eq!(warnings, Vec::<String>::new());
         assert_eq!(synonyms.group_count(), builtin().group_count() + 1);
         assert_eq!(alternatives_of(&synonyms, "稟議", "稟議"), ["決裁"]);
@@ -655,9 +656,13 @@ mod tests {
     #[test]
     fn missing_user_file_is_silent_and_unreadable_one_warns_without_its_path() {
         let directory = tempfile::tempdir().unwrap();
-        let (_, warnings) = Synonyms::load(Some(&directory.path().join("absent")), &normalize);
+        let (_, warnings) = Synonyms::load(
+            Some(std::fs::read(directory.path().join("absent"))),
+            &normalize,
+        );
         assert_eq!(warnings, Vec::<String>::new());
-        let (synonyms, warnings) = Synonyms::load(Some(directory.path()), &normalize);
+        let (synonyms, warnings) =
+            Synonyms::load(Some(std::fs::read(directory.path())), &normalize);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("user synonyms file could not be read"));
         assert!(!warnings[0].contains(&*directory.path().to_string_lossy()));

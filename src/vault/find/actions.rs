@@ -18,25 +18,24 @@
 //!
 //! Actions come best first (by confidence).
 
-use serde_json::{json, Map, Value};
-
 use super::integrate::{Candidate, Verdict};
 use crate::paths::RelPath;
-use crate::trace::Cutoff;
+use crate::proposal::{Call, FindScope, Proposal};
+use crate::trace::CutoffReason;
 use crate::vault::policy::is_artifact;
-use crate::verdict::{NextAction, Status, MAX_REPEATED_QUERY_CHARS};
+use crate::verdict::{IntegrationStatus, MAX_REPEATED_QUERY_CHARS};
 
 /// Reads proposed at most: with the summary, about 1,200 characters.
-pub const READS: usize = 5;
+pub(crate) const READS: usize = 5;
 /// Reads of one file among them while other files have candidates too: the agent should
 /// see the spread, not one file five times.
-pub const READS_PER_FILE: usize = 2;
+pub(crate) const READS_PER_FILE: usize = 2;
 /// Lines of context proposed before a candidate's first line and after its last.
-pub const READ_CONTEXT_LINES: u64 = 5;
+pub(crate) const READ_CONTEXT_LINES: u64 = 5;
 
 /// The scope a request searched, as the client spelled it.
 #[derive(Debug, Clone, Copy)]
-pub struct AskedScope<'a> {
+pub(crate) struct AskedScope<'a> {
     /// The folder, parsed (the root when none was given).
     pub dir: &'a RelPath,
     pub glob: Option<&'a str>,
@@ -47,29 +46,24 @@ impl AskedScope<'_> {
     /// The scope one step wider: without the glob; else the folder's parent (the whole
     /// vault above a top folder). The exclusion stays: leaving daily logs out is the
     /// client's choice, not a narrowing to undo. `None` when nothing is wider.
-    pub fn widened(&self) -> Option<Map<String, Value>> {
-        let mut scope = Map::new();
+    pub(crate) fn widened(&self) -> Option<FindScope> {
         let components: Vec<&str> = self.dir.components().collect();
-        if self.glob.is_some() {
-            if !self.dir.is_root() {
-                scope.insert("relative_dir".into(), json!(self.dir.as_str()));
-            }
+        let relative_dir = if self.glob.is_some() {
+            (!self.dir.is_root()).then(|| self.dir.as_str().to_owned())
         } else if let Some((_, parent)) = components.split_last() {
-            if !parent.is_empty() {
-                scope.insert("relative_dir".into(), json!(parent.join("/")));
-            }
+            (!parent.is_empty()).then(|| parent.join("/"))
         } else {
             return None;
-        }
-        if let Some(exclude) = self.exclude_glob {
-            scope.insert("exclude_glob".into(), json!(exclude));
-        }
-        Some(scope)
+        };
+        Some(FindScope {
+            relative_dir,
+            exclude_glob: self.exclude_glob.map(str::to_owned),
+        })
     }
 }
 
 /// What the actions are derived from.
-pub struct Situation<'a> {
+pub(crate) struct Situation<'a> {
     pub trace_id: &'a str,
     pub query: &'a str,
     pub verdict: &'a Verdict,
@@ -77,45 +71,36 @@ pub struct Situation<'a> {
     pub candidates: &'a [Candidate],
     /// The file holding the most candidates of all found.
     pub dominant: Option<&'a RelPath>,
-    pub cutoff: Option<Cutoff>,
+    pub cutoff: Option<CutoffReason>,
     pub scope: AskedScope<'a>,
-    /// Whether this server serves `vault_coverage` (verify_coverage is proposed only then).
-    pub coverage_served: bool,
 }
 
-pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
+pub(crate) fn next_actions(situation: &Situation) -> Vec<Proposal> {
     let verdict = situation.verdict;
     let can_repeat = situation.query.chars().count() <= MAX_REPEATED_QUERY_CHARS;
-    let find = |scope: Option<Map<String, Value>>, confidence: f32| NextAction {
-        tool: "vault_find",
-        confidence,
-        params: Some(match scope {
-            Some(scope) if !scope.is_empty() => json!({ "query": situation.query, "scope": scope }),
-            _ => json!({ "query": situation.query }),
-        }),
+    let find = |scope: FindScope, only_unscanned_from: Option<&str>| Call::VaultFind {
+        query: situation.query.to_owned(),
+        // An empty scope is the whole vault, said by leaving it out.
+        scope: Some(scope).filter(|scope| *scope != FindScope::default()),
+        only_unscanned_from: only_unscanned_from.map(str::to_owned),
     };
-    let mut actions: Vec<NextAction> = reads(situation.candidates)
+    let mut actions: Vec<Proposal> = reads(situation.candidates)
         .into_iter()
         .enumerate()
-        .map(|(rank, window)| NextAction {
-            tool: "vault_read",
-            confidence: 0.8 - 0.05 * rank as f32,
-            params: Some(json!({
-                "path": window.path,
-                "range": { "start_line": window.start_line, "end_line": window.end_line },
-            })),
+        .map(|(rank, window)| {
+            let call = Call::VaultRead {
+                path: window.path.to_owned(),
+                start_line: window.start_line,
+                end_line: Some(window.end_line),
+                max_chars: None,
+            };
+            Proposal::new(call, 0.8 - 0.05 * rank as f32)
         })
         .collect();
     let best = situation.candidates.first();
-    if situation.cutoff == Some(Cutoff::TimeBudget) && can_repeat {
-        actions.push(NextAction {
-            tool: "vault_find",
-            confidence: 0.95,
-            params: Some(json!({
-                "query": situation.query,
-                "only_unscanned_from_trace_id": situation.trace_id,
-            })),
-        });
+    if situation.cutoff == Some(CutoffReason::TimeBudget) && can_repeat {
+        let call = find(FindScope::default(), Some(situation.trace_id));
+        actions.push(Proposal::new(call, 0.95));
     }
     let wider = situation.scope.widened().filter(|_| can_repeat);
     let nothing = situation.candidates.is_empty();
@@ -123,53 +108,49 @@ pub fn next_actions(situation: &Situation) -> Vec<NextAction> {
         match (&wider, best) {
             (Some(scope), _) => {
                 let confidence = if nothing { 0.9 } else { 0.7 };
-                actions.push(find(Some(scope.clone()), confidence));
+                actions.push(Proposal::new(find(scope.clone(), None), confidence));
             }
-            (None, Some(best)) if verdict.fill_gaps() => actions.push(NextAction {
-                tool: "vault_scan",
-                confidence: 0.55,
-                params: Some(json!({ "path": best.path.as_str() })),
-            }),
+            (None, Some(best)) if verdict.fill_gaps() => {
+                let call = Call::VaultScan {
+                    path: best.path.as_str().to_owned(),
+                    start_line: None,
+                    chunk_lines: None,
+                    max_chars: None,
+                };
+                actions.push(Proposal::new(call, 0.55));
+            }
             _ => {}
         }
     }
     if verdict.lopsided && wider.is_none() && situation.scope.exclude_glob.is_none() && can_repeat {
         if let Some(dominant) = situation.dominant {
-            let mut scope = Map::new();
-            if !situation.scope.dir.is_root() {
-                scope.insert("relative_dir".into(), json!(situation.scope.dir.as_str()));
-            }
-            scope.insert("exclude_glob".into(), json!(dominant.as_str()));
-            actions.push(find(Some(scope), 0.5));
+            let dir = situation.scope.dir;
+            let scope = FindScope {
+                relative_dir: (!dir.is_root()).then(|| dir.as_str().to_owned()),
+                exclude_glob: Some(dominant.as_str().to_owned()),
+            };
+            actions.push(Proposal::new(find(scope, None), 0.5));
         }
     }
-    if verdict.status == Status::Ready {
+    if verdict.status == IntegrationStatus::Ready {
         let source = situation
             .candidates
             .iter()
             .find(|c| !is_artifact(&c.path.components().collect::<Vec<_>>()));
-        if let (Some(source), true) = (source, situation.coverage_served) {
-            actions.push(NextAction {
-                tool: "vault_coverage",
-                confidence: 0.6,
-                params: Some(json!({ "path": source.path.as_str() })),
-            });
+        if let Some(source) = source {
+            let call = Call::VaultCoverage {
+                path: source.path.as_str().to_owned(),
+                artifact_paths: Vec::new(),
+            };
+            actions.push(Proposal::new(call, 0.6));
         }
-        actions.push(stop(0.5));
+        actions.push(Proposal::new(Call::Stop, 0.5));
     } else if nothing && wider.is_none() && situation.cutoff.is_none() {
         // The whole scope was searched and holds nothing: there is nothing left to try.
-        actions.push(stop(0.3));
+        actions.push(Proposal::new(Call::Stop, 0.3));
     }
     actions.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     actions
-}
-
-fn stop(confidence: f32) -> NextAction {
-    NextAction {
-        tool: "stop",
-        confidence,
-        params: None,
-    }
 }
 
 /// Lines of one file proposed for reading.
@@ -273,11 +254,10 @@ mod tests {
 
     struct Case<'a> {
         found: Vec<Candidate>,
-        cutoff: Option<Cutoff>,
+        cutoff: Option<CutoffReason>,
         dir: RelPath,
         glob: Option<&'a str>,
         exclude_glob: Option<&'a str>,
-        coverage_served: bool,
     }
 
     impl<'a> Case<'a> {
@@ -288,12 +268,11 @@ mod tests {
                 dir: RelPath::root(),
                 glob: None,
                 exclude_glob: None,
-                coverage_served: false,
             }
         }
 
         /// The actions for `found` as every candidate there is.
-        fn actions(&self) -> Vec<NextAction> {
+        fn actions(&self) -> Vec<Proposal> {
             let patterns = Patterns::new("rollback rules");
             let mut tally = Tally::default();
             let mut per_file: Vec<(&RelPath, usize)> = Vec::new();
@@ -323,43 +302,71 @@ mod tests {
                     glob: self.glob,
                     exclude_glob: self.exclude_glob,
                 },
-                coverage_served: self.coverage_served,
             })
         }
     }
 
-    fn tools(actions: &[NextAction]) -> Vec<&'static str> {
-        actions.iter().map(|a| a.tool).collect()
+    fn tools(actions: &[Proposal]) -> Vec<&'static str> {
+        actions.iter().map(|a| a.call.tool()).collect()
+    }
+
+    fn read(path: &str, start_line: u64, end_line: u64) -> Call {
+        Call::VaultRead {
+            path: path.into(),
+            start_line,
+            end_line: Some(end_line),
+            max_chars: None,
+        }
+    }
+
+    fn find(relative_dir: Option<&str>, exclude_glob: Option<&str>) -> Call {
+        let scope = FindScope {
+            relative_dir: relative_dir.map(str::to_owned),
+            exclude_glob: exclude_glob.map(str::to_owned),
+        };
+        Call::VaultFind {
+            query: "rollback rules".into(),
+            scope: Some(scope).filter(|scope| *scope != FindScope::default()),
+            only_unscanned_from: None,
+        }
+    }
+
+    fn scan(path: &str) -> Call {
+        Call::VaultScan {
+            path: path.into(),
+            start_line: None,
+            chunk_lines: None,
+            max_chars: None,
+        }
     }
 
     #[test]
-    fn a_ready_result_reads_the_top_then_verifies_coverage_or_stops() {
+    fn a_ready_result_reads_the_top_then_verifies_coverage_and_stops() {
         let found = candidates(
             &[("notes/a.md", 12), ("notes/b.md", 3), ("drafts/c.md", 1)],
             &ALL,
         );
-        let case = Case::new(found);
-        let actions = case.actions();
+        let actions = Case::new(found).actions();
         assert_eq!(
             tools(&actions),
-            ["vault_read", "vault_read", "vault_read", "stop"]
+            [
+                "vault_read",
+                "vault_read",
+                "vault_read",
+                "vault_coverage",
+                "stop"
+            ]
         );
+        assert_eq!(actions[0].call, read("drafts/c.md", 1, 6));
+        assert_eq!(actions[1].call, read("notes/a.md", 7, 17));
         assert_eq!(
-            actions[0].params,
-            Some(json!({"path": "drafts/c.md", "range": {"start_line": 1, "end_line": 6}}))
+            actions[3].call,
+            Call::VaultCoverage {
+                path: "drafts/c.md".into(),
+                artifact_paths: Vec::new()
+            }
         );
-        assert_eq!(
-            actions[1].params.as_ref().unwrap()["range"],
-            json!({"start_line": 7, "end_line": 17})
-        );
-        let served = Case {
-            coverage_served: true,
-            ..case
-        };
-        let actions = served.actions();
-        assert_eq!(actions[3].tool, "vault_coverage");
-        assert_eq!(actions[3].params, Some(json!({"path": "drafts/c.md"})));
-        assert_eq!(actions[4].tool, "stop");
+        assert_eq!(actions[4].call, Call::Stop);
     }
 
     #[test]
@@ -368,18 +375,18 @@ mod tests {
             &[("a.md", 3), ("a.md", 12), ("a.md", 40), ("b.md", 3)],
             &ALL,
         );
-        let reads: Vec<Value> = Case::new(found)
+        let reads: Vec<Call> = Case::new(found)
             .actions()
             .into_iter()
-            .filter(|a| a.tool == "vault_read")
-            .map(|a| a.params.unwrap())
+            .filter(|a| a.call.tool() == "vault_read")
+            .map(|a| a.call)
             .collect();
         assert_eq!(
             reads,
             [
-                json!({"path": "a.md", "range": {"start_line": 1, "end_line": 17}}),
-                json!({"path": "a.md", "range": {"start_line": 35, "end_line": 45}}),
-                json!({"path": "b.md", "range": {"start_line": 1, "end_line": 8}}),
+                read("a.md", 1, 17),
+                read("a.md", 35, 45),
+                read("b.md", 1, 8)
             ]
         );
     }
@@ -394,11 +401,7 @@ mod tests {
             ],
             &ALL,
         );
-        let case = Case {
-            coverage_served: true,
-            ..Case::new(found)
-        };
-        assert!(!tools(&case.actions()).contains(&"vault_coverage"));
+        assert!(!tools(&Case::new(found).actions()).contains(&"vault_coverage"));
     }
 
     #[test]
@@ -417,12 +420,10 @@ mod tests {
             ..Case::new(found)
         };
         let actions = case.actions();
-        let widen = actions.iter().find(|a| a.tool == "vault_find").unwrap();
+        let widen = actions.iter().find(|a| a.call.tool() == "vault_find");
         assert_eq!(
-            widen.params,
-            Some(
-                json!({"query": "rollback rules", "scope": {"relative_dir": "notes", "exclude_glob": "artifacts/daily/**"}})
-            )
+            widen.unwrap().call,
+            find(Some("notes"), Some("artifacts/daily/**"))
         );
         assert!(
             !tools(&actions).contains(&"stop"),
@@ -434,20 +435,13 @@ mod tests {
             ..Case::new(Vec::new())
         };
         let actions = globbed.actions();
-        assert_eq!(actions[0].tool, "vault_find");
+        assert_eq!(actions[0].call, find(Some("notes"), None));
         assert_eq!(actions[0].confidence, 0.9, "nothing found: widening first");
-        assert_eq!(
-            actions[0].params.as_ref().unwrap()["scope"],
-            json!({"relative_dir": "notes"})
-        );
         let top = Case {
             dir: parse_relative("notes").unwrap(),
             ..Case::new(Vec::new())
         };
-        assert_eq!(
-            top.actions()[0].params,
-            Some(json!({"query": "rollback rules"}))
-        );
+        assert_eq!(top.actions()[0].call, find(None, None));
     }
 
     #[test]
@@ -455,7 +449,7 @@ mod tests {
         let found = candidates(&[("a.md", 40), ("b.md", 1)], &ALL);
         let actions = Case::new(found).actions();
         assert_eq!(tools(&actions), ["vault_read", "vault_read", "vault_scan"]);
-        assert_eq!(actions[2].params, Some(json!({"path": "a.md"})));
+        assert_eq!(actions[2].call, scan("a.md"));
         assert_eq!(tools(&Case::new(Vec::new()).actions()), ["stop"]);
     }
 
@@ -469,15 +463,14 @@ mod tests {
         let actions = Case::new(found.clone()).actions();
         let reads: Vec<&str> = actions
             .iter()
-            .filter(|a| a.tool == "vault_read")
-            .map(|a| a.params.as_ref().unwrap()["path"].as_str().unwrap())
+            .filter_map(|a| match &a.call {
+                Call::VaultRead { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
             .collect();
         assert_eq!(reads, ["big.md", "big.md", "small.md", "big.md", "big.md"]);
-        let exclude = actions.iter().find(|a| a.tool == "vault_find").unwrap();
-        assert_eq!(
-            exclude.params,
-            Some(json!({"query": "rollback rules", "scope": {"exclude_glob": "big.md"}}))
-        );
+        let exclude = actions.iter().find(|a| a.call.tool() == "vault_find");
+        assert_eq!(exclude.unwrap().call, find(None, Some("big.md")));
         let excluded = Case {
             exclude_glob: Some("artifacts/daily/**"),
             ..Case::new(found)
@@ -492,20 +485,23 @@ mod tests {
     fn a_cutoff_continues_with_what_was_left() {
         let found = candidates(&[("a.md", 1), ("b.md", 1), ("c.md", 1)], &ALL);
         let timed = Case {
-            cutoff: Some(Cutoff::TimeBudget),
+            cutoff: Some(CutoffReason::TimeBudget),
             ..Case::new(found.clone())
         };
         let actions = timed.actions();
-        assert_eq!(actions[0].tool, "vault_find");
         assert_eq!(
-            actions[0].params,
-            Some(json!({"query": "rollback rules", "only_unscanned_from_trace_id": "v-1"}))
+            actions[0].call,
+            Call::VaultFind {
+                query: "rollback rules".into(),
+                scope: None,
+                only_unscanned_from: Some("v-1".into()),
+            }
         );
         assert!(!tools(&actions).contains(&"stop"));
         // Past the candidate cap everything was searched: nothing to continue, and no
         // stop either (the best were ranked, not all).
         let capped = Case {
-            cutoff: Some(Cutoff::CandidateCap),
+            cutoff: Some(CutoffReason::CandidateCap),
             ..Case::new(found)
         };
         assert_eq!(

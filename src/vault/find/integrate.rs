@@ -13,8 +13,8 @@
 
 use super::matcher::{LineRange, Patterns, Tally, Way};
 use crate::paths::RelPath;
-use crate::trace::Cutoff;
-use crate::verdict::{bias_of_counts, Status, Thresholds};
+use crate::trace::CutoffReason;
+use crate::verdict::{bias_of_counts, IntegrationStatus, Thresholds};
 
 /// Weight of a loose-only find against one as written.
 const LOOSE_WEIGHT: f32 = 0.8;
@@ -24,7 +24,7 @@ const PHRASE_WEIGHT: f32 = 0.5;
 const MATCHES_WEIGHT: f32 = 0.05;
 
 /// How strongly a range answers the query (see the module documentation).
-pub fn score(range: &LineRange, patterns: &Patterns) -> f32 {
+pub(crate) fn score(range: &LineRange, patterns: &Patterns) -> f32 {
     let weight = |way: Way| match way {
         Way::Normalized => 1.0,
         Way::Loose => LOOSE_WEIGHT,
@@ -42,14 +42,14 @@ pub fn score(range: &LineRange, patterns: &Patterns) -> f32 {
 
 /// One candidate: a range of nearby lines of one file where the query's patterns occur.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub path: RelPath,
     pub range: LineRange,
     pub score: f32,
 }
 
 impl Candidate {
-    pub fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
+    pub(crate) fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
         Candidate {
             path,
             score: score(&range, patterns),
@@ -59,7 +59,7 @@ impl Candidate {
 }
 
 /// Best first; ties by path, then line.
-pub fn rank(candidates: &mut [Candidate]) {
+pub(crate) fn rank(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -71,20 +71,20 @@ pub fn rank(candidates: &mut [Candidate]) {
 /// The best `cap` candidates offered so far, by [`rank`]: memory stays at about twice the
 /// cap however many candidates a common query finds.
 #[derive(Debug)]
-pub struct Best {
+pub(crate) struct Best {
     cap: usize,
     kept: Vec<Candidate>,
 }
 
 impl Best {
-    pub fn new(cap: usize) -> Best {
+    pub(crate) fn new(cap: usize) -> Best {
         Best {
             cap,
             kept: Vec::new(),
         }
     }
 
-    pub fn offer(&mut self, candidates: impl IntoIterator<Item = Candidate>) {
+    pub(crate) fn offer(&mut self, candidates: impl IntoIterator<Item = Candidate>) {
         self.kept.extend(candidates);
         if self.kept.len() > 2 * self.cap {
             self.cut();
@@ -97,15 +97,15 @@ impl Best {
     }
 
     /// The kept candidates, ranked.
-    pub fn ranked(mut self) -> Vec<Candidate> {
+    pub(crate) fn ranked(mut self) -> Vec<Candidate> {
         self.cut();
         self.kept
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    pub status: Status,
+pub(crate) struct Verdict {
+    pub status: IntegrationStatus,
     pub file_bias: f32,
     pub too_few: bool,
     pub lopsided: bool,
@@ -116,19 +116,19 @@ pub struct Verdict {
 impl Verdict {
     /// The conditions of `fill_gaps`: something the query asks for is missing, or too
     /// little was found.
-    pub fn fill_gaps(&self) -> bool {
+    pub(crate) fn fill_gaps(&self) -> bool {
         self.gaps > 0 || self.too_few
     }
 }
 
 /// Judges every candidate found: `tally` adds them up, `per_file` counts them in each
 /// file that has any.
-pub fn integrate(
+pub(crate) fn integrate(
     tally: &Tally,
     per_file: &[usize],
     patterns: &Patterns,
     thresholds: Thresholds,
-    cutoff: Option<Cutoff>,
+    cutoff: Option<CutoffReason>,
 ) -> Verdict {
     let gaps = patterns
         .terms
@@ -139,11 +139,11 @@ pub fn integrate(
     let too_few = thresholds.too_few(tally.ranges);
     let lopsided = thresholds.lopsided(tally.ranges, file_bias);
     let status = if tally.ranges == 0 {
-        Status::Blocked
+        IntegrationStatus::Blocked
     } else if gaps == 0 && !too_few && !lopsided && cutoff.is_none() {
-        Status::Ready
+        IntegrationStatus::Ready
     } else {
-        Status::NeedsFollowup
+        IntegrationStatus::NeedsFollowup
     };
     Verdict {
         status,
@@ -232,24 +232,31 @@ mod tests {
         let patterns = patterns();
         let all = tally(&[[Yes, Yes, Yes]; 3]);
         let ready = integrate(&all, &[1, 1, 1], &patterns, THRESHOLDS, None);
-        assert_eq!((ready.status, ready.gaps), (Status::Ready, 0));
+        assert_eq!((ready.status, ready.gaps), (IntegrationStatus::Ready, 0));
         let cut = integrate(
             &all,
             &[1, 1, 1],
             &patterns,
             THRESHOLDS,
-            Some(Cutoff::TimeBudget),
+            Some(CutoffReason::TimeBudget),
         );
-        assert_eq!(cut.status, Status::NeedsFollowup, "a cutoff is never ready");
+        assert_eq!(
+            cut.status,
+            IntegrationStatus::NeedsFollowup,
+            "a cutoff is never ready"
+        );
 
         let one_term = tally(&[[No, Loose, No]; 3]);
         let gapped = integrate(&one_term, &[1, 1, 1], &patterns, THRESHOLDS, None);
-        assert_eq!((gapped.status, gapped.gaps), (Status::NeedsFollowup, 1));
+        assert_eq!(
+            (gapped.status, gapped.gaps),
+            (IntegrationStatus::NeedsFollowup, 1)
+        );
         assert!(gapped.fill_gaps());
 
         let two = tally(&[[Yes, Yes, Yes]; 2]);
         let few = integrate(&two, &[1, 1], &patterns, THRESHOLDS, None);
-        assert!(few.too_few && few.fill_gaps() && few.status == Status::NeedsFollowup);
+        assert!(few.too_few && few.fill_gaps() && few.status == IntegrationStatus::NeedsFollowup);
 
         let six = tally(&[[No, Yes, Yes]; 6]);
         let biased = integrate(&six, &[5, 1], &patterns, THRESHOLDS, None);
@@ -257,6 +264,9 @@ mod tests {
         assert!((biased.file_bias - 5.0 / 6.0).abs() < 1e-6);
 
         let nothing = integrate(&Tally::default(), &[], &patterns, THRESHOLDS, None);
-        assert_eq!((nothing.status, nothing.gaps), (Status::Blocked, 2));
+        assert_eq!(
+            (nothing.status, nothing.gaps),
+            (IntegrationStatus::Blocked, 2)
+        );
     }
 }

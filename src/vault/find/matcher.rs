@@ -7,16 +7,16 @@
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
 //! `text::loose`), and both keep a map back to the original, so a hit is always an
-//! original line. The patterns are matched in one pass per text with Aho-Corasick.
+//! original line. The patterns are matched in one pass per text by `text::literals`, the
+//! matcher `manual_find` uses too.
 
 use std::ops::Range;
 use std::time::Instant;
 
-use aho_corasick::AhoCorasick;
-
 use crate::call::CallContext;
 use crate::paths::{RelPath, Root};
-use crate::text::lines::LineIndex;
+use crate::text::lines::{Breaks, LineTable};
+use crate::text::literals::Literals;
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
 use crate::text::terms::split_terms;
@@ -24,14 +24,14 @@ use crate::vault::search::{each_block, Block, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
 /// few lines into its section, or two terms of one paragraph, are one passage.
-pub const MERGE_GAP_LINES: u64 = 5;
+pub(crate) const MERGE_GAP_LINES: u64 = 5;
 /// A candidate spans at most this many lines, so a file that matches on every line still
 /// gives places to read rather than one range the size of the file.
-pub const MAX_RANGE_LINES: u64 = 40;
+pub(crate) const MAX_RANGE_LINES: u64 = 40;
 
 /// How a pattern was found, weakest first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Way {
+pub(crate) enum Way {
     #[default]
     None,
     /// Only in the loose text (Stage 1).
@@ -42,21 +42,21 @@ pub enum Way {
 
 /// What one search looks for: the whole query and its terms, each normalised and loose.
 #[derive(Debug)]
-pub struct Patterns {
+pub(crate) struct Patterns {
     /// Normalised texts: the whole query first, then each term that differs from it.
     texts: Vec<String>,
     /// The patterns that are query terms: what coverage and gaps are counted on. The
     /// whole query is the only term when splitting leaves none.
     pub terms: Vec<usize>,
-    normalized: AhoCorasick,
-    /// The loose automaton and the pattern each of its literals stands for; a pattern of
-    /// separators only has no loose form and is left out of it.
-    loose: Option<(AhoCorasick, Vec<usize>)>,
+    normalized: Literals,
+    /// The loose literals; a pattern of separators only has no loose form, so it never
+    /// matches there.
+    loose: Literals,
 }
 
 impl Patterns {
     /// The patterns of `phrase`, a query already normalised and trimmed (not empty).
-    pub fn new(phrase: &str) -> Patterns {
+    pub(crate) fn new(phrase: &str) -> Patterns {
         let mut texts = vec![phrase.to_owned()];
         let mut terms = Vec::new();
         for term in split_terms(phrase) {
@@ -72,19 +72,9 @@ impl Patterns {
         if terms.is_empty() {
             terms.push(0);
         }
-        let normalized = AhoCorasick::new(&texts).expect("a few query literals");
-        let (loose_texts, loose_ids): (Vec<String>, Vec<usize>) = texts
-            .iter()
-            .enumerate()
-            .map(|(index, text)| (loose_normalized(text), index))
-            .filter(|(loose, _)| !loose.is_empty())
-            .unzip();
-        let loose = (!loose_texts.is_empty()).then(|| {
-            (
-                AhoCorasick::new(&loose_texts).expect("a few query literals"),
-                loose_ids,
-            )
-        });
+        let normalized = Literals::new(&texts);
+        let loose_texts: Vec<String> = texts.iter().map(|text| loose_normalized(text)).collect();
+        let loose = Literals::new(&loose_texts);
         Patterns {
             texts,
             terms,
@@ -99,7 +89,7 @@ impl Patterns {
 
     /// Whether the whole query counts on its own, beside its terms (a query of several
     /// terms: finding them together, as written, is the strongest evidence).
-    pub fn phrase_apart(&self) -> bool {
+    pub(crate) fn phrase_apart(&self) -> bool {
         !self.terms.contains(&0)
     }
 
@@ -107,29 +97,29 @@ impl Patterns {
     /// normalised text, then in the loose text, as the original line it starts on.
     fn block_hits(&self, block: Block<'_>) -> Vec<Hit> {
         let normalised = normalize(block.text);
-        let mut lines: Option<LineIndex> = None;
+        let mut lines: Option<LineTable> = None;
         let mut hits = Vec::new();
         let mut record = |span: Range<usize>, pattern: usize, way: Way| {
             if block.judged_before(&span) {
                 return;
             }
-            let lines = lines.get_or_insert_with(|| LineIndex::new(block.text));
+            let lines =
+                lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
             hits.push(Hit {
                 line: block.line_of(lines, span.start),
                 pattern,
                 way,
             });
         };
-        for found in self.normalized.find_overlapping_iter(&normalised.text) {
-            let span = normalised.original_range(found.range());
-            record(span, found.pattern().as_usize(), Way::Normalized);
-        }
-        if let Some((automaton, ids)) = &self.loose {
+        self.normalized
+            .for_each(&normalised.text, |pattern, range| {
+                record(normalised.original_range(range), pattern, Way::Normalized);
+            });
+        if !self.loose.is_empty() {
             let loose = loose_from(&normalised);
-            for found in automaton.find_overlapping_iter(&loose.text) {
-                let span = loose.original_range(found.range());
-                record(span, ids[found.pattern().as_usize()], Way::Loose);
-            }
+            self.loose.for_each(&loose.text, |pattern, range| {
+                record(loose.original_range(range), pattern, Way::Loose);
+            });
         }
         hits.sort_by_key(|hit| hit.line);
         hits
@@ -146,7 +136,7 @@ struct Hit {
 
 /// Nearby hits of one file, merged: the unit a candidate is made of.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LineRange {
+pub(crate) struct LineRange {
     pub start_line: u64,
     pub end_line: u64,
     /// Per pattern, the best way it was found in the range.
@@ -158,7 +148,7 @@ pub struct LineRange {
 /// What ranges add up to, counted as each range is finished, so the verdict is judged
 /// on every candidate even where only the best are kept.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub ranges: usize,
     /// Ranges with a pattern found as written (Stage 0).
     pub normalized: usize,
@@ -169,7 +159,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn count(&mut self, range: &LineRange) {
+    pub(crate) fn count(&mut self, range: &LineRange) {
         self.ranges += 1;
         self.normalized += usize::from(range.ways.contains(&Way::Normalized));
         self.loose += usize::from(range.ways.contains(&Way::Loose));
@@ -181,7 +171,7 @@ impl Tally {
         }
     }
 
-    pub fn add(&mut self, other: &Tally) {
+    pub(crate) fn add(&mut self, other: &Tally) {
         self.ranges += other.ranges;
         self.normalized += other.normalized;
         self.loose += other.loose;
@@ -194,7 +184,7 @@ impl Tally {
 }
 
 /// How candidates are ordered: best score first, then line (and path, across files).
-pub type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
+pub(crate) type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
 
 /// The ranges of one file as they build up, hit by hit: the finished ones (at most the
 /// best `keep` once there are many), the one still open, and the tally of all.
@@ -288,7 +278,7 @@ impl<'s> Ranges<'s> {
 
 /// What searching one file gave.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FileOutcome {
+pub(crate) enum FileOutcome {
     /// Read to its end: the best `keep` ranges in line order, and the tally of all.
     Searched {
         ranges: Vec<LineRange>,
@@ -304,7 +294,7 @@ pub enum FileOutcome {
 
 /// Searches one file until its end or the deadline, keeping its best `keep` ranges by
 /// `score`.
-pub fn search_file(
+pub(crate) fn search_file(
     root: &Root,
     rel: &RelPath,
     patterns: &Patterns,

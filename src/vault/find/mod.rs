@@ -15,9 +15,9 @@
 //! ([`crate::trace::TraceStore`]), and `only_unscanned_from_trace_id` searches exactly
 //! those, so a cut search can be finished without starting over.
 
-pub mod actions;
-pub mod integrate;
-pub mod matcher;
+pub(crate) mod actions;
+pub(crate) mod integrate;
+pub(crate) mod matcher;
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
@@ -29,10 +29,11 @@ use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally}
 use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
-use crate::trace::{Cutoff, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+use crate::proposal::Proposal;
+use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
-use crate::verdict::{NextAction, Status, Thresholds};
+use crate::verdict::{IntegrationStatus, Thresholds};
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
@@ -48,8 +49,8 @@ impl FindSettings {
     pub fn from_config(config: &crate::config::Config) -> FindSettings {
         FindSettings {
             thresholds: Thresholds {
-                candidate_low: config.adaptive_candidate_low_base as usize,
-                file_bias: config.adaptive_file_bias_base as f32,
+                candidate_low: config.adaptive_candidate_low_base,
+                file_bias: config.adaptive_file_bias_base,
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
@@ -65,8 +66,6 @@ pub struct FindRequest<'a> {
     pub only_unscanned_from: Option<&'a str>,
     pub max_candidates: Option<usize>,
     pub time_ms: Option<u64>,
-    /// Whether the server serves `vault_coverage`, which verify_coverage proposes.
-    pub coverage_served: bool,
 }
 
 /// The summary of a search (schema `VaultFindSummary`).
@@ -83,15 +82,15 @@ pub struct Summary {
     pub loose: usize,
     pub file_bias_ratio: f32,
     pub gap_count: usize,
-    pub integration_status: Status,
-    pub cutoff_reason: Option<Cutoff>,
+    pub integration_status: IntegrationStatus,
+    pub cutoff_reason: Option<CutoffReason>,
 }
 
 #[derive(Debug, Clone)]
 pub struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
-    pub next_actions: Vec<NextAction>,
+    pub next_actions: Vec<Proposal>,
 }
 
 /// What a vault trace keeps: the files the time budget left out, for a continuation.
@@ -170,9 +169,9 @@ impl VaultFinder {
         call.check_cancelled()?;
         let found = Gathered::of(&files, runs, cap);
         let cutoff = if !found.unscanned.is_empty() {
-            Some(Cutoff::TimeBudget)
+            Some(CutoffReason::TimeBudget)
         } else {
-            (found.tally.ranges > cap).then_some(Cutoff::CandidateCap)
+            (found.tally.ranges > cap).then_some(CutoffReason::CandidateCap)
         };
         let per_file: Vec<usize> = found.per_file.iter().map(|(_, count)| *count).collect();
         let verdict = integrate(
@@ -203,7 +202,6 @@ impl VaultFinder {
                 glob: request.scope.glob,
                 exclude_glob: request.scope.exclude_glob,
             },
-            coverage_served: request.coverage_served,
         });
         let summary = Summary {
             terms: patterns.terms.len(),
@@ -325,7 +323,7 @@ impl Gathered {
 /// The `vault_find` log line: counts only, never the query or a path.
 fn log_outcome(outcome: &FindOutcome, continued: bool) {
     let summary = &outcome.summary;
-    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         continued,
@@ -336,7 +334,7 @@ fn log_outcome(outcome: &FindOutcome, continued: bool) {
         file_bias_ratio = summary.file_bias_ratio,
         gap_count = summary.gap_count,
         integration_status = summary.integration_status.as_str(),
-        cutoff_reason = summary.cutoff_reason.map(Cutoff::as_str),
+        cutoff_reason = summary.cutoff_reason.map(CutoffReason::as_str),
         next_actions = ?actions,
         "vault_find"
     );
@@ -348,7 +346,7 @@ pub(crate) mod testing {
     use crate::paths::Root;
 
     /// A vault in a temporary folder holding `files` (`"path"`, content).
-    pub fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+    pub(crate) fn vault(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
         let dir = crate::test_support::tree(files);
         let root = Root::open(dir.path()).expect("root");
         (dir, root)

@@ -4,6 +4,7 @@ use super::testing::vault;
 use super::*;
 use crate::call::CallContext;
 use crate::error::ErrorCode;
+use crate::proposal::Call;
 
 fn finder() -> VaultFinder {
     VaultFinder::new(FindSettings {
@@ -37,12 +38,9 @@ fn reads(outcome: &FindOutcome) -> Vec<String> {
     outcome
         .next_actions
         .iter()
-        .filter(|a| a.tool == "vault_read")
-        .map(|a| {
-            a.params.as_ref().unwrap()["path"]
-                .as_str()
-                .unwrap()
-                .to_owned()
+        .filter_map(|a| match &a.call {
+            Call::VaultRead { path, .. } => Some(path.clone()),
+            _ => None,
         })
         .collect()
 }
@@ -77,7 +75,7 @@ fn finds_every_visible_file_loosely_too_and_never_hidden_ones() {
     assert_eq!((summary.candidates, summary.candidate_files), (4, 4));
     assert_eq!(summary.loose, 1, "有給\\n休暇 across a line break");
     assert_eq!(summary.normalized, 3);
-    assert_eq!(summary.integration_status, Status::Ready);
+    assert_eq!(summary.integration_status, IntegrationStatus::Ready);
     assert_eq!(summary.cutoff_reason, None);
     let read = reads(&outcome);
     assert_eq!(read.len(), 4);
@@ -85,7 +83,7 @@ fn finds_every_visible_file_loosely_too_and_never_hidden_ones() {
         .iter()
         .all(|p| !p.contains(".system") && !p.contains("/.")));
     assert!(outcome.trace_id.starts_with("v-"));
-    assert_eq!(outcome.next_actions.last().unwrap().tool, "stop");
+    assert_eq!(outcome.next_actions.last().unwrap().call, Call::Stop);
 }
 
 #[test]
@@ -122,12 +120,12 @@ fn scope_narrows_and_daily_logs_can_be_left_out() {
     let widen = outcome
         .next_actions
         .iter()
-        .find(|a| a.tool == "vault_find")
+        .find_map(|a| match &a.call {
+            Call::VaultFind { scope, .. } => Some(scope.clone()),
+            _ => None,
+        })
         .unwrap();
-    assert_eq!(
-        widen.params.as_ref().unwrap()["scope"],
-        serde_json::json!({"relative_dir": "artifacts"})
-    );
+    assert_eq!(widen.unwrap().relative_dir.as_deref(), Some("artifacts"));
 }
 
 #[test]
@@ -139,18 +137,16 @@ fn a_spent_budget_is_reported_and_the_continuation_searches_what_was_left() {
         ..request("有給休暇")
     };
     let cut = finder.find(&root, &spent, &CallContext::local()).unwrap();
-    assert_eq!(cut.summary.cutoff_reason, Some(Cutoff::TimeBudget));
+    assert_eq!(cut.summary.cutoff_reason, Some(CutoffReason::TimeBudget));
     assert_eq!(
         (cut.summary.scanned_files, cut.summary.unscanned_files),
         (0, 4)
     );
-    assert_eq!(cut.summary.integration_status, Status::Blocked);
-    let first = &cut.next_actions[0];
-    assert_eq!(first.tool, "vault_find");
-    assert_eq!(
-        first.params.as_ref().unwrap()["only_unscanned_from_trace_id"],
-        cut.trace_id.as_str()
-    );
+    assert_eq!(cut.summary.integration_status, IntegrationStatus::Blocked);
+    assert!(matches!(
+        &cut.next_actions[0].call,
+        Call::VaultFind { only_unscanned_from: Some(trace_id), .. } if *trace_id == cut.trace_id
+    ));
     let continued = continue_from(&finder, &root, &cut.trace_id, "有給休暇");
     assert_eq!(continued.summary.scanned_files, 4);
     assert_eq!(continued.summary.candidates, 4);
@@ -171,7 +167,7 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
         )
         .unwrap();
     let summary = &capped.summary;
-    assert_eq!(summary.cutoff_reason, Some(Cutoff::CandidateCap));
+    assert_eq!(summary.cutoff_reason, Some(CutoffReason::CandidateCap));
     assert_eq!((summary.candidates, summary.candidate_files), (4, 4));
     assert_eq!((summary.scanned_files, summary.unscanned_files), (4, 0));
     assert_eq!(summary.gap_count, 0, "繰越し is held by the best candidate");
@@ -181,7 +177,10 @@ fn the_cap_keeps_the_best_of_every_file_and_the_verdict_counts_all() {
         "the last file in path order"
     );
     assert!(
-        !capped.next_actions.iter().any(|a| a.tool == "vault_find"),
+        !capped
+            .next_actions
+            .iter()
+            .any(|a| a.call.tool() == "vault_find"),
         "nothing was left unsearched"
     );
 }
@@ -193,12 +192,20 @@ fn a_term_found_nowhere_is_a_gap_and_the_whole_vault_is_scanned_instead() {
         .find(&root, &request("繰越し ゼッペリン"), &CallContext::local())
         .unwrap();
     assert_eq!((outcome.summary.terms, outcome.summary.gap_count), (2, 1));
-    assert_eq!(outcome.summary.integration_status, Status::NeedsFollowup);
-    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.tool).collect();
+    assert_eq!(
+        outcome.summary.integration_status,
+        IntegrationStatus::NeedsFollowup
+    );
+    let tools: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     assert_eq!(tools, ["vault_read", "vault_scan"]);
     assert_eq!(
-        outcome.next_actions[1].params,
-        Some(serde_json::json!({"path": "notes/leave.md"}))
+        outcome.next_actions[1].call,
+        Call::VaultScan {
+            path: "notes/leave.md".into(),
+            start_line: None,
+            chunk_lines: None,
+            max_chars: None,
+        }
     );
 }
 

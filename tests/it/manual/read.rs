@@ -1,5 +1,6 @@
 //! Every fixed rule of `manual_read` (spec_manuals §4).
 
+use manvault::contract::types::RefTarget;
 use manvault::error::{ErrorCode, ToolResult};
 use manvault::manual::read::SNIPPET_CHARS;
 use manvault::manual::{
@@ -28,7 +29,7 @@ three text
 fn request(path: &str, start_line: Option<u32>, scope: Option<ReadScope>) -> ReadRequest {
     ReadRequest {
         reference: ManualRef {
-            target: "manual".into(),
+            target: RefTarget::Manual,
             manual_id: Some("m".into()),
             path: path.into(),
             start_line,
@@ -329,7 +330,7 @@ fn a_truncated_read_continues_at_the_next_line() {
 fn refs_must_be_manual_refs_to_readable_lines() {
     let reader = Reader::new(&[("g.md", GUIDE), ("bad.json", "{")]);
     let mut wrong_target = request("g.md", None, None);
-    wrong_target.reference.target = "vault".into();
+    wrong_target.reference.target = RefTarget::Vault;
     let mut no_manual = request("g.md", None, None);
     no_manual.reference.manual_id = None;
     for invalid in [

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use manvault::adaptive::{Adaptive, FindFacts, FindSummary, Fingerprint, RefKey, Thresholds};
 use manvault::config::{Config, RootFlags};
-use manvault::trace::Cutoff;
+use manvault::trace::CutoffReason;
 use serde_json::Value;
 
 pub const HOUR: u64 = 3600;
@@ -120,7 +120,7 @@ impl Traffic {
                 file_bias_ratio: if candidates > 0 { bias } else { 0.0 },
                 warnings: 0,
                 cutoff_reason: (self.cut_off_one_in > 0 && n.is_multiple_of(self.cut_off_one_in))
-                    .then_some(Cutoff::TimeBudget),
+                    .then_some(CutoffReason::TimeBudget),
                 unscanned_sections_count: 0,
             },
             chars_in: 120,

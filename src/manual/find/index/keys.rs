@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use tantivy::{DocId, Searcher};
 
 use super::Fields;
-use crate::manual::find::corpus::NodeKey;
+use crate::manual::find::derived::NodeKey;
 
 /// No section of the corpus (deleted, of a file the corpus does not hold, or of another
 /// version of it).

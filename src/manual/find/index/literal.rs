@@ -26,7 +26,7 @@ use tantivy::{DocId, DocSet, Searcher, Term, TERMINATED};
 use super::keys::DocKeys;
 use super::vocabulary::{Edge, Vocabulary};
 use super::Fields;
-use crate::manual::find::corpus::NodeKey;
+use crate::manual::find::derived::NodeKey;
 use crate::text::units::{unit_tokens, word_tokens, IndexToken, TokenKind, Unit, UnitKind};
 
 /// Longer words an edge word may stand for before it stops constraining (a one-letter

@@ -43,7 +43,7 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
-use super::corpus::FileDerived;
+use super::derived::FileDerived;
 use crate::manual::ManualFile;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
@@ -131,7 +131,7 @@ pub(crate) struct FileSections<'a> {
 
 /// How far an update is, for a progress report.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Written {
+pub(crate) struct Written {
     /// Files this update indexes.
     pub total_files: u64,
     pub files: u64,

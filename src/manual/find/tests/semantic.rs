@@ -96,7 +96,7 @@ fn a_section_worded_unlike_the_query_is_found_by_meaning_alone() {
     );
     // Thin evidence: Stage 4 still looked for words, and the verdict is not ready.
     assert_eq!(summary.max_stage_applied, 4);
-    assert_eq!(summary.integration_status, Status::NeedsFollowup);
+    assert_eq!(summary.integration_status, IntegrationStatus::NeedsFollowup);
     assert!(summary.sufficiency_score <= THIN_SUFFICIENCY);
     assert_eq!(summary.warnings, 0);
 }

@@ -1,0 +1,288 @@
+//! What the search derives from one manual file and keeps until the file changes: its
+//! own text normalised and loosened, its labels, and its references as written. Plain
+//! data with its accessors, so `corpus` (which builds and caches it), `links` (which
+//! extracts the references from it) and `resolve` (which reads it across files) all
+//! import it and none of them another for it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::manual::ManualFile;
+use crate::text::loose::loose_normalized;
+use crate::text::normalize::normalize_str;
+
+/// A section in a corpus: index of its file, index of the node in that file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeKey {
+    pub file: u32,
+    pub node: u32,
+}
+
+/// Everything the search derives from one file.
+#[derive(Debug)]
+pub struct FileDerived {
+    /// Generation of the [`ManualFile`] this was built from.
+    pub generation: u64,
+    /// Line number of the first line of `body` (the first node's first line).
+    pub first_line: u32,
+    /// Normalised lines from `first_line` to the end, each followed by `\n` (which
+    /// normalisation never leaves inside a line, so no match spans two lines).
+    pub body: String,
+    /// Byte offset in `body` where each line starts.
+    pub line_starts: Vec<u32>,
+    /// Byte offset in `body` where each node's own text starts; one more entry closes
+    /// the last node.
+    pub node_starts: Vec<u32>,
+    /// Per node: normalised and loose title, index of the parent node.
+    pub labels: Vec<NodeLabel>,
+    /// Page title (front matter, else first title, else file stem) and the words of the
+    /// file's path, normalised: what a link to the page as a whole is likely to say.
+    pub page: Label,
+    /// Links and textual references found in the file, not yet resolved.
+    pub references: Vec<RawReference>,
+}
+
+/// A short normalised text and its loose form.
+#[derive(Debug, Clone, Default)]
+pub struct Label {
+    pub text: String,
+    pub loose: String,
+}
+
+impl Label {
+    pub fn new(normalized: String) -> Label {
+        Label {
+            loose: loose_normalized(&normalized),
+            text: normalized,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct NodeLabel {
+    pub title: Label,
+    pub parent: Option<u32>,
+}
+
+impl FileDerived {
+    /// Everything but the references, which `links` extracts from what this builds
+    /// (`corpus` puts the two together).
+    pub fn without_references(file: &ManualFile) -> FileDerived {
+        let nodes = file.nodes();
+        let first_line = nodes.first().map_or(1, |node| node.line_start);
+        let mut body = String::with_capacity(file.text().len() + 64);
+        let mut line_starts = Vec::new();
+        for line in first_line..=file.line_count() {
+            line_starts.push(offset(&body));
+            if !nodes.is_empty() {
+                body.push_str(&normalize_str(file.lines_text(line, line)));
+            }
+            body.push('\n');
+        }
+        let mut node_starts = Vec::with_capacity(nodes.len() + 1);
+        for node in nodes {
+            let start = line_starts[(node.line_start - first_line) as usize];
+            node_starts.push(start);
+        }
+        node_starts.push(offset(&body));
+        // Sized for the worst case; the corpus keeps it for the server's life.
+        body.shrink_to_fit();
+        let ids: HashMap<&str, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| (node.node_id.as_str(), index as u32))
+            .collect();
+        let labels = nodes
+            .iter()
+            .map(|node| NodeLabel {
+                title: Label::new(normalize_str(&node.title)),
+                parent: node
+                    .parent_id
+                    .as_deref()
+                    .and_then(|id| ids.get(id).copied()),
+            })
+            .collect();
+        let page = Label::new(normalize_str(&page_words(file)));
+        FileDerived {
+            generation: file.generation(),
+            first_line,
+            body,
+            line_starts,
+            node_starts,
+            labels,
+            page,
+            references: Vec::new(),
+        }
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Normalised own text of node `node` (lines separated by `\n`).
+    pub fn own_text(&self, node: u32) -> &str {
+        let node = node as usize;
+        &self.body[self.node_starts[node] as usize..self.node_starts[node + 1] as usize]
+    }
+
+    /// Loose own text of node `node` (lines joined, separators removed) followed by `\n`,
+    /// which loose text never contains. Loosened on demand, not kept: the search loosens
+    /// only the sections it verifies, and a second copy of every text would cost as much
+    /// memory as the normalised one.
+    pub fn own_loose(&self, node: u32) -> String {
+        let mut loose = loose_normalized(self.own_text(node));
+        loose.push('\n');
+        loose
+    }
+
+    /// The normalised text of file line `line` (no terminator).
+    pub fn line_text(&self, line: u32) -> &str {
+        let index = (line - self.first_line) as usize;
+        let start = self.line_starts[index] as usize;
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(self.body.len(), |&next| next as usize);
+        self.body[start..end].trim_end_matches('\n')
+    }
+
+    /// File line holding byte `at` of `body`.
+    pub fn line_at(&self, at: usize) -> u32 {
+        let index = self
+            .line_starts
+            .partition_point(|&start| start as usize <= at);
+        self.first_line + index.saturating_sub(1) as u32
+    }
+
+    /// The normalised titles from the file's top heading down to node `node`, joined by
+    /// ` > `: the section index's heading path.
+    pub fn heading_path(&self, node: u32) -> String {
+        let mut titles = vec![self.labels[node as usize].title.text.as_str()];
+        let mut parent = self.labels[node as usize].parent;
+        while let Some(above) = parent {
+            titles.push(&self.labels[above as usize].title.text);
+            parent = self.labels[above as usize].parent;
+        }
+        titles.reverse();
+        titles.join(" > ")
+    }
+
+    /// Lines `first..=last` of a node's own text, as (line number, normalised text).
+    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (u32, &str)> {
+        let start = file.nodes()[node as usize].line_start;
+        let end = file.own_end(node as usize);
+        (start..=end).map(move |line| (line, self.line_text(line)))
+    }
+
+    /// Heap bytes held, for the memory report of the benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        let labels: usize = self
+            .labels
+            .iter()
+            .map(|label| label.title.text.capacity() + label.title.loose.capacity() + 24)
+            .sum();
+        self.body.capacity()
+            + 4 * (self.line_starts.capacity() + self.node_starts.capacity())
+            + labels
+            + self
+                .references
+                .iter()
+                .map(RawReference::heap_bytes)
+                .sum::<usize>()
+    }
+}
+
+fn offset(text: &str) -> u32 {
+    u32::try_from(text.len()).expect("a manual file is far below 4 GiB")
+}
+
+/// Page title and the words of the path (`finance/travel/sponsored.md` -> `finance travel
+/// sponsored`), `_index` and `index` left out since they name no topic.
+fn page_words(file: &ManualFile) -> String {
+    let title = file
+        .page_title()
+        .or_else(|| file.nodes().first().map(|node| node.title.as_str()))
+        .unwrap_or("");
+    let without_extension = file
+        .path()
+        .rsplit_once('.')
+        .map_or(file.path(), |(stem, _)| stem);
+    let words: Vec<&str> = without_extension
+        .split(['/', '-', '_', '.'])
+        .filter(|word| !word.is_empty() && !matches!(*word, "index" | "readme"))
+        .collect();
+    format!("{title} {}", words.join(" "))
+}
+
+/// One file of a [`Corpus`].
+#[derive(Debug, Clone)]
+pub struct CorpusFile {
+    pub manual_id: Arc<str>,
+    pub path: Arc<str>,
+    pub derived: Arc<FileDerived>,
+}
+
+/// A reference as found in one file, before resolution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawReference {
+    /// Index of the node (in its file) whose own text holds the reference.
+    pub node: u32,
+    pub line: u32,
+    pub target: RawTarget,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawTarget {
+    /// A Markdown link: its destination as written and its text, normalised.
+    Link { destination: String, text: String },
+    /// A textual reference: quoted titles, chapter and section numbers, and the prose
+    /// around the cue in which a title may appear unquoted (all normalised).
+    Cue {
+        quoted: Vec<String>,
+        chapter: Option<u32>,
+        section: Option<String>,
+        window: String,
+    },
+}
+
+impl RawReference {
+    pub fn heap_bytes(&self) -> usize {
+        let text = match &self.target {
+            RawTarget::Link { destination, text } => destination.capacity() + text.capacity(),
+            RawTarget::Cue {
+                quoted,
+                section,
+                window,
+                ..
+            } => {
+                quoted.iter().map(String::capacity).sum::<usize>()
+                    + section.as_ref().map_or(0, String::capacity)
+                    + window.capacity()
+            }
+        };
+        text + std::mem::size_of::<RawReference>()
+    }
+
+    /// How the reference reads, for a gap hint.
+    pub fn describe(&self) -> String {
+        match &self.target {
+            RawTarget::Link { destination, .. } => format!("link to {destination}"),
+            RawTarget::Cue {
+                quoted,
+                chapter,
+                section,
+                window,
+            } => {
+                if let Some(title) = quoted.first() {
+                    format!("reference to 「{title}」")
+                } else if let Some(section) = section {
+                    format!("reference to section {section}")
+                } else if let Some(chapter) = chapter {
+                    format!("reference to chapter {chapter}")
+                } else {
+                    format!("reference \"{window}\"")
+                }
+            }
+        }
+    }
+}
