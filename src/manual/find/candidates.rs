@@ -147,6 +147,7 @@ pub(super) fn index_hits(
         .map(|(key, mut node)| {
             node.counts.sort_unstable();
             node.loose_counts.sort_unstable();
+            node.provisional = true;
             let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
             node.set_titles(
                 plan.set_normalized(&title.text),

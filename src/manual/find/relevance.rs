@@ -42,7 +42,8 @@ pub(crate) fn rank_units(
     corpus: &Corpus,
     scan: &ScanResult,
     df: Option<&[u32]>,
-    keep: &dyn Fn(NodeKey) -> bool,
+    keep: &dyn Fn(&NodeHits) -> bool,
+    ancestors: &mut AncestorTitles,
 ) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
@@ -53,10 +54,9 @@ pub(crate) fn rank_units(
     if plan.units.is_empty() {
         return source;
     }
-    let mut ancestors = AncestorTitles::default();
     let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
     let mut counted = vec![0u32; plan.units.len()];
-    for (key, hits) in scan.hits.iter().filter(|(key, _)| keep(*key)) {
+    for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
         let mut above = PatternSet::default();
         for (normal, loose) in ancestors.of(plan, corpus, *key) {
             above.union(&normal);
@@ -238,14 +238,21 @@ mod tests {
             later,
             &crate::call::CallContext::local(),
         );
-        rank_units(&plan, &corpus, &result, None, &|_| true)
-            .items
-            .iter()
-            .map(|item| {
-                let path = &corpus.files[item.key.file as usize].path;
-                (path.trim_end_matches(".md").to_owned(), item.admits)
-            })
-            .collect()
+        rank_units(
+            &plan,
+            &corpus,
+            &result,
+            None,
+            &|_| true,
+            &mut AncestorTitles::default(),
+        )
+        .items
+        .iter()
+        .map(|item| {
+            let path = &corpus.files[item.key.file as usize].path;
+            (path.trim_end_matches(".md").to_owned(), item.admits)
+        })
+        .collect()
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub(crate) struct NodeHits {
     /// Occurrences in the loose body, per pattern that occurred, by pattern.
     pub loose_counts: Vec<(u32, u16)>,
     labels: Option<Box<LabelHits>>,
+    /// Found by the section index and not yet verified by the scan: ranked, never
+    /// answered (a flag, not a set beside the hits, so the search's rounds skip these
+    /// sections without a lookup each).
+    pub provisional: bool,
 }
 
 /// Matches in a section's own title and in the texts of links pointing at it.
@@ -124,20 +128,22 @@ impl NodeHits {
     }
 
     /// Patterns matched anywhere, normalised or loose.
-    pub(crate) fn any(&self) -> PatternSet {
-        let mut all = self.body.clone();
-        all.union(&self.body_loose);
-        if let Some(labels) = &self.labels {
-            for set in [
-                &labels.title,
-                &labels.title_loose,
-                &labels.links,
-                &labels.links_loose,
-            ] {
-                all.union(set);
-            }
-        }
-        all
+    /// The section's pattern sets: normalised and loose body, title and link texts.
+    pub(crate) fn sets(&self) -> [&PatternSet; 6] {
+        let labels = self.labels();
+        [
+            &self.body,
+            &self.body_loose,
+            &labels.title,
+            &labels.title_loose,
+            &labels.links,
+            &labels.links_loose,
+        ]
+    }
+
+    /// Whether `pattern` matched anywhere in the section.
+    pub(crate) fn holds(&self, pattern: usize) -> bool {
+        self.sets().into_iter().any(|set| set.contains(pattern))
     }
 }
 
@@ -520,7 +526,7 @@ mod tests {
         assert!(keys.is_sorted());
         assert!(keys
             .iter()
-            .all(|&key| one.get(key).unwrap().any() == three.get(key).unwrap().any()));
+            .all(|&key| one.get(key).unwrap().sets() == three.get(key).unwrap().sets()));
     }
 
     #[test]

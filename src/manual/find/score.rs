@@ -73,9 +73,8 @@ pub(crate) struct Scored {
 pub(crate) fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
     let mut df = vec![0usize; plan.terms.len()];
     for (_, hits) in &scan.hits {
-        let any = hits.any();
         for (term, count) in plan.terms.iter().zip(df.iter_mut()) {
-            *count += usize::from(any.contains(term.exact));
+            *count += usize::from(hits.holds(term.exact));
         }
     }
     df.into_iter()
@@ -90,32 +89,33 @@ pub(crate) fn score_all(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,
-    keep: &dyn Fn(NodeKey) -> bool,
+    keep: &dyn Fn(&NodeHits) -> bool,
+    ancestors: &mut AncestorTitles,
 ) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
     let terms = plan.first_unit_pattern;
+    let empty = NodeHits::default();
     let mut keys: Vec<NodeKey> = scan
         .hits
         .iter()
-        .filter(|(key, hits)| keep(*key) && hits.any().any_below(terms))
+        .filter(|(_, hits)| keep(hits) && hits.sets().into_iter().any(|set| set.any_below(terms)))
         .map(|(key, _)| *key)
         .collect();
     keys.extend(
         scan.pages
             .keys()
             .map(|&file| NodeKey { file, node: 0 })
-            .filter(|key| keep(*key)),
+            .filter(|&key| keep(scan.get(key).unwrap_or(&empty))),
     );
     keys.sort();
     keys.dedup();
-    let mut ancestors = AncestorTitles::default();
-    let empty = NodeHits::default();
+    let no_page = PageHits::default();
     let mut scored: Vec<Scored> = keys
         .into_iter()
         .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
-            let page = scan.pages.get(&key.file).cloned().unwrap_or_default();
+            let page = scan.pages.get(&key.file).unwrap_or(&no_page);
             let above = ancestors.of(plan, corpus, key);
             score_node(plan, corpus, &weights, key, hits, page, &above)
         })
@@ -130,7 +130,7 @@ fn score_node(
     weights: &[f32],
     key: NodeKey,
     hits: &NodeHits,
-    page: PageHits,
+    page: &PageHits,
     ancestors: &[(PatternSet, PatternSet)],
 ) -> Scored {
     let top_of_page = key.node == 0;
@@ -239,12 +239,10 @@ fn phrase_bonus(
 ) -> f32 {
     let phrase = &plan.query.phrase;
     let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
-    let phrase_loose: String = plan.phrase.map_or_else(
-        || crate::text::loose::loose_normalized(phrase),
-        |p| plan.patterns[p].loose.clone(),
-    );
-    let equals =
-        |text: &str, loose: &str| text == phrase || (!loose.is_empty() && loose == phrase_loose);
+    let phrase_loose = &plan.phrase_loose;
+    let equals = |text: &str, loose: &str| {
+        text == phrase || (!loose.is_empty() && loose == phrase_loose.as_str())
+    };
     let mut bonus = 0.0f32;
     if equals(&title.text, &title.loose) {
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
@@ -277,7 +275,7 @@ fn phrase_bonus(
 }
 
 /// Strict terms all present as written (normalised, not loose) in the section.
-fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Signals) -> f32 {
+fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Signals) -> f32 {
     if plan.strict.is_empty() {
         return 0.0;
     }
@@ -293,7 +291,8 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Sign
     }
 }
 
-/// Title matches of each section's ancestors, computed once per ancestor.
+/// Title matches of each section's ancestors, computed once per ancestor and search (the
+/// evidence score and the units' BM25 of every round share one).
 #[derive(Default)]
 pub(crate) struct AncestorTitles {
     memo: HashMap<NodeKey, (PatternSet, PatternSet)>,
@@ -376,10 +375,16 @@ mod tests {
             Instant::now() + Duration::from_secs(60),
             &crate::call::CallContext::local(),
         );
-        let scored = score_all(&plan, &corpus, &result, &|_| true)
-            .into_iter()
-            .map(|s| (s.key, s))
-            .collect();
+        let scored = score_all(
+            &plan,
+            &corpus,
+            &result,
+            &|_| true,
+            &mut AncestorTitles::default(),
+        )
+        .into_iter()
+        .map(|s| (s.key, s))
+        .collect();
         (scored, corpus, dir, index)
     }
 

@@ -3,6 +3,7 @@
 //! hold and `max_stage` allows, the candidate cap, Stage 3.5 (`integrate`), and the
 //! trace, summary and next actions built from the verdict.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,8 +16,8 @@ use super::fuse::{fuse, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{in_scope, scan, ScanResult, Scope};
-use super::score::{score_all, term_weights, Scored, Way};
+use super::scan::{in_scope, scan, NodeHits, ScanResult, Scope};
+use super::score::{score_all, term_weights, AncestorTitles, Scored, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
@@ -71,6 +72,8 @@ pub(super) struct Stage01 {
     /// The candidates of the one ranking, best first: those the scan has not verified
     /// are the overflow, listed unscanned.
     ranked: Vec<NodeKey>,
+    /// The ancestors' title matches, kept for every fusion of the search.
+    ancestors: RefCell<AncestorTitles>,
 }
 
 /// Which sections a fusion scores.
@@ -188,6 +191,7 @@ impl Search<'_> {
                 unit_df: vec![0; self.plan.units.len()],
                 units_best: 0.0,
                 ranked: Vec::new(),
+                ancestors: RefCell::default(),
             };
         }
         let brought: HashSet<NodeKey> = extra
@@ -201,6 +205,7 @@ impl Search<'_> {
             unit_df: found.unit_df,
             units_best: 0.0,
             ranked: Vec::new(),
+            ancestors: RefCell::default(),
         };
         let unindexed: Scope = scope
             .iter()
@@ -211,6 +216,9 @@ impl Search<'_> {
             let direct = scan(self.corpus, self.plan, &unindexed, self.deadline, self.call);
             let filter = ScopeFilter::new(self.corpus, &unindexed);
             stage.provisional.retain(|key| !filter.contains(*key));
+            for (key, hits) in &mut stage.scanned.hits {
+                hits.provisional &= !filter.contains(*key);
+            }
             let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
             stage.scanned.replace(&keys, direct);
         }
@@ -273,18 +281,27 @@ impl Search<'_> {
         extra: &[RankedSource],
         scoring: Scoring,
     ) -> (Vec<Scored>, Vec<Candidate>, f32) {
-        let keep = |key: NodeKey| match scoring {
+        let keep = |hits: &NodeHits| match scoring {
             Scoring::Everything => true,
-            Scoring::Verified => !stage.provisional.contains(&key),
+            Scoring::Verified => !hits.provisional,
         };
-        let scored = score_all(self.plan, self.corpus, &stage.scanned, &keep);
+        let mut ancestors = stage.ancestors.borrow_mut();
+        let scored = score_all(
+            self.plan,
+            self.corpus,
+            &stage.scanned,
+            &keep,
+            &mut ancestors,
+        );
         let mut units = rank_units(
             self.plan,
             self.corpus,
             &stage.scanned,
             Some(&stage.unit_df),
             &keep,
+            &mut ancestors,
         );
+        drop(ancestors);
         let units_best = units.items.first().map_or(0.0, |item| item.score);
         if scoring == Scoring::Verified {
             units.best_of_list = stage.units_best;
