@@ -22,6 +22,7 @@ use super::derived::NodeKey;
 use super::index::literal::IndexPattern;
 use super::plan::Plan;
 use super::scan::{NodeHits, PageHits, ScanResult, Scope};
+use super::score::TitleSets;
 use crate::text::units::Form;
 
 /// What the index found for a scope.
@@ -64,6 +65,7 @@ pub(super) fn index_hits(
     plan: &Plan,
     scope: &Scope,
     brought: &HashSet<NodeKey>,
+    titles: &mut TitleSets,
 ) -> IndexHits {
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
@@ -149,10 +151,10 @@ pub(super) fn index_hits(
             node.loose_counts.sort_unstable();
             node.provisional = true;
             let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
-            node.set_titles(
-                plan.set_normalized(&title.text),
-                plan.set_loose(&title.loose),
-            );
+            let (normal, loose) = titles.of_title(plan, title);
+            if !normal.is_empty() || !loose.is_empty() {
+                node.set_titles(normal.clone(), loose.clone());
+            }
             (key, node)
         })
         .collect();

@@ -19,7 +19,7 @@ use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem, UNITS_WEIGHT};
 use super::plan::{Origin, PatternSet, Plan};
 use super::scan::{NodeHits, ScanResult};
-use super::score::AncestorTitles;
+use super::score::TitleSets;
 use super::Signals;
 use crate::text::units::Form;
 
@@ -43,7 +43,7 @@ pub(crate) fn rank_units(
     scan: &ScanResult,
     df: Option<&[u32]>,
     keep: &dyn Fn(&NodeHits) -> bool,
-    ancestors: &mut AncestorTitles,
+    titles: &mut TitleSets,
 ) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
@@ -58,7 +58,7 @@ pub(crate) fn rank_units(
     let mut counted = vec![0u32; plan.units.len()];
     for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
         let mut above = PatternSet::default();
-        for (normal, loose) in ancestors.of(plan, corpus, *key) {
+        for (normal, loose) in titles.of_ancestors(plan, corpus, *key) {
             above.union(&normal);
             above.union(&loose);
         }
@@ -244,7 +244,7 @@ mod tests {
             &result,
             None,
             &|_| true,
-            &mut AncestorTitles::default(),
+            &mut TitleSets::default(),
         )
         .items
         .iter()

@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 
 use super::corpus::Corpus;
-use super::derived::NodeKey;
+use super::derived::{Label, NodeKey};
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -90,7 +90,7 @@ pub(crate) fn score_all(
     corpus: &Corpus,
     scan: &ScanResult,
     keep: &dyn Fn(&NodeHits) -> bool,
-    ancestors: &mut AncestorTitles,
+    titles: &mut TitleSets,
 ) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
     let terms = plan.first_unit_pattern;
@@ -116,7 +116,7 @@ pub(crate) fn score_all(
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
             let page = scan.pages.get(&key.file).unwrap_or(&no_page);
-            let above = ancestors.of(plan, corpus, key);
+            let above = titles.of_ancestors(plan, corpus, key);
             score_node(plan, corpus, &weights, key, hits, page, &above)
         })
         .collect();
@@ -291,16 +291,30 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Sig
     }
 }
 
-/// Title matches of each section's ancestors, computed once per ancestor and search (the
-/// evidence score and the units' BM25 of every round share one).
+/// The plan's matches in section titles, computed once per distinct title text and
+/// search: the section index's hits, the evidence score and the units' BM25 of every
+/// round read the same titles, and titles repeat across sections ("概要", "手順", the
+/// same sub-headings under every chapter).
 #[derive(Default)]
-pub(crate) struct AncestorTitles {
-    memo: HashMap<NodeKey, (PatternSet, PatternSet)>,
+pub(crate) struct TitleSets {
+    memo: HashMap<String, (PatternSet, PatternSet)>,
 }
 
-impl AncestorTitles {
+impl TitleSets {
+    /// The (normalised, loose) pattern sets of `title`.
+    pub(crate) fn of_title(&mut self, plan: &Plan, title: &Label) -> &(PatternSet, PatternSet) {
+        if !self.memo.contains_key(title.text.as_str()) {
+            let sets = (
+                plan.set_normalized(&title.text),
+                plan.set_loose(&title.loose),
+            );
+            self.memo.insert(title.text.clone(), sets);
+        }
+        &self.memo[title.text.as_str()]
+    }
+
     /// The (normalised, loose) pattern sets of the headings above `key` that match any.
-    pub(crate) fn of(
+    pub(crate) fn of_ancestors(
         &mut self,
         plan: &Plan,
         corpus: &Corpus,
@@ -310,17 +324,7 @@ impl AncestorTitles {
         let mut found = Vec::new();
         let mut parent = labels[key.node as usize].parent;
         while let Some(node) = parent {
-            let ancestor = NodeKey {
-                file: key.file,
-                node,
-            };
-            let title = &labels[node as usize].title;
-            let sets = self.memo.entry(ancestor).or_insert_with(|| {
-                (
-                    plan.set_normalized(&title.text),
-                    plan.set_loose(&title.loose),
-                )
-            });
+            let sets = self.of_title(plan, &labels[node as usize].title);
             if !sets.0.is_empty() || !sets.1.is_empty() {
                 found.push(sets.clone());
             }
@@ -380,7 +384,7 @@ mod tests {
             &corpus,
             &result,
             &|_| true,
-            &mut AncestorTitles::default(),
+            &mut TitleSets::default(),
         )
         .into_iter()
         .map(|s| (s.key, s))

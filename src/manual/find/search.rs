@@ -17,7 +17,7 @@ use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
 use super::scan::{in_scope, scan, NodeHits, ScanResult, Scope};
-use super::score::{score_all, term_weights, AncestorTitles, Scored, Way};
+use super::score::{score_all, term_weights, Scored, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
@@ -72,8 +72,9 @@ pub(super) struct Stage01 {
     /// The candidates of the one ranking, best first: those the scan has not verified
     /// are the overflow, listed unscanned.
     ranked: Vec<NodeKey>,
-    /// The ancestors' title matches, kept for every fusion of the search.
-    ancestors: RefCell<AncestorTitles>,
+    /// The titles' matches, kept from the index's hits through every fusion of the
+    /// search.
+    titles: RefCell<TitleSets>,
 }
 
 /// Which sections a fusion scores.
@@ -191,21 +192,22 @@ impl Search<'_> {
                 unit_df: vec![0; self.plan.units.len()],
                 units_best: 0.0,
                 ranked: Vec::new(),
-                ancestors: RefCell::default(),
+                titles: RefCell::default(),
             };
         }
         let brought: HashSet<NodeKey> = extra
             .iter()
             .flat_map(|source| source.items.iter().map(|item| item.key))
             .collect();
-        let found = index_hits(self.corpus, self.plan, scope, &brought);
+        let mut titles = TitleSets::default();
+        let found = index_hits(self.corpus, self.plan, scope, &brought, &mut titles);
         let mut stage = Stage01 {
             provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
             scanned: found.scan,
             unit_df: found.unit_df,
             units_best: 0.0,
             ranked: Vec::new(),
-            ancestors: RefCell::default(),
+            titles: RefCell::new(titles),
         };
         let unindexed: Scope = scope
             .iter()
@@ -285,23 +287,17 @@ impl Search<'_> {
             Scoring::Everything => true,
             Scoring::Verified => !hits.provisional,
         };
-        let mut ancestors = stage.ancestors.borrow_mut();
-        let scored = score_all(
-            self.plan,
-            self.corpus,
-            &stage.scanned,
-            &keep,
-            &mut ancestors,
-        );
+        let mut titles = stage.titles.borrow_mut();
+        let scored = score_all(self.plan, self.corpus, &stage.scanned, &keep, &mut titles);
         let mut units = rank_units(
             self.plan,
             self.corpus,
             &stage.scanned,
             Some(&stage.unit_df),
             &keep,
-            &mut ancestors,
+            &mut titles,
         );
-        drop(ancestors);
+        drop(titles);
         let units_best = units.items.first().map_or(0.0, |item| item.score);
         if scoring == Scoring::Verified {
             units.best_of_list = stage.units_best;
