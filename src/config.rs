@@ -5,6 +5,7 @@
 //! accepted range, because a server that silently falls back to a default hides the
 //! operator's mistake until a search misbehaves.
 
+use crate::text::lines::LineNo;
 use std::path::{Path, PathBuf};
 
 /// One setting: its environment variable, default, accepted values and what it is for.
@@ -433,8 +434,8 @@ pub struct Config {
     pub adaptive_min_recall: f64,
     pub adaptive_candidate_low_base: u32,
     pub adaptive_file_bias_base: f64,
-    pub vault_scan_default_chunk_lines: u32,
-    pub vault_scan_max_chunk_lines: u32,
+    pub vault_scan_default_chunk_lines: LineNo,
+    pub vault_scan_max_chunk_lines: LineNo,
     pub coverage_min_ratio: f64,
     pub marginal_gain_min: f64,
     pub trace_max_keep: usize,

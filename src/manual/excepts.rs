@@ -10,6 +10,7 @@ use super::file::ManualFile;
 use super::index::ManualIndex;
 use super::lines::LineSpan;
 use crate::error::ToolResult;
+use crate::text::lines::LineNo;
 use crate::text::snippet::window_around;
 
 /// Characters of context a snippet may hold, term included.
@@ -31,7 +32,7 @@ pub struct ExceptsRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptItem {
     pub path: String,
-    pub start_line: u32,
+    pub start_line: LineNo,
     pub snippet: String,
     pub term: &'static str,
     pub category: ExceptionCategory,
@@ -50,7 +51,7 @@ pub struct ExceptsPage {
 
 struct Hit<'a> {
     file: &'a ManualFile,
-    line: u32,
+    line: LineNo,
     found: ExceptionMatch,
 }
 

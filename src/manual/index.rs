@@ -26,6 +26,7 @@ use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::Root;
 use crate::progress::{IndexProgress, ProgressFn};
+use crate::text::lines::LineNo;
 
 /// How many known ids a `not_found` for an unknown manual lists.
 const KNOWN_IDS_IN_ERROR: usize = 20;
@@ -241,7 +242,7 @@ impl ManualIndex {
 
     /// The deepest node of `path` whose range contains `line`; `None` when no node does
     /// (front matter above the first heading, or a line past the end).
-    pub fn node_at(&self, manual_id: &str, path: &str, line: u32) -> ToolResult<Option<&Node>> {
+    pub fn node_at(&self, manual_id: &str, path: &str, line: LineNo) -> ToolResult<Option<&Node>> {
         Ok(self.file(manual_id, path)?.node_at(line))
     }
 

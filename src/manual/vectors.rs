@@ -37,6 +37,7 @@ use crate::embed::provider::{backoff, ProviderState};
 use crate::embed::quantized::{Arena, Quantized};
 use crate::embed::store::{content_hash, Space, VectorStore};
 use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
+use crate::text::lines::LineNo;
 
 /// How long a batch of passages may take (a slow CPU embedding 8 long passages).
 const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -150,7 +151,7 @@ pub struct SemanticHit {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// The node's first line (its heading; 1 for level-0 nodes), as in node ids.
-    pub line_start: u32,
+    pub line_start: LineNo,
     /// Cosine similarity.
     pub score: f32,
 }
@@ -168,7 +169,7 @@ pub struct FillProgress {
 #[derive(Debug, Clone)]
 struct Placed {
     path: Arc<str>,
-    line_start: u32,
+    line_start: LineNo,
     key: u32,
 }
 
@@ -177,7 +178,7 @@ struct Placed {
 struct Place {
     manual_id: Arc<str>,
     path: Arc<str>,
-    line_start: u32,
+    line_start: LineNo,
 }
 
 struct FileSections {
@@ -856,7 +857,7 @@ fn derive_sections(file: &ManualFile, shape: PassageShape, store: &mut VectorSto
 }
 
 /// The passage of the node starting at `line_start`, if the file still has one there.
-fn passage_at(file: &ManualFile, line_start: u32, shape: PassageShape) -> Option<String> {
+fn passage_at(file: &ManualFile, line_start: LineNo, shape: PassageShape) -> Option<String> {
     let at = file
         .nodes()
         .binary_search_by_key(&line_start, |node| node.line_start)

@@ -30,6 +30,7 @@ use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
 use crate::proposal::Proposal;
+use crate::text::lines::LineNo;
 use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
@@ -75,7 +76,7 @@ pub struct Summary {
     pub scanned_files: usize,
     pub skipped_files: usize,
     pub unscanned_files: usize,
-    pub hit_lines: u64,
+    pub hit_lines: LineNo,
     pub candidates: usize,
     pub candidate_files: usize,
     pub normalized: usize,
@@ -271,7 +272,7 @@ struct Gathered {
     per_file: Vec<(RelPath, usize)>,
     scanned: usize,
     skipped: usize,
-    hit_lines: u64,
+    hit_lines: LineNo,
     /// Files the time budget left out.
     unscanned: Vec<RelPath>,
 }
