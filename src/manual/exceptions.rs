@@ -134,7 +134,7 @@ pub const EXCEPTION_TERMS: &[ExceptionTerm] = &[
 
 /// An exception term found in a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExceptionMatch {
+pub(crate) struct ExceptionMatch {
     pub term: &'static ExceptionTerm,
     /// Byte range of the matched text: in the original line from [`first_exception`], in
     /// the normalised text from [`exceptions_in_normalized`].
@@ -143,7 +143,7 @@ pub struct ExceptionMatch {
 
 /// The leftmost exception term of `line` (the longest one there, when several start at
 /// the same place), or `None`.
-pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
+pub(crate) fn first_exception(line: &str) -> Option<ExceptionMatch> {
     let folded = normalize(line);
     exceptions_in_normalized(&folded.text)
         .min_by_key(|found| (found.range.start, std::cmp::Reverse(found.range.end)))
@@ -156,7 +156,9 @@ pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
 /// Every exception term in `normalized`, which must already be normalised (the search
 /// keeps its corpus that way, so Stage 2 of `manual_find` scans without normalising
 /// again). Overlapping terms are all reported; ranges are bytes of `normalized`.
-pub fn exceptions_in_normalized(normalized: &str) -> impl Iterator<Item = ExceptionMatch> + '_ {
+pub(crate) fn exceptions_in_normalized(
+    normalized: &str,
+) -> impl Iterator<Item = ExceptionMatch> + '_ {
     matcher()
         .find_overlapping_iter(normalized)
         .filter(move |found| {

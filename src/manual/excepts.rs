@@ -14,10 +14,10 @@ use crate::text::lines::LineNo;
 use crate::text::snippet::window_around;
 
 /// Characters of context a snippet may hold, term included.
-pub const EXCEPT_SNIPPET_CHARS: usize = 160;
-pub const DEFAULT_EXCEPTS_LIMIT: usize = 50;
+pub(crate) const EXCEPT_SNIPPET_CHARS: usize = 160;
+pub(crate) const DEFAULT_EXCEPTS_LIMIT: usize = 50;
 /// Larger pages are clamped to this.
-pub const MAX_EXCEPTS_LIMIT: usize = 200;
+pub(crate) const MAX_EXCEPTS_LIMIT: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExceptsRequest<'a> {

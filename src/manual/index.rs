@@ -33,7 +33,7 @@ const KNOWN_IDS_IN_ERROR: usize = 20;
 
 /// Default of `MAX_MANUAL_FILE_BYTES`: far above any hand-written manual page, far below
 /// what would let one file exhaust memory.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
 
 #[derive(Debug)]
 pub struct ManualIndex {

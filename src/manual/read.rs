@@ -39,8 +39,8 @@ use crate::text::snippet::{advance_chars, retreat_chars};
 /// Size of a snippet before `expand`: about one paragraph, enough to judge a hit without
 /// paying for a section.
 pub const SNIPPET_CHARS: usize = 300;
-pub const DEFAULT_MAX_CHARS: usize = 8000;
-pub const DEFAULT_MAX_SECTIONS: usize = 20;
+pub(crate) const DEFAULT_MAX_CHARS: usize = 8000;
+pub(crate) const DEFAULT_MAX_SECTIONS: usize = 20;
 
 /// The server-wide switches and ceilings that bound every read (spec_v2 §3.2-3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub(crate) mod profile;
 pub(crate) mod read;
 pub(crate) mod scope;
 pub(crate) mod search;
-pub mod write;
+pub(crate) mod write;
 
 use std::io::Read;
 use std::path::Path;
@@ -37,7 +37,7 @@ use policy::Access;
 /// (`workspace::prepare`), never here: a vault that is gone while the server runs was
 /// removed or moved by someone, and recreating it empty would hide that. Failure names
 /// the setting, never the server path.
-pub fn open_root(path: &Path) -> ToolResult<Root> {
+pub(crate) fn open_root(path: &Path) -> ToolResult<Root> {
     Root::open(path).map_err(|error| {
         ToolError::new(
             ErrorCode::NotFound,
@@ -48,7 +48,7 @@ pub fn open_root(path: &Path) -> ToolResult<Root> {
 }
 
 /// A client's vault path, checked for spelling and then for `access` by the policy.
-pub fn target(path: &str, access: Access) -> ToolResult<RelPath> {
+pub(crate) fn target(path: &str, access: Access) -> ToolResult<RelPath> {
     let rel = parse_relative(path)?;
     let components: Vec<&str> = rel.components().collect();
     policy::check(&components, access)?;

@@ -24,7 +24,7 @@ const BUFFER_BYTES: usize = 256 * 1024;
 
 /// The line count of a file and how it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineCount {
+pub(crate) struct LineCount {
     pub lines: LineNo,
     /// False when the last line has no `\n`: text appended must start with one.
     pub ends_with_newline: bool,
