@@ -150,7 +150,7 @@ impl App {
     /// with the files.
     /// The files of a build or refresh count as `call`'s progress (before the work of the
     /// query itself), and a call cancelled while another call's build runs stops at once.
-    pub fn with_manuals<T>(
+    pub(crate) fn with_manuals<T>(
         &self,
         call: &CallContext,
         query: impl FnOnce(&ManualIndex) -> ToolResult<T>,
@@ -329,7 +329,7 @@ impl App {
 
 impl App {
     /// The stop rule's bookkeeping; see `artifact::rounds`.
-    pub fn rounds(&self) -> MutexGuard<'_, Rounds> {
+    pub(crate) fn rounds(&self) -> MutexGuard<'_, Rounds> {
         self.rounds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

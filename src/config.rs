@@ -314,7 +314,7 @@ pub const VARIABLES: &[Variable] = &[
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
-pub const ARTIFACTS_DIR: &str = "artifacts";
+pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogLevel {
@@ -467,7 +467,7 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
-    pub fn from_env() -> Result<HttpConfig, String> {
+    pub(crate) fn from_env() -> Result<HttpConfig, String> {
         Self::load(&|name| std::env::var(name).ok())
     }
 
@@ -599,7 +599,7 @@ impl Env<'_> {
 
 impl Config {
     /// The configuration from the process environment and the root flags.
-    pub fn from_env(flags: &RootFlags) -> Result<Config, String> {
+    pub(crate) fn from_env(flags: &RootFlags) -> Result<Config, String> {
         Self::load(&|name| std::env::var(name).ok(), flags)
     }
 

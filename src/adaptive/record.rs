@@ -101,7 +101,7 @@ pub struct TokenEstimate {
 }
 
 impl TokenEstimate {
-    pub fn from_chars(chars_in: u64, chars_out: u64) -> TokenEstimate {
+    pub(crate) fn from_chars(chars_in: u64, chars_out: u64) -> TokenEstimate {
         TokenEstimate {
             est_tokens: est_tokens(chars_in + chars_out),
             est_tokens_in: est_tokens(chars_in),

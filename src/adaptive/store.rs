@@ -76,7 +76,7 @@ pub struct StatsFile {
 impl StatsFile {
     /// Opens the folder that holds the statistics file; creates nothing. The error names
     /// the setting, never the server path.
-    pub fn locate(config: &Config) -> Result<StatsFile, String> {
+    pub(crate) fn locate(config: &Config) -> Result<StatsFile, String> {
         let located = locate_file(
             &config.adaptive_stats_path,
             &config.vault_root,

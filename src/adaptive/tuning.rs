@@ -50,7 +50,7 @@ impl Policy {
 
 impl TuningState {
     /// The state before any change: the defaults, free to move.
-    pub fn initial(policy: &Policy) -> TuningState {
+    pub(crate) fn initial(policy: &Policy) -> TuningState {
         TuningState {
             thresholds: policy.defaults,
             candidate_low_changed_at: None,
@@ -105,7 +105,12 @@ impl TuningState {
 
     /// The change due at `now`, if any; the caller applies it with [`TuningState::restored`]
     /// and writes it.
-    pub fn review(&self, history: &History, policy: &Policy, now: u64) -> Option<TuningRecord> {
+    pub(crate) fn review(
+        &self,
+        history: &History,
+        policy: &Policy,
+        now: u64,
+    ) -> Option<TuningRecord> {
         if !policy.enabled {
             return None;
         }

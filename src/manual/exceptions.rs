@@ -63,7 +63,7 @@ const fn en(term: &'static str, category: ExceptionCategory) -> ExceptionTerm {
 
 use ExceptionCategory::{Caution, Condition, Exception, Exclusion, Limitation, Prohibition};
 
-pub const EXCEPTION_TERMS: &[ExceptionTerm] = &[
+pub(crate) const EXCEPTION_TERMS: &[ExceptionTerm] = &[
     ja("例外", Exception),
     ja("特例", Exception),
     ja("除外", Exclusion),

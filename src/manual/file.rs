@@ -20,7 +20,7 @@ pub enum FileType {
 
 impl FileType {
     /// By extension, in any letter case; `None` for files that are not manual content.
-    pub fn from_path(path: &str) -> Option<Self> {
+    pub(crate) fn from_path(path: &str) -> Option<Self> {
         let (_, extension) = path.rsplit_once('.')?;
         if extension.eq_ignore_ascii_case("md") {
             Some(FileType::Md)
@@ -133,17 +133,17 @@ impl ManualFile {
     }
 
     /// Lines `first..=last` without the final terminator; both must exist.
-    pub fn lines_text(&self, first: LineNo, last: LineNo) -> &str {
+    pub(crate) fn lines_text(&self, first: LineNo, last: LineNo) -> &str {
         &self.text[self.lines.byte_range(first, last)]
     }
 
     /// Byte offset in [`Self::text`] where line `line` starts.
-    pub fn line_start_offset(&self, line: LineNo) -> usize {
+    pub(crate) fn line_start_offset(&self, line: LineNo) -> usize {
         self.lines.byte_range(line, line).start
     }
 
     /// The line holding byte `offset` of [`Self::text`].
-    pub fn line_at_offset(&self, offset: usize) -> LineNo {
+    pub(crate) fn line_at_offset(&self, offset: usize) -> LineNo {
         self.lines.line_at(offset)
     }
 
@@ -156,7 +156,7 @@ impl ManualFile {
         self.outline.page_title.as_deref()
     }
 
-    pub fn is_code_line(&self, line: LineNo) -> bool {
+    pub(crate) fn is_code_line(&self, line: LineNo) -> bool {
         let blocks = &self.outline.code_blocks;
         let candidate = blocks.partition_point(|block| block.start_line <= line);
         candidate > 0 && blocks[candidate - 1].contains(line)

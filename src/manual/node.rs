@@ -59,7 +59,7 @@ impl Node {
     /// A level-0 node from line 1 to `line_end` that stands for the page itself: a
     /// Markdown file without headings, the preamble before the first heading, or a JSON
     /// file (whose id is its path).
-    pub fn page_level(kind: NodeKind, path: &str, title: String, line_end: LineNo) -> Node {
+    pub(crate) fn page_level(kind: NodeKind, path: &str, title: String, line_end: LineNo) -> Node {
         let node_id = match kind {
             NodeKind::JsonFile => Node::json_id(path),
             _ => Node::markdown_id(path, 1),
@@ -77,11 +77,11 @@ impl Node {
         }
     }
 
-    pub fn markdown_id(path: &str, line_start: LineNo) -> String {
+    pub(crate) fn markdown_id(path: &str, line_start: LineNo) -> String {
         format!("{path}#L{line_start}")
     }
 
-    pub fn json_id(path: &str) -> String {
+    pub(crate) fn json_id(path: &str) -> String {
         path.to_owned()
     }
 

@@ -44,7 +44,7 @@ const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often an idle worker looks for changed manuals when nobody nudges it.
 const IDLE_POLL: Duration = Duration::from_secs(2);
 /// After a query timed out, searches skip the query embedding for this long.
-pub const QUERY_PAUSE: Duration = Duration::from_secs(30);
+pub(crate) const QUERY_PAUSE: Duration = Duration::from_secs(30);
 /// Attempts `fill` makes on a failing batch before it gives up.
 const FILL_ATTEMPTS: u32 = 5;
 /// The text of the request that learns the model and dimensions before the first batch.
@@ -307,7 +307,7 @@ impl SectionVectors {
     }
 
     /// Tells the worker the manuals changed, so it does not wait for its next poll.
-    pub fn nudge(&self) {
+    pub(crate) fn nudge(&self) {
         self.shared.nudge();
     }
 
