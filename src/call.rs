@@ -31,7 +31,7 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// One progress report: `done` of `total` units (`total` may grow as work is found).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProgressReport {
+pub(crate) struct ProgressReport {
     pub done: u64,
     pub total: u64,
     pub message: String,

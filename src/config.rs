@@ -317,7 +317,7 @@ pub const VARIABLES: &[Variable] = &[
 pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     Error,
     Warn,
     Info,
@@ -326,7 +326,7 @@ pub enum LogLevel {
 
 /// A value that must never reach a log line (its `Debug` prints a placeholder).
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(pub String);
+pub(crate) struct Secret(pub String);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -336,7 +336,7 @@ impl std::fmt::Debug for Secret {
 
 /// The memory tools' settings (`MEMORY_*`).
 #[derive(Debug, Clone)]
-pub struct MemoryConfig {
+pub(crate) struct MemoryConfig {
     pub db_path: PathBuf,
     /// Applied when the store opens, if the file exists and differs from the policy in
     /// force.
@@ -353,7 +353,7 @@ pub struct MemoryConfig {
 
 /// How log lines look on stderr (`LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// One JSON object a line, for log collectors and MCP clients that store stderr.
     Json,
     /// One readable line an event, for a person at a terminal.
@@ -426,9 +426,9 @@ pub struct Config {
     /// Manual files larger than this are skipped (listed with a warning), so one huge
     /// file cannot exhaust memory or overflow the 32-bit offsets of the search.
     pub max_manual_file_bytes: u64,
-    pub log_level: LogLevel,
+    pub(crate) log_level: LogLevel,
     /// `None`: chosen when logging starts, pretty when stderr is a terminal.
-    pub log_format: Option<LogFormat>,
+    pub(crate) log_format: Option<LogFormat>,
     pub adaptive_tuning: bool,
     pub adaptive_stats_path: PathBuf,
     pub adaptive_min_recall: f64,
@@ -445,13 +445,13 @@ pub struct Config {
     pub hard_max_chars: u32,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
-    pub memory: MemoryConfig,
+    pub(crate) memory: MemoryConfig,
 }
 
 /// The settings of `serve --http` only (the `MANVAULT_HTTP_*` variables); read when that
 /// transport starts, so a stdio server never fails on them.
 #[derive(Debug, Clone)]
-pub struct HttpConfig {
+pub(crate) struct HttpConfig {
     /// `MANVAULT_HTTP_TOKEN`: one token, whose actor name is `default`.
     pub token: Option<String>,
     /// `MANVAULT_HTTP_TOKENS_FILE`: `name:token` lines.
@@ -471,7 +471,7 @@ impl HttpConfig {
         Self::load(&|name| std::env::var(name).ok())
     }
 
-    pub fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
+    pub(crate) fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
         let env = Env { lookup };
         Ok(HttpConfig {
             token: env.raw("MANVAULT_HTTP_TOKEN"),

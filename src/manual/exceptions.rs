@@ -20,18 +20,9 @@ use aho_corasick::AhoCorasick;
 use crate::text::normalize::{normalize, normalize_str};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
+pub(crate) enum Language {
     Japanese,
     English,
-}
-
-impl Language {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Japanese => "ja",
-            Language::English => "en",
-        }
-    }
 }
 
 /// What kind of narrowing a term signals: the schema's `ExceptionCategory` (exception,
@@ -39,7 +30,7 @@ impl Language {
 pub use crate::contract::types::ExceptionCategory;
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct ExceptionTerm {
+pub(crate) struct ExceptionTerm {
     pub term: &'static str,
     pub language: Language,
     pub category: ExceptionCategory,

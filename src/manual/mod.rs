@@ -29,7 +29,7 @@ mod validate;
 pub mod vectors;
 mod watch;
 
-pub use exceptions::{ExceptionCategory, ExceptionTerm, Language};
+pub use exceptions::ExceptionCategory;
 pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};
 pub use file::{FileType, ManualFile};
 pub use index::{ListedFile, ManualIndex};

@@ -24,13 +24,13 @@ pub struct ManualRef {
 
 /// A ref checked against the index.
 #[derive(Debug, Clone, Copy)]
-pub struct ResolvedRef<'a> {
+pub(crate) struct ResolvedRef<'a> {
     pub file: &'a ManualFile,
     pub start_line: LineNo,
 }
 
 impl ManualRef {
-    pub fn resolve<'a>(&self, index: &'a ManualIndex) -> ToolResult<ResolvedRef<'a>> {
+    pub(crate) fn resolve<'a>(&self, index: &'a ManualIndex) -> ToolResult<ResolvedRef<'a>> {
         if self.target != RefTarget::Manual {
             return Err(
                 ToolError::invalid_parameter("ref.target must be \"manual\"").with_details(

@@ -95,13 +95,13 @@ impl SectionSettings {
 
 /// Gives the worker the manual index as it is now, without refreshing it (the server's
 /// calls do that); may skip `visit` when no index is built yet.
-pub trait IndexSource: Send + Sync + 'static {
+pub(crate) trait IndexSource: Send + Sync + 'static {
     fn with_index(&self, visit: &mut dyn FnMut(&ManualIndex));
 }
 
 /// What a search summary reports about semantic recall.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VectorStatus {
+pub(crate) struct VectorStatus {
     /// Sections of every manual the worker has seen.
     pub sections: usize,
     /// Of those, sections without a vector yet.
@@ -297,7 +297,7 @@ impl SectionVectors {
     }
 
     /// Starts the background worker over `source`; it stops when `self` is dropped.
-    pub fn start(&self, source: Arc<dyn IndexSource>) {
+    pub(crate) fn start(&self, source: Arc<dyn IndexSource>) {
         self.shared.started.store(true, Ordering::SeqCst);
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
@@ -311,7 +311,7 @@ impl SectionVectors {
         self.shared.nudge();
     }
 
-    pub fn status(&self) -> VectorStatus {
+    pub(crate) fn status(&self) -> VectorStatus {
         self.shared.published().status.clone()
     }
 

@@ -51,14 +51,14 @@ next_offset (pass it as offset).";
 /// The rmcp handler: the shared application, the tool list built once, and the state of
 /// one session (its log forwarding). Over HTTP each session gets its own.
 #[derive(Clone)]
-pub struct McpServer {
+pub(crate) struct McpServer {
     app: Arc<App>,
     tools: Arc<Vec<Tool>>,
     log: Arc<SessionLog>,
 }
 
 impl McpServer {
-    pub fn new(app: Arc<App>) -> McpServer {
+    pub(crate) fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
             tools: Arc::new(served_tools()),
