@@ -38,7 +38,7 @@ use crate::verdict::{IntegrationStatus, Thresholds};
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
-pub struct FindSettings {
+pub(crate) struct FindSettings {
     /// "Too few" and "one file dominates": the base values `manual_find` starts from
     /// (adaptive tuning moves `manual_find`'s only).
     pub thresholds: Thresholds,
@@ -47,7 +47,7 @@ pub struct FindSettings {
 }
 
 impl FindSettings {
-    pub fn from_config(config: &crate::config::Config) -> FindSettings {
+    pub(crate) fn from_config(config: &crate::config::Config) -> FindSettings {
         FindSettings {
             thresholds: Thresholds {
                 candidate_low: config.adaptive_candidate_low_base,
@@ -61,7 +61,7 @@ impl FindSettings {
 
 /// One `vault_find` call.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FindRequest<'a> {
+pub(crate) struct FindRequest<'a> {
     pub query: &'a str,
     pub scope: ScopeRequest<'a>,
     pub only_unscanned_from: Option<&'a str>,
@@ -71,7 +71,7 @@ pub struct FindRequest<'a> {
 
 /// The summary of a search (schema `VaultFindSummary`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub terms: usize,
     pub scanned_files: usize,
     pub skipped_files: usize,
@@ -88,7 +88,7 @@ pub struct Summary {
 }
 
 #[derive(Debug, Clone)]
-pub struct FindOutcome {
+pub(crate) struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
     pub next_actions: Vec<Proposal>,
@@ -105,13 +105,13 @@ const KIND: TraceKind = TraceKind {
 };
 
 /// The search state of a server: the settings and the traces.
-pub struct VaultFinder {
+pub(crate) struct VaultFinder {
     settings: FindSettings,
     traces: Mutex<TraceStore<VaultTrace>>,
 }
 
 impl VaultFinder {
-    pub fn new(settings: FindSettings) -> VaultFinder {
+    pub(crate) fn new(settings: FindSettings) -> VaultFinder {
         VaultFinder {
             traces: Mutex::new(TraceStore::new(
                 KIND,
@@ -125,7 +125,7 @@ impl VaultFinder {
     /// Runs `vault_find` over the vault `root`; `call` receives progress per file and,
     /// once cancelled, ends the search as the time budget does (the answer is then the
     /// cancellation error, and no trace is kept).
-    pub fn find(
+    pub(crate) fn find(
         &self,
         root: &Root,
         request: &FindRequest<'_>,
