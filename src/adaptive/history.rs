@@ -75,7 +75,7 @@ pub(crate) struct Summary {
     est_tokens: u64,
     added_est_tokens: u64,
     /// Searches with a recall figure (something was used under their trace).
-    pub recall_samples: u64,
+    pub(crate) recall_samples: u64,
     recall_total: f64,
 }
 

@@ -78,7 +78,7 @@ pub(crate) struct FindRecord {
     #[serde(flatten)]
     pub tokens: TokenEstimate,
     #[serde(flatten)]
-    pub gain: Gain,
+    pub(crate) gain: Gain,
 }
 
 impl FindRecord {
@@ -172,7 +172,7 @@ pub(crate) struct AuditRecord {
     pub path_hash: Fingerprint,
     pub coverage_ratio: Option<f64>,
     #[serde(flatten)]
-    pub gain: Gain,
+    pub(crate) gain: Gain,
 }
 
 impl Record {
@@ -220,8 +220,8 @@ pub(crate) struct TuningState {
     #[serde(flatten)]
     pub thresholds: Thresholds,
     /// When each threshold last changed.
-    pub candidate_low_changed_at: Option<u64>,
-    pub file_bias_changed_at: Option<u64>,
+    pub(crate) candidate_low_changed_at: Option<u64>,
+    pub(crate) file_bias_changed_at: Option<u64>,
     /// The last rollback: rollback windows only look at searches after it.
     pub rolled_back_at: Option<u64>,
     /// The thresholds that rollback left. For `tuning::EVIDENCE_WINDOW_SECS` after it, a
@@ -229,7 +229,7 @@ pub(crate) struct TuningState {
     /// (or past it): the policy judges by an absolute floor, the rollback by a relative
     /// drop, and without this bar the policy would walk straight back into the setting
     /// the rollback just left.
-    pub rolled_back_from: Option<Thresholds>,
+    pub(crate) rolled_back_from: Option<Thresholds>,
 }
 
 #[cfg(test)]

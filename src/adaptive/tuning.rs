@@ -34,7 +34,7 @@ pub(crate) const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Policy {
     pub enabled: bool,
-    pub min_recall: f64,
+    pub(crate) min_recall: f64,
     pub defaults: Thresholds,
 }
 

@@ -46,7 +46,7 @@ pub(crate) const DEFAULT_MAX_SECTIONS: usize = 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadLimits {
     pub hard_max_chars: usize,
-    pub hard_max_sections: usize,
+    pub(crate) hard_max_sections: usize,
     pub allow_file_scope: bool,
 }
 

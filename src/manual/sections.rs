@@ -31,7 +31,7 @@ pub(crate) struct Outline {
     pub page_title: Option<String>,
     /// Code blocks (fenced or indented), fences included: not prose, so scans for
     /// exception terms skip them.
-    pub code_blocks: Vec<LineSpan>,
+    pub(crate) code_blocks: Vec<LineSpan>,
 }
 
 /// A heading as found in the AST, before its range and parent are known.
