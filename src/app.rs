@@ -24,7 +24,7 @@ use crate::vault;
 use crate::vault::find::VaultFinder;
 
 pub struct App {
-    pub config: Config,
+    pub(crate) config: Config,
     validators: InputValidators,
     /// The working index: built by the first call that needs it (so `initialize` answers
     /// at once), then refreshed before every use so edits to manuals show without a
@@ -49,7 +49,7 @@ pub struct App {
     /// the marginal gain of `vault_coverage`'s stop rule (see `artifact::rounds`).
     rounds: Mutex<Rounds>,
     /// `vault_find` traces (the vault itself is read afresh by every search).
-    pub vault_finder: VaultFinder,
+    pub(crate) vault_finder: VaultFinder,
     /// The memory store, opened by the first memory call (like the vault root: a failure
     /// is not remembered).
     memory: OnceLock<Memory>,
@@ -150,7 +150,7 @@ impl App {
     /// with the files.
     /// The files of a build or refresh count as `call`'s progress (before the work of the
     /// query itself), and a call cancelled while another call's build runs stops at once.
-    pub fn with_manuals<T>(
+    pub(crate) fn with_manuals<T>(
         &self,
         call: &CallContext,
         query: impl FnOnce(&ManualIndex) -> ToolResult<T>,
@@ -329,7 +329,7 @@ impl App {
 
 impl App {
     /// The stop rule's bookkeeping; see `artifact::rounds`.
-    pub fn rounds(&self) -> MutexGuard<'_, Rounds> {
+    pub(crate) fn rounds(&self) -> MutexGuard<'_, Rounds> {
         self.rounds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

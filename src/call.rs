@@ -23,7 +23,7 @@ use crate::error::{ErrorCode, ToolError, ToolResult};
 
 /// The actor of calls that carry no credentials: stdio, the CLI, a loopback HTTP server
 /// without tokens.
-pub const LOCAL_ACTOR: &str = "local";
+pub(crate) const LOCAL_ACTOR: &str = "local";
 
 /// Least time between two progress reports of one call (the first and the last are
 /// always sent).
@@ -31,7 +31,7 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// One progress report: `done` of `total` units (`total` may grow as work is found).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProgressReport {
+pub(crate) struct ProgressReport {
     pub done: u64,
     pub total: u64,
     pub message: String,
@@ -63,7 +63,7 @@ pub struct CallContext {
 
 impl CallContext {
     /// A call on behalf of `actor` (a token's name).
-    pub fn for_actor(actor: impl Into<String>) -> CallContext {
+    pub(crate) fn for_actor(actor: impl Into<String>) -> CallContext {
         CallContext {
             actor: actor.into(),
             cancelled: Arc::default(),
@@ -77,7 +77,7 @@ impl CallContext {
     }
 
     /// Reports progress to `sink`.
-    pub fn with_progress(
+    pub(crate) fn with_progress(
         mut self,
         sink: impl Fn(ProgressReport) + Send + Sync + 'static,
     ) -> CallContext {
@@ -99,13 +99,13 @@ impl CallContext {
         &self.actor
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
     }
 
     /// `Err(cancelled)` once the client has cancelled the call: for the points where a
     /// call stops before it writes or records anything.
-    pub fn check_cancelled(&self) -> ToolResult<()> {
+    pub(crate) fn check_cancelled(&self) -> ToolResult<()> {
         if self.is_cancelled() {
             return Err(ToolError::new(
                 ErrorCode::Conflict,
@@ -118,7 +118,7 @@ impl CallContext {
 
     /// Announces `units` more units of work, counted in `unit` (`"files"`,
     /// `"sections"`); the first announcement is reported at once.
-    pub fn expect_work(&self, units: u64, unit: &'static str) {
+    pub(crate) fn expect_work(&self, units: u64, unit: &'static str) {
         self.update(|state| {
             state.total += units;
             state.unit = unit;
@@ -127,7 +127,7 @@ impl CallContext {
 
     /// Counts `units` units of work as done; reported at most every
     /// `PROGRESS_INTERVAL`, and always when all announced work is done.
-    pub fn work_done(&self, units: u64) {
+    pub(crate) fn work_done(&self, units: u64) {
         self.update(|state| state.done = (state.done + units).min(state.total));
     }
 

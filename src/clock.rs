@@ -14,7 +14,7 @@ pub fn now() -> u64 {
 
 /// `(year, month, day)` of a day count since 1970-01-01 (proleptic Gregorian; Howard
 /// Hinnant's days-to-civil algorithm).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -33,7 +33,7 @@ pub fn date(unix_seconds: u64) -> String {
 }
 
 /// `YYYY-MM-DDThh:mm:ssZ` of a Unix time.
-pub fn rfc3339(unix_seconds: u64) -> String {
+pub(crate) fn rfc3339(unix_seconds: u64) -> String {
     let secs = unix_seconds % 86_400;
     format!(
         "{}T{:02}:{:02}:{:02}Z",
@@ -45,7 +45,7 @@ pub fn rfc3339(unix_seconds: u64) -> String {
 }
 
 /// Milliseconds since the Unix epoch, now.
-pub fn now_millis() -> i64 {
+pub(crate) fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -53,7 +53,7 @@ pub fn now_millis() -> i64 {
 }
 
 /// `YYYY-MM-DDThh:mm:ss.mmmZ` of a Unix time in milliseconds (before 1970 reads as 1970).
-pub fn rfc3339_millis(unix_millis: i64) -> String {
+pub(crate) fn rfc3339_millis(unix_millis: i64) -> String {
     let millis = unix_millis.max(0) as u64;
     let seconds = rfc3339(millis / 1000);
     format!("{}.{:03}Z", seconds.trim_end_matches('Z'), millis % 1000)
@@ -61,7 +61,7 @@ pub fn rfc3339_millis(unix_millis: i64) -> String {
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of
 /// [`civil_from_days`]).
-pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let yoe = year.rem_euclid(400);
@@ -73,7 +73,7 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 
 /// Milliseconds since the Unix epoch of an RFC 3339 date-time (`2026-11-20T09:00:00Z`,
 /// `2026-11-20T18:00:00.5+09:00`); `None` when it is not one.
-pub fn parse_rfc3339(text: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     let bytes = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = text.get(range)?;
@@ -126,7 +126,7 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
 }
 
 /// Whether `year-month-day` is a real calendar date (leap years included).
-pub fn is_calendar_date(year: i64, month: u32, day: u32) -> bool {
+pub(crate) fn is_calendar_date(year: i64, month: u32, day: u32) -> bool {
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let days_in_month = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,

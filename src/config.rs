@@ -5,6 +5,7 @@
 //! accepted range, because a server that silently falls back to a default hides the
 //! operator's mistake until a search misbehaves.
 
+use crate::text::lines::LineNo;
 use std::path::{Path, PathBuf};
 
 /// One setting: its environment variable, default, accepted values and what it is for.
@@ -313,10 +314,10 @@ pub const VARIABLES: &[Variable] = &[
 ];
 
 /// The fixed artifacts folder of spec_v2 §3.3 (not configurable).
-pub const ARTIFACTS_DIR: &str = "artifacts";
+pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     Error,
     Warn,
     Info,
@@ -325,7 +326,7 @@ pub enum LogLevel {
 
 /// A value that must never reach a log line (its `Debug` prints a placeholder).
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(pub String);
+pub(crate) struct Secret(pub String);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -335,24 +336,24 @@ impl std::fmt::Debug for Secret {
 
 /// The memory tools' settings (`MEMORY_*`).
 #[derive(Debug, Clone)]
-pub struct MemoryConfig {
-    pub db_path: PathBuf,
+pub(crate) struct MemoryConfig {
+    pub(crate) db_path: PathBuf,
     /// Applied when the store opens, if the file exists and differs from the policy in
     /// force.
-    pub policy_path: PathBuf,
-    pub audit_path: PathBuf,
+    pub(crate) policy_path: PathBuf,
+    pub(crate) audit_path: PathBuf,
     /// When set, `pce_memory_policy_apply` needs an HMAC-SHA256 signature with it.
-    pub policy_secret: Option<Secret>,
-    pub rate_burst: u32,
-    pub rate_per_sec: f64,
-    pub context_max_ttl_sec: u64,
-    pub feedback_bucket_sec: u64,
-    pub busy_timeout_ms: u64,
+    pub(crate) policy_secret: Option<Secret>,
+    pub(crate) rate_burst: u32,
+    pub(crate) rate_per_sec: f64,
+    pub(crate) context_max_ttl_sec: u64,
+    pub(crate) feedback_bucket_sec: u64,
+    pub(crate) busy_timeout_ms: u64,
 }
 
 /// How log lines look on stderr (`LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// One JSON object a line, for log collectors and MCP clients that store stderr.
     Json,
     /// One readable line an event, for a person at a terminal.
@@ -413,64 +414,63 @@ impl std::fmt::Debug for EmbeddingsConfig {
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub workspace_root: PathBuf,
     pub manuals_root: PathBuf,
-    pub vault_root: PathBuf,
-    pub default_manual_id: Option<String>,
-    pub synonyms_path: PathBuf,
+    pub(crate) vault_root: PathBuf,
+    pub(crate) default_manual_id: Option<String>,
+    pub(crate) synonyms_path: PathBuf,
     /// Where derived data that can always be rebuilt from the manuals lives (the section
     /// index, section vectors): deleting it loses nothing but time.
     pub cache_dir: PathBuf,
     pub embeddings: Option<EmbeddingsConfig>,
     /// Manual files larger than this are skipped (listed with a warning), so one huge
     /// file cannot exhaust memory or overflow the 32-bit offsets of the search.
-    pub max_manual_file_bytes: u64,
-    pub log_level: LogLevel,
+    pub(crate) max_manual_file_bytes: u64,
+    pub(crate) log_level: LogLevel,
     /// `None`: chosen when logging starts, pretty when stderr is a terminal.
-    pub log_format: Option<LogFormat>,
-    pub adaptive_tuning: bool,
+    pub(crate) log_format: Option<LogFormat>,
+    pub(crate) adaptive_tuning: bool,
     pub adaptive_stats_path: PathBuf,
-    pub adaptive_min_recall: f64,
-    pub adaptive_candidate_low_base: u32,
-    pub adaptive_file_bias_base: f64,
-    pub vault_scan_default_chunk_lines: u32,
-    pub vault_scan_max_chunk_lines: u32,
-    pub coverage_min_ratio: f64,
-    pub marginal_gain_min: f64,
-    pub trace_max_keep: usize,
-    pub trace_ttl_sec: u64,
+    pub(crate) adaptive_min_recall: f64,
+    pub(crate) adaptive_candidate_low_base: u32,
+    pub(crate) adaptive_file_bias_base: f64,
+    pub(crate) vault_scan_default_chunk_lines: LineNo,
+    pub(crate) vault_scan_max_chunk_lines: LineNo,
+    pub(crate) coverage_min_ratio: f64,
+    pub(crate) marginal_gain_min: f64,
+    pub(crate) trace_max_keep: usize,
+    pub(crate) trace_ttl_sec: u64,
     pub allow_file_scope: bool,
-    pub hard_max_sections: u32,
+    pub(crate) hard_max_sections: u32,
     pub hard_max_chars: u32,
-    pub default_max_stage: u8,
-    pub hard_max_stage: u8,
-    pub memory: MemoryConfig,
+    pub(crate) default_max_stage: u8,
+    pub(crate) hard_max_stage: u8,
+    pub(crate) memory: MemoryConfig,
 }
 
 /// The settings of `serve --http` only (the `MANVAULT_HTTP_*` variables); read when that
 /// transport starts, so a stdio server never fails on them.
 #[derive(Debug, Clone)]
-pub struct HttpConfig {
+pub(crate) struct HttpConfig {
     /// `MANVAULT_HTTP_TOKEN`: one token, whose actor name is `default`.
     pub token: Option<String>,
     /// `MANVAULT_HTTP_TOKENS_FILE`: `name:token` lines.
     pub tokens_file: Option<PathBuf>,
     /// Requests one token may make per window.
-    pub rate_limit: u32,
-    pub rate_window_sec: u64,
+    pub(crate) rate_limit: u32,
+    pub(crate) rate_window_sec: u64,
     /// Extra names clients may use in `Host` (and `Origin`) besides the loopback names
     /// and the bound address.
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// How long in-flight calls may take to finish after SIGINT/SIGTERM.
-    pub shutdown_grace_sec: u64,
+    pub(crate) shutdown_grace_sec: u64,
 }
 
 impl HttpConfig {
-    pub fn from_env() -> Result<HttpConfig, String> {
+    pub(crate) fn from_env() -> Result<HttpConfig, String> {
         Self::load(&|name| std::env::var(name).ok())
     }
 
-    pub fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
+    pub(crate) fn load(lookup: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig, String> {
         let env = Env { lookup };
         Ok(HttpConfig {
             token: env.raw("MANVAULT_HTTP_TOKEN"),
@@ -598,7 +598,7 @@ impl Env<'_> {
 
 impl Config {
     /// The configuration from the process environment and the root flags.
-    pub fn from_env(flags: &RootFlags) -> Result<Config, String> {
+    pub(crate) fn from_env(flags: &RootFlags) -> Result<Config, String> {
         Self::load(&|name| std::env::var(name).ok(), flags)
     }
 
@@ -700,7 +700,6 @@ impl Config {
             hard_max_chars: env.number("HARD_MAX_CHARS")?,
             default_max_stage: env.number_up_to("DEFAULT_MAX_STAGE", hard_max_stage)?,
             hard_max_stage,
-            workspace_root,
             manuals_root,
             vault_root,
             adaptive_stats_path,
@@ -889,7 +888,7 @@ mod tests {
             &flags,
         )
         .unwrap();
-        assert_eq!(config.workspace_root, PathBuf::from("/a"));
+        assert_eq!(config.synonyms_path, PathBuf::from("/a/synonyms.txt"));
         assert_eq!(config.vault_root, PathBuf::from("/v"));
         assert_eq!(config.manuals_root, PathBuf::from("/env"));
     }

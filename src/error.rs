@@ -168,7 +168,7 @@ impl ToolError {
         }
     }
 
-    pub fn with_details(mut self, details: Value) -> Self {
+    pub(crate) fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
     }

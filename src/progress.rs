@@ -16,7 +16,7 @@ pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(3);
 
 /// What an index build has done so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IndexProgress {
+pub(crate) struct IndexProgress {
     pub manuals: u64,
     /// Files found (within `MAX_MANUAL_FILE_BYTES`); `files` counts up to it.
     pub files_found: u64,
@@ -27,7 +27,7 @@ pub struct IndexProgress {
 
 impl IndexProgress {
     /// `3 manuals, 42 files, 120 sections, 1.2 MB` (kB below a megabyte).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let size = if self.bytes < 1_000_000 {
             format!("{:.0} kB", self.bytes as f64 / 1_000.0)
         } else {

@@ -7,6 +7,7 @@
 //! published schema, and no domain module spells another tool's parameter names.
 
 use crate::contract::types::HitKind;
+use crate::text::lines::LineNo;
 
 /// A proposed call and how confident the server is that it is the right next step (0..1;
 /// the answer states it to two decimals). Proposals are listed best first.
@@ -35,7 +36,7 @@ pub enum Call {
         trace_id: String,
         manual_id: String,
         path: String,
-        start_line: Option<u32>,
+        start_line: Option<LineNo>,
     },
     /// `manual_find` of the same query: continuing a trace, or one stage further.
     ManualFind {
@@ -47,8 +48,8 @@ pub enum Call {
     /// `max_chars`.
     VaultRead {
         path: String,
-        start_line: u64,
-        end_line: Option<u64>,
+        start_line: LineNo,
+        end_line: Option<LineNo>,
         max_chars: Option<u64>,
     },
     /// `vault_find` of the same query: continuing a trace, or in another scope.
@@ -60,8 +61,8 @@ pub enum Call {
     /// `vault_scan` of a file from `start_line` (absent: line 1).
     VaultScan {
         path: String,
-        start_line: Option<u64>,
-        chunk_lines: Option<u64>,
+        start_line: Option<LineNo>,
+        chunk_lines: Option<LineNo>,
         max_chars: Option<u64>,
     },
     /// `vault_coverage` of a source file, optionally by the artifacts named.

@@ -22,6 +22,7 @@ use crate::contract::types::{
 };
 use crate::error::{ToolError, ToolResult};
 use crate::manual::FileType;
+use crate::text::lines::{line_no, LineNo};
 
 const MANUAL_SCHEME: &str = "manual://";
 const VAULT_SCHEME: &str = "vault://";
@@ -85,7 +86,7 @@ pub(crate) enum ResourceUri {
     ManualSection {
         manual_id: String,
         path: String,
-        line: u64,
+        line: LineNo,
     },
     VaultFile {
         path: String,
@@ -120,7 +121,7 @@ impl ResourceUri {
                 Some(line) => ResourceUri::ManualSection {
                     manual_id,
                     path,
-                    line,
+                    line: line_no(line),
                 },
             });
         }

@@ -18,18 +18,18 @@ use serde_json::json;
 use crate::error::{ToolError, ToolResult};
 
 /// Time budget of a search when the request brings none (requirements §6.1, §6.1.1).
-pub const DEFAULT_TIME_MS: u64 = 60_000;
+pub(crate) const DEFAULT_TIME_MS: u64 = 60_000;
 /// Most candidates a search keeps when the request brings no cap.
-pub const DEFAULT_MAX_CANDIDATES: usize = 200;
+pub(crate) const DEFAULT_MAX_CANDIDATES: usize = 200;
 
 /// Why a search left part of its scope out: the schema's `CutoffReason` (also the word
 /// the statistics file records).
-pub use crate::contract::types::CutoffReason;
+pub(crate) use crate::contract::types::CutoffReason;
 
 /// Whose traces a store keeps: the id prefix, and the tool named in the `not_found`
 /// message, since running it again is the way to a fresh trace.
 #[derive(Debug, Clone, Copy)]
-pub struct TraceKind {
+pub(crate) struct TraceKind {
     pub prefix: &'static str,
     pub tool: &'static str,
 }
@@ -37,7 +37,7 @@ pub struct TraceKind {
 /// A point in time a store counts its TTL from: an [`Instant`] for the trace stores of
 /// the find tools, Unix seconds (`u64`) for the statistics, whose clock is a parameter so
 /// tests can drive days.
-pub trait Moment: Copy {
+pub(crate) trait Moment: Copy {
     /// Time from `earlier` to `self` (zero if `earlier` is later).
     fn since(self, earlier: Self) -> Duration;
 }
@@ -62,7 +62,7 @@ struct Entry<T, M> {
 
 /// The in-memory trace store of one search tool (and of the statistics' open traces):
 /// at most `max_keep` entries, each for `ttl`, the oldest leaving first.
-pub struct TraceStore<T, M: Moment = Instant> {
+pub(crate) struct TraceStore<T, M: Moment = Instant> {
     kind: TraceKind,
     max_keep: usize,
     ttl: Duration,
@@ -73,7 +73,7 @@ pub struct TraceStore<T, M: Moment = Instant> {
 }
 
 impl<T, M: Moment> TraceStore<T, M> {
-    pub fn new(kind: TraceKind, max_keep: usize, ttl: Duration) -> TraceStore<T, M> {
+    pub(crate) fn new(kind: TraceKind, max_keep: usize, ttl: Duration) -> TraceStore<T, M> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.subsec_nanos());
@@ -89,7 +89,7 @@ impl<T, M: Moment> TraceStore<T, M> {
     }
 
     /// A fresh id, unique in this process and unlikely to recur in another.
-    pub fn next_id(&mut self) -> String {
+    pub(crate) fn next_id(&mut self) -> String {
         let id = format!("{}-{:06x}{:04x}", self.kind.prefix, self.salt, self.next);
         self.next += 1;
         id
@@ -97,7 +97,7 @@ impl<T, M: Moment> TraceStore<T, M> {
 
     /// Keeps `value` under `id`, and returns what that closed, oldest first: the expired
     /// entries, the one kept under `id` before, then the oldest beyond the limit.
-    pub fn insert(&mut self, id: String, value: T, now: M) -> Vec<(String, T)> {
+    pub(crate) fn insert(&mut self, id: String, value: T, now: M) -> Vec<(String, T)> {
         let mut closed = self.expire(now);
         closed.extend(self.remove(&id).map(|value| (id.clone(), value)));
         while self.order.len() >= self.max_keep {
@@ -123,7 +123,7 @@ impl<T, M: Moment> TraceStore<T, M> {
 
     /// The trace `id` if it is kept and younger than the TTL, else `not_found` naming
     /// the parameter that carried it.
-    pub fn get(&mut self, id: &str, now: M, field: &str) -> ToolResult<&mut T> {
+    pub(crate) fn get(&mut self, id: &str, now: M, field: &str) -> ToolResult<&mut T> {
         self.expire(now);
         let (ttl, max_keep, tool) = (self.ttl, self.max_keep, self.kind.tool);
         self.entries
@@ -143,26 +143,22 @@ impl<T, M: Moment> TraceStore<T, M> {
             })
     }
 
-    /// The trace `id` as kept, without expiring anything first (for reads that must not
-    /// change the store, such as statistics looking back).
-    pub fn peek(&self, id: &str) -> Option<&T> {
-        self.entries.get(id).map(|entry| &entry.value)
-    }
-
-    /// [`TraceStore::peek`], to change the entry in place.
-    pub fn peek_mut(&mut self, id: &str) -> Option<&mut T> {
+    /// The trace `id` as kept, to change in place, without expiring anything first (for
+    /// callers that must not change which traces the store keeps, such as statistics
+    /// looking back).
+    pub(crate) fn peek_mut(&mut self, id: &str) -> Option<&mut T> {
         self.entries.get_mut(id).map(|entry| &mut entry.value)
     }
 
     /// Takes out the entry `id`.
-    pub fn remove(&mut self, id: &str) -> Option<T> {
+    pub(crate) fn remove(&mut self, id: &str) -> Option<T> {
         let entry = self.entries.remove(id)?;
         self.order.retain(|kept| kept != id);
         Some(entry.value)
     }
 
     /// Takes out every entry whose time is up, oldest first.
-    pub fn expire(&mut self, now: M) -> Vec<(String, T)> {
+    pub(crate) fn expire(&mut self, now: M) -> Vec<(String, T)> {
         let mut expired = Vec::new();
         while let Some(oldest) = self.order.front() {
             let due = self
@@ -183,7 +179,7 @@ impl<T, M: Moment> TraceStore<T, M> {
     }
 
     /// Takes out every entry, oldest first.
-    pub fn drain(&mut self) -> Vec<(String, T)> {
+    pub(crate) fn drain(&mut self) -> Vec<(String, T)> {
         let order: Vec<String> = self.order.drain(..).collect();
         order
             .into_iter()
@@ -241,7 +237,7 @@ mod tests {
         let id = keep(&mut store, 1, now);
         assert!(id.starts_with("x-"), "{id}");
         *store.get(&id, now, "trace_id").unwrap() += 1;
-        assert_eq!(store.peek(&id), Some(&2));
-        assert_eq!(store.peek("x-nope"), None);
+        assert_eq!(store.peek_mut(&id), Some(&mut 2));
+        assert_eq!(store.peek_mut("x-nope"), None);
     }
 }

@@ -15,26 +15,26 @@ const MAX_OBSERVATIONS: usize = MAX_LINES;
 
 /// One search and, once known, its recall proxy.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     pub find: FindRecord,
     pub recall: Option<f64>,
 }
 
 /// Recent searches, oldest first.
 #[derive(Debug, Default)]
-pub struct History {
+pub(crate) struct History {
     observations: VecDeque<Observation>,
 }
 
 impl History {
-    pub fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> History {
+    pub(crate) fn replay<'a>(records: impl IntoIterator<Item = &'a Record>) -> History {
         let mut history = History::default();
         records.into_iter().for_each(|record| history.add(record));
         history
     }
 
     /// Takes in a search or the usage of one; other records are not about searches.
-    pub fn add(&mut self, record: &Record) {
+    pub(crate) fn add(&mut self, record: &Record) {
         match record {
             Record::Find(find) => {
                 if self.observations.len() == MAX_OBSERVATIONS {
@@ -61,7 +61,7 @@ impl History {
         }
     }
 
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Observation> + ExactSizeIterator {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &Observation> + ExactSizeIterator {
         self.observations.iter()
     }
 }
@@ -75,7 +75,7 @@ pub(crate) struct Summary {
     est_tokens: u64,
     added_est_tokens: u64,
     /// Searches with a recall figure (something was used under their trace).
-    pub recall_samples: u64,
+    pub(crate) recall_samples: u64,
     recall_total: f64,
 }
 

@@ -31,7 +31,7 @@ mod test_support;
 
 pub use fingerprint::Fingerprint;
 pub use recall::RefKey;
-pub use record::{AuditFacts, AuditKind, FindFacts, FindSummary, Record};
+pub use record::{AuditFacts, AuditKind, FindFacts, FindSummary};
 pub use service::Adaptive;
-pub use store::StatsFile;
+pub(crate) use store::StatsFile;
 pub use thresholds::Thresholds;

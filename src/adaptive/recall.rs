@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::record::UsageRecord;
+use crate::text::lines::LineNo;
 use crate::trace::{TraceKind, TraceStore};
 
 /// The identity of a manual ref (spec_v2 §9.1): `start_line` is `None` for a `.json`
@@ -23,7 +24,7 @@ use crate::trace::{TraceKind, TraceStore};
 pub struct RefKey {
     pub manual_id: String,
     pub path: String,
-    pub start_line: Option<u32>,
+    pub start_line: Option<LineNo>,
 }
 
 struct OpenTrace {
@@ -110,7 +111,7 @@ fn usage(closed: Vec<(String, OpenTrace)>, now: u64) -> Vec<UsageRecord> {
 mod tests {
     use super::*;
 
-    fn key(path: &str, line: u32) -> RefKey {
+    fn key(path: &str, line: LineNo) -> RefKey {
         RefKey {
             manual_id: "handbook".into(),
             path: path.into(),
@@ -118,7 +119,7 @@ mod tests {
         }
     }
 
-    fn keys(items: &[(&str, u32)]) -> HashSet<RefKey> {
+    fn keys(items: &[(&str, LineNo)]) -> HashSet<RefKey> {
         items.iter().map(|(path, line)| key(path, *line)).collect()
     }
 

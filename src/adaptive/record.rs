@@ -16,7 +16,7 @@ use crate::artifact::{est_tokens, marginal_gain};
 /// One line of the statistics file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Record {
+pub(crate) enum Record {
     /// One `manual_find`.
     Find(FindRecord),
     /// What was used after a `manual_find`, written when its trace closes.
@@ -70,7 +70,7 @@ pub struct FindFacts {
 
 /// One `manual_find` as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FindRecord {
+pub(crate) struct FindRecord {
     /// Unix seconds (the report turns them into UTC dates).
     pub ts: u64,
     #[serde(flatten)]
@@ -78,11 +78,11 @@ pub struct FindRecord {
     #[serde(flatten)]
     pub tokens: TokenEstimate,
     #[serde(flatten)]
-    pub gain: Gain,
+    pub(crate) gain: Gain,
 }
 
 impl FindRecord {
-    pub fn new(facts: FindFacts, ts: u64) -> FindRecord {
+    pub(crate) fn new(facts: FindFacts, ts: u64) -> FindRecord {
         FindRecord {
             ts,
             summary: facts.summary,
@@ -94,14 +94,14 @@ impl FindRecord {
 
 /// `est_tokens = ceil((chars_in + chars_out) / 4)`, with each side estimated the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenEstimate {
+pub(crate) struct TokenEstimate {
     pub est_tokens: u64,
     pub est_tokens_in: u64,
     pub est_tokens_out: u64,
 }
 
 impl TokenEstimate {
-    pub fn from_chars(chars_in: u64, chars_out: u64) -> TokenEstimate {
+    pub(crate) fn from_chars(chars_in: u64, chars_out: u64) -> TokenEstimate {
         TokenEstimate {
             est_tokens: est_tokens(chars_in + chars_out),
             est_tokens_in: est_tokens(chars_in),
@@ -113,7 +113,7 @@ impl TokenEstimate {
 /// Evidence added for tokens spent: the stop signal of vault audit rounds and the price
 /// of Stage 4 in searches.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Gain {
+pub(crate) struct Gain {
     pub added_evidence_count: u64,
     pub added_est_tokens: u64,
     /// `added_evidence_count / added_est_tokens`; `null` when no tokens were added.
@@ -121,7 +121,7 @@ pub struct Gain {
 }
 
 impl Gain {
-    pub fn new(added_evidence_count: u64, added_est_tokens: u64) -> Gain {
+    pub(crate) fn new(added_evidence_count: u64, added_est_tokens: u64) -> Gain {
         Gain {
             added_evidence_count,
             added_est_tokens,
@@ -133,7 +133,7 @@ impl Gain {
 /// The recall proxy of one trace: of the `used_refs` refs used under it, `used_found`
 /// were among its candidates (requirements §6.1: |U_q| and |C_q ∩ U_q|).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UsageRecord {
+pub(crate) struct UsageRecord {
     pub ts: u64,
     pub trace_id: String,
     pub used_refs: u64,
@@ -142,7 +142,7 @@ pub struct UsageRecord {
 
 impl UsageRecord {
     /// |C_q ∩ U_q| / |U_q|, or `None` for a trace nothing was used from.
-    pub fn recall(&self) -> Option<f64> {
+    pub(crate) fn recall(&self) -> Option<f64> {
         (self.used_refs > 0).then(|| self.used_found as f64 / self.used_refs as f64)
     }
 }
@@ -167,17 +167,17 @@ pub struct AuditFacts {
 
 /// One vault audit round as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditRecord {
+pub(crate) struct AuditRecord {
     pub ts: u64,
     pub path_hash: Fingerprint,
     pub coverage_ratio: Option<f64>,
     #[serde(flatten)]
-    pub gain: Gain,
+    pub(crate) gain: Gain,
 }
 
 impl Record {
     /// The record of one audit round, of the kind the round names.
-    pub fn audit(facts: AuditFacts, ts: u64) -> Record {
+    pub(crate) fn audit(facts: AuditFacts, ts: u64) -> Record {
         let record = AuditRecord {
             ts,
             path_hash: facts.path_hash,
@@ -194,7 +194,7 @@ impl Record {
 /// What moved the thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TuningReason {
+pub(crate) enum TuningReason {
     /// The policy found a cheaper setting that keeps recall, or recall below the floor.
     Policy,
     /// Rollback: recall over the last 100 searches fell by more than 3 points.
@@ -206,7 +206,7 @@ pub enum TuningReason {
 /// A change of the thresholds, holding the whole new state, so that the newest tuning
 /// record alone restores it after a restart (older ones may have been compacted away).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuningRecord {
+pub(crate) struct TuningRecord {
     pub ts: u64,
     pub reason: TuningReason,
     #[serde(flatten)]
@@ -216,12 +216,12 @@ pub struct TuningRecord {
 /// The tuned thresholds and the times the rules count from (a tuning record's state;
 /// `tuning` moves it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuningState {
+pub(crate) struct TuningState {
     #[serde(flatten)]
     pub thresholds: Thresholds,
     /// When each threshold last changed.
-    pub candidate_low_changed_at: Option<u64>,
-    pub file_bias_changed_at: Option<u64>,
+    pub(crate) candidate_low_changed_at: Option<u64>,
+    pub(crate) file_bias_changed_at: Option<u64>,
     /// The last rollback: rollback windows only look at searches after it.
     pub rolled_back_at: Option<u64>,
     /// The thresholds that rollback left. For `tuning::EVIDENCE_WINDOW_SECS` after it, a
@@ -229,7 +229,7 @@ pub struct TuningState {
     /// (or past it): the policy judges by an absolute floor, the rollback by a relative
     /// drop, and without this bar the policy would walk straight back into the setting
     /// the rollback just left.
-    pub rolled_back_from: Option<Thresholds>,
+    pub(crate) rolled_back_from: Option<Thresholds>,
 }
 
 #[cfg(test)]

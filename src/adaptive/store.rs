@@ -67,7 +67,7 @@ impl Size {
     }
 }
 
-pub struct StatsFile {
+pub(crate) struct StatsFile {
     root: Root,
     rel: RelPath,
     size: Option<Size>,
@@ -76,7 +76,7 @@ pub struct StatsFile {
 impl StatsFile {
     /// Opens the folder that holds the statistics file; creates nothing. The error names
     /// the setting, never the server path.
-    pub fn locate(config: &Config) -> Result<StatsFile, String> {
+    pub(crate) fn locate(config: &Config) -> Result<StatsFile, String> {
         let located = locate_file(
             &config.adaptive_stats_path,
             &config.vault_root,
@@ -91,7 +91,7 @@ impl StatsFile {
 
     /// Every readable record, oldest first (none if the file does not exist yet), of the
     /// newest [`MAX_READ_BYTES`]; one warning if anything was left out.
-    pub fn load(&mut self) -> Vec<Record> {
+    pub(crate) fn load(&mut self) -> Vec<Record> {
         match self.read_bytes() {
             Ok(contents) => {
                 self.size = Some(Size::of(&contents));
@@ -119,7 +119,7 @@ impl StatsFile {
     }
 
     /// Appends one record as one line, then compacts if the file has grown past its bound.
-    pub fn append(&mut self, record: &Record) -> Result<(), ToolError> {
+    pub(crate) fn append(&mut self, record: &Record) -> Result<(), ToolError> {
         let size = match self.size {
             Some(size) => size,
             None => Size::of(&self.read_bytes()?),

@@ -23,7 +23,7 @@ impl Thresholds {
 
     /// The same thresholds moved inside their bounds and onto their units (a record
     /// edited by hand, or a base between two thousandths).
-    pub fn clamped(self) -> Thresholds {
+    pub(crate) fn clamped(self) -> Thresholds {
         Dial::ALL.iter().fold(self, |thresholds, dial| {
             dial.set(thresholds, dial.units(&thresholds))
         })

@@ -32,14 +32,14 @@ pub(crate) const EVIDENCE_WINDOW_SECS: u64 = 7 * 24 * 3600;
 
 /// The operator's settings for tuning.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub enabled: bool,
-    pub min_recall: f64,
+    pub(crate) min_recall: f64,
     pub defaults: Thresholds,
 }
 
 impl Policy {
-    pub fn from_config(config: &Config) -> Policy {
+    pub(crate) fn from_config(config: &Config) -> Policy {
         Policy {
             enabled: config.adaptive_tuning,
             min_recall: config.adaptive_min_recall,
@@ -50,7 +50,7 @@ impl Policy {
 
 impl TuningState {
     /// The state before any change: the defaults, free to move.
-    pub fn initial(policy: &Policy) -> TuningState {
+    pub(crate) fn initial(policy: &Policy) -> TuningState {
         TuningState {
             thresholds: policy.defaults,
             candidate_low_changed_at: None,
@@ -62,14 +62,14 @@ impl TuningState {
 
     /// The state a tuning record left, pulled back inside the bounds in case the file
     /// was edited by hand.
-    pub fn restored(record: &TuningRecord) -> TuningState {
+    pub(crate) fn restored(record: &TuningRecord) -> TuningState {
         let mut state = record.state.clone();
         state.thresholds = state.thresholds.clamped();
         state
     }
 
     /// The thresholds a search runs with now.
-    pub fn in_force(&self, policy: &Policy) -> Thresholds {
+    pub(crate) fn in_force(&self, policy: &Policy) -> Thresholds {
         if policy.enabled {
             self.thresholds
         } else {
@@ -105,7 +105,12 @@ impl TuningState {
 
     /// The change due at `now`, if any; the caller applies it with [`TuningState::restored`]
     /// and writes it.
-    pub fn review(&self, history: &History, policy: &Policy, now: u64) -> Option<TuningRecord> {
+    pub(crate) fn review(
+        &self,
+        history: &History,
+        policy: &Policy,
+        now: u64,
+    ) -> Option<TuningRecord> {
         if !policy.enabled {
             return None;
         }

@@ -11,20 +11,22 @@
 //! uncovered range starts and ends on such a line (blank lines inside it stay, so a
 //! paragraph break does not split a gap in two); a gap of blank lines only is no gap.
 
+use crate::text::lines::LineNo;
+
 /// A 1-based inclusive line range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LineRange {
-    pub start_line: u64,
-    pub end_line: u64,
+    pub start_line: LineNo,
+    pub end_line: LineNo,
 }
 
 impl LineRange {
-    pub(crate) fn line_count(self) -> u64 {
+    pub(crate) fn line_count(self) -> LineNo {
         self.end_line - self.start_line + 1
     }
 
     /// Lines shared with `other`.
-    fn overlap(self, other: LineRange) -> u64 {
+    fn overlap(self, other: LineRange) -> LineNo {
         let start = self.start_line.max(other.start_line);
         let end = self.end_line.min(other.end_line);
         if start <= end {
@@ -38,7 +40,7 @@ impl LineRange {
 #[cfg(test)]
 impl LineRange {
     /// Ranges from `(start_line, end_line)` pairs, for tests.
-    pub(crate) fn from_pairs(pairs: &[(u64, u64)]) -> Vec<LineRange> {
+    pub(crate) fn from_pairs(pairs: &[(LineNo, LineNo)]) -> Vec<LineRange> {
         pairs
             .iter()
             .map(|&(start_line, end_line)| LineRange {
@@ -53,7 +55,7 @@ impl LineRange {
 /// no evidence (the tool layer streams the file once to find out).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct LineProfile {
-    pub total_lines: u64,
+    pub total_lines: LineNo,
     /// Lines without evidence (blank, front matter, comment lines; see
     /// `vault::profile`): ascending, disjoint, adjacent ones merged, inside
     /// `1..=total_lines`.
@@ -62,7 +64,7 @@ pub(crate) struct LineProfile {
 
 impl LineProfile {
     /// A file of `total_lines` lines that all hold text.
-    pub(crate) fn plain(total_lines: u64) -> LineProfile {
+    pub(crate) fn plain(total_lines: LineNo) -> LineProfile {
         LineProfile {
             total_lines,
             blank_ranges: Vec::new(),
@@ -70,8 +72,8 @@ impl LineProfile {
     }
 
     /// Lines that hold text: the denominator of the coverage ratio.
-    pub(crate) fn evidence_lines(&self) -> u64 {
-        let blank: u64 = self
+    pub(crate) fn evidence_lines(&self) -> LineNo {
+        let blank: LineNo = self
             .blank_ranges
             .iter()
             .map(|range| range.line_count())
@@ -80,7 +82,7 @@ impl LineProfile {
     }
 
     /// The blank range holding `line`, if any.
-    fn blank_at(&self, line: u64) -> Option<LineRange> {
+    fn blank_at(&self, line: LineNo) -> Option<LineRange> {
         let after = self
             .blank_ranges
             .partition_point(|range| range.start_line <= line);
@@ -114,7 +116,7 @@ pub(crate) struct Coverage {
     /// The uncited runs of lines that hold evidence, ascending (see the module doc).
     pub uncovered_ranges: Vec<LineRange>,
     /// Covered lines with evidence, the numerator of `coverage_ratio`.
-    pub covered_evidence_lines: u64,
+    pub covered_evidence_lines: LineNo,
     /// Covered / all lines with evidence; 1.0 when the file has none (nothing is left to
     /// cite).
     pub coverage_ratio: f64,
@@ -124,7 +126,7 @@ pub(crate) struct Coverage {
 /// `Artifact::cited_ranges`).
 pub(crate) fn coverage(
     profile: &LineProfile,
-    cited: impl IntoIterator<Item = (u64, u64)>,
+    cited: impl IntoIterator<Item = (LineNo, LineNo)>,
 ) -> Coverage {
     let total_lines = profile.total_lines;
     let mut clipped: Vec<LineRange> = cited
@@ -150,7 +152,7 @@ pub(crate) fn coverage(
         .filter_map(|gap| profile.trimmed(gap))
         .collect();
     let covered_blank = shared_lines(&covered_ranges, &profile.blank_ranges);
-    let covered_lines: u64 = covered_ranges.iter().map(|range| range.line_count()).sum();
+    let covered_lines: LineNo = covered_ranges.iter().map(|range| range.line_count()).sum();
     let covered_evidence_lines = covered_lines - covered_blank;
     let evidence_lines = profile.evidence_lines();
     let coverage_ratio = if evidence_lines == 0 {
@@ -167,7 +169,7 @@ pub(crate) fn coverage(
 }
 
 /// The lines of `1..=total_lines` outside the merged, ascending `covered` ranges.
-fn gaps(covered: &[LineRange], total_lines: u64) -> Vec<LineRange> {
+fn gaps(covered: &[LineRange], total_lines: LineNo) -> Vec<LineRange> {
     let mut gaps = Vec::new();
     let mut next_uncovered = 1;
     for range in covered {
@@ -189,7 +191,7 @@ fn gaps(covered: &[LineRange], total_lines: u64) -> Vec<LineRange> {
 }
 
 /// Lines in both of two ascending lists of disjoint ranges, in one pass over each.
-fn shared_lines(a: &[LineRange], b: &[LineRange]) -> u64 {
+fn shared_lines(a: &[LineRange], b: &[LineRange]) -> LineNo {
     let (mut i, mut j, mut shared) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         shared += a[i].overlap(b[j]);
@@ -208,11 +210,11 @@ mod tests {
 
     use super::*;
 
-    fn ranges(pairs: &[(u64, u64)]) -> Vec<LineRange> {
+    fn ranges(pairs: &[(LineNo, LineNo)]) -> Vec<LineRange> {
         LineRange::from_pairs(pairs)
     }
 
-    fn plain(total_lines: u64, cited: &[(u64, u64)]) -> Coverage {
+    fn plain(total_lines: LineNo, cited: &[(LineNo, LineNo)]) -> Coverage {
         coverage(&LineProfile::plain(total_lines), cited.iter().copied())
     }
 
@@ -277,7 +279,7 @@ mod tests {
 
     /// A profile of `total_lines` whose lines in `blank` (any order, any values) are
     /// blank, with the ranges built the way the tool layer builds them.
-    fn profile_of(total_lines: u64, blank: &[u64]) -> LineProfile {
+    fn profile_of(total_lines: LineNo, blank: &[LineNo]) -> LineProfile {
         let mut blank_ranges: Vec<LineRange> = Vec::new();
         for line in 1..=total_lines {
             if !blank.contains(&line) {
@@ -302,14 +304,14 @@ mod tests {
         /// both; uncovered ranges start and end on text; the ratio counts text lines.
         #[test]
         fn covered_uncovered_and_blank_account_for_every_line(
-            total_lines in 0u64..60,
-            cited in proptest::collection::vec((0u64..70, 0u64..70), 0..8),
-            blank in proptest::collection::vec(1u64..60, 0..30),
+            total_lines in 0 as LineNo..60,
+            cited in proptest::collection::vec((0 as LineNo..70, 0 as LineNo..70), 0..8),
+            blank in proptest::collection::vec(1 as LineNo..60, 0..30),
         ) {
             let profile = profile_of(total_lines, &blank);
-            let is_blank = |line: u64| blank.contains(&line);
+            let is_blank = |line: LineNo| blank.contains(&line);
             let result = coverage(&profile, cited.clone());
-            let is_cited = |line: u64| cited.iter().any(|&(s, e)| s <= line && line <= e);
+            let is_cited = |line: LineNo| cited.iter().any(|&(s, e)| s <= line && line <= e);
             for line in 1..=total_lines {
                 let covered = result.covered_ranges.iter().any(|r| r.start_line <= line && line <= r.end_line);
                 let uncovered = result.uncovered_ranges.iter().filter(|r| r.start_line <= line && line <= r.end_line).count();
@@ -326,8 +328,8 @@ mod tests {
             for pair in result.covered_ranges.windows(2) {
                 prop_assert!(pair[1].start_line > pair[0].end_line + 1, "merged: {:?}", pair);
             }
-            let text_lines = (1..=total_lines).filter(|l| !is_blank(*l)).count() as u64;
-            let covered_text = (1..=total_lines).filter(|l| !is_blank(*l) && is_cited(*l)).count() as u64;
+            let text_lines = (1..=total_lines).filter(|l| !is_blank(*l)).count() as LineNo;
+            let covered_text = (1..=total_lines).filter(|l| !is_blank(*l) && is_cited(*l)).count() as LineNo;
             prop_assert_eq!(result.covered_evidence_lines, covered_text);
             if text_lines > 0 {
                 prop_assert_eq!(result.coverage_ratio, covered_text as f64 / text_lines as f64);

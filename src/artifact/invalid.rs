@@ -5,9 +5,10 @@
 use serde_json::{json, Value};
 
 use crate::error::ToolError;
+use crate::text::lines::LineNo;
 
 /// A problem at `line` (1-based, counted in the whole Markdown file).
-pub(crate) fn at_line(line: u64, problem: impl Into<String>) -> ToolError {
+pub(crate) fn at_line(line: LineNo, problem: impl Into<String>) -> ToolError {
     let problem = problem.into();
     ToolError::invalid_parameter(format!("artifact line {line}: {problem}"))
         .with_details(json!({ "line": line, "problem": problem }))

@@ -18,9 +18,10 @@ use super::invalid;
 use super::mermaid::{declares_flowchart, parse_chart, ChartNode, Shape};
 use super::model::{Artifact, Element, Kind};
 use crate::error::ToolResult;
+use crate::text::lines::LineNo;
 
 /// A fenced block's content lines with their line numbers in the Markdown file.
-type NumberedLines = Vec<(u64, String)>;
+type NumberedLines = Vec<(LineNo, String)>;
 
 /// Parses the text of a `.md` artifact.
 pub(crate) fn parse_markdown(text: &str) -> ToolResult<Artifact> {
@@ -42,7 +43,7 @@ fn flowchart_block(text: &str) -> ToolResult<NumberedLines> {
     options.extension.front_matter_delimiter = Some("---".to_owned());
     let root = parse_document(&arena, text, &options);
     let mut mermaid_blocks = 0;
-    let mut flowcharts: Vec<(u64, NumberedLines)> = Vec::new();
+    let mut flowcharts: Vec<(LineNo, NumberedLines)> = Vec::new();
     for node in root.descendants() {
         let data = node.data.borrow();
         let NodeValue::CodeBlock(block) = &data.value else {
@@ -52,7 +53,7 @@ fn flowchart_block(text: &str) -> ToolResult<NumberedLines> {
             continue;
         }
         mermaid_blocks += 1;
-        let fence_line = data.sourcepos.start.line as u64;
+        let fence_line = data.sourcepos.start.line as LineNo;
         let lines: NumberedLines = (fence_line + 1..)
             .zip(block.literal.lines().map(str::to_owned))
             .collect();
@@ -67,7 +68,7 @@ fn flowchart_block(text: &str) -> ToolResult<NumberedLines> {
             json!({ "mermaid_blocks": mermaid_blocks }),
         )),
         _ => {
-            let fence_lines: Vec<u64> = flowcharts.iter().map(|(fence, _)| *fence).collect();
+            let fence_lines: Vec<LineNo> = flowcharts.iter().map(|(fence, _)| *fence).collect();
             Err(invalid::in_document(
                 "more than one mermaid flowchart; an artifact holds one chart",
                 json!({ "flowchart_lines": fence_lines }),
@@ -76,7 +77,7 @@ fn flowchart_block(text: &str) -> ToolResult<NumberedLines> {
     }
 }
 
-fn borrowed(lines: &[(u64, String)]) -> Vec<(u64, &str)> {
+fn borrowed(lines: &[(LineNo, String)]) -> Vec<(LineNo, &str)> {
     lines.iter().map(|(n, l)| (*n, l.as_str())).collect()
 }
 
@@ -100,7 +101,7 @@ fn element_of(node: ChartNode) -> Element {
     }
 }
 
-fn annotate(elements: &mut [Element], lines: &[(u64, &str)]) -> ToolResult<()> {
+fn annotate(elements: &mut [Element], lines: &[(LineNo, &str)]) -> ToolResult<()> {
     let position: HashMap<String, usize> = (0..)
         .zip(elements.iter())
         .map(|(at, element)| (element.id.clone(), at))

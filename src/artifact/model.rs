@@ -5,6 +5,7 @@
 //! The Markdown form builds the same values from a Mermaid chart.
 
 use crate::paths::parse_relative;
+use crate::text::lines::{line_no, LineNo};
 
 pub(crate) use crate::contract::types::{
     Artifact, ArtifactElement as Element, ArtifactElementKind as Kind,
@@ -23,12 +24,15 @@ impl Artifact {
     /// for [`super::coverage::coverage`]. `path` is a canonical vault path (as
     /// `RelPath::as_str` spells it); cited paths are compared in their canonical form too,
     /// so a hand-written `./drafts/leave.md` still counts for `drafts/leave.md`.
-    pub fn cited_ranges<'a>(&'a self, path: &'a str) -> impl Iterator<Item = (u64, u64)> + 'a {
+    pub fn cited_ranges<'a>(
+        &'a self,
+        path: &'a str,
+    ) -> impl Iterator<Item = (LineNo, LineNo)> + 'a {
         self.elements
             .iter()
             .flat_map(|element| &element.source_lines)
             .filter(move |cited| parse_relative(&cited.path).is_ok_and(|p| p.as_str() == path))
-            .map(|cited| (cited.start_line, cited.end_line))
+            .map(|cited| (line_no(cited.start_line), line_no(cited.end_line)))
     }
 }
 

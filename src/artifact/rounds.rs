@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 #[derive(Debug, Default)]
-pub struct Rounds {
+pub(crate) struct Rounds {
     /// Characters returned by reads of each (canonical) vault path, ever.
     read_chars: HashMap<String, u64>,
     /// Per check: evidence and read characters at its last round.
@@ -31,7 +31,7 @@ struct Snapshot {
 /// What a round added since the previous round of the same check (everything, for the
 /// first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Added {
+pub(crate) struct Added {
     /// Evidence now minus evidence then; 0 when evidence shrank.
     pub evidence: u64,
     /// Characters read from the check's files in between.
@@ -40,13 +40,13 @@ pub struct Added {
 
 impl Rounds {
     /// Counts `chars` characters returned from the vault file `path`.
-    pub fn note_read(&mut self, path: &str, chars: u64) {
+    pub(crate) fn note_read(&mut self, path: &str, chars: u64) {
         *self.read_chars.entry(path.to_owned()).or_default() += chars;
     }
 
     /// Closes a round of `check`, which counted `evidence` and depends on reading of
     /// `paths`, and says what it added.
-    pub fn round<'a>(
+    pub(crate) fn round<'a>(
         &mut self,
         check: String,
         paths: impl IntoIterator<Item = &'a str>,

@@ -71,11 +71,12 @@ pub(crate) fn est_tokens(chars: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::artifact::coverage::{coverage, LineProfile};
+    use crate::text::lines::LineNo;
 
     const MIN_RATIO: f64 = 0.9;
     const GAIN_MIN: f64 = 0.02;
 
-    fn plain(total_lines: u64, cited: &[(u64, u64)]) -> Coverage {
+    fn plain(total_lines: LineNo, cited: &[(LineNo, LineNo)]) -> Coverage {
         coverage(&LineProfile::plain(total_lines), cited.iter().copied())
     }
 
@@ -84,7 +85,7 @@ mod tests {
         plain(10, &[(1, 9)])
     }
 
-    fn scan(start_line: u64, end_line: u64) -> NextStep {
+    fn scan(start_line: LineNo, end_line: LineNo) -> NextStep {
         NextStep::Scan(LineRange {
             start_line,
             end_line,

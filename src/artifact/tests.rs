@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::error::ErrorCode;
+use crate::text::lines::LineNo;
 
 /// The Markdown example of the module documentation, which docs/artifacts.md copies.
 fn documented_example() -> String {
@@ -35,7 +36,7 @@ const DOCUMENTED_EXAMPLE_AS_JSON: &str = r#"{"elements": [
 ]}"#;
 
 /// drafts/leave.md has 60 lines; nothing else exists.
-fn leave_draft(path: &str) -> Option<u64> {
+fn leave_draft(path: &str) -> Option<LineNo> {
     (path == "drafts/leave.md").then_some(60)
 }
 

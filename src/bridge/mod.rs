@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::read::containing_node;
 use crate::manual::{LineSpan, ManualFile};
+use crate::text::lines::LineNo;
 
 pub(crate) use origin::{compose, CopyOrigin};
 
@@ -27,7 +28,7 @@ pub(crate) enum Selection {
     /// sections below it (`manual_read` scope `section` is the former).
     Section { include_descendants: bool },
     /// Exactly the ref's line through `end_line` (a hit range).
-    Range { end_line: u32 },
+    Range { end_line: LineNo },
     /// The whole file.
     File,
 }
@@ -43,7 +44,7 @@ pub(crate) enum Mode {
 /// inside the file).
 pub(crate) fn select(
     file: &ManualFile,
-    start_line: u32,
+    start_line: LineNo,
     selection: Selection,
 ) -> ToolResult<LineSpan> {
     match selection {

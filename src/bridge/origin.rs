@@ -29,6 +29,7 @@
 //! has no break, so the copied lines always start a line of their own.
 
 use super::{Copy, Mode};
+use crate::text::lines::LineNo;
 use crate::vault::profile::LineCount;
 
 /// How the origin was recorded: the schema's `CopyOrigin`.
@@ -41,8 +42,8 @@ pub(crate) struct Composed {
     pub origin: CopyOrigin,
     /// Destination lines (vault numbering, 1-based) holding the copied text; inserted
     /// front-matter keys lie inside them when the text opened with its own front matter.
-    pub first_line: u64,
-    pub last_line: u64,
+    pub first_line: LineNo,
+    pub last_line: LineNo,
 }
 
 /// The front-matter keys that record a copy's origin.
@@ -84,8 +85,8 @@ pub(crate) fn compose(
     }
 }
 
-fn newlines(text: &str) -> u64 {
-    memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64
+fn newlines(text: &str) -> LineNo {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count() as LineNo
 }
 
 /// A JSON string of the copy's ref, with `-->` escaped so it cannot end an HTML comment.

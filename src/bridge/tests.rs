@@ -9,7 +9,7 @@ fn page() -> ManualFile {
     ManualFile::load("leave.md".into(), FileType::Md, Ok(PAGE.into()), 0)
 }
 
-fn span(start_line: u32, end_line: u32) -> LineSpan {
+fn span(start_line: LineNo, end_line: LineNo) -> LineSpan {
     LineSpan {
         start_line,
         end_line,

@@ -62,11 +62,6 @@ impl OpenAiEmbedder {
         }
     }
 
-    /// The URL requests go to (`EMBEDDINGS_URL` completed with `/v1/embeddings`).
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
     fn body(&self, texts: &[&str], role: Role) -> Value {
         let input: Vec<String> = match self.prefixes {
             EmbeddingPrefixes::Text => texts

@@ -12,7 +12,7 @@ pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// Whether the provider answered last time it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderState {
+pub(crate) enum ProviderState {
     /// Not asked yet.
     Unknown,
     Ready,

@@ -17,13 +17,13 @@ pub(crate) struct StubEmbedder {
     /// The error every call fails with while set (as a down or misconfigured server).
     pub down: Mutex<Option<EmbedErrorKind>>,
     /// Milliseconds each call takes (a timeout shorter than that fails).
-    pub delay_ms: AtomicU64,
+    pub(crate) delay_ms: AtomicU64,
     pub model: Mutex<String>,
     /// Texts embedded as passages so far (to see what was re-embedded).
     pub passages: AtomicUsize,
     pub calls: AtomicUsize,
     /// Groups of words, one dimension each (empty: bigram vectors).
-    pub concepts: Vec<&'static [&'static str]>,
+    pub(crate) concepts: Vec<&'static [&'static str]>,
 }
 
 impl Default for StubEmbedder {

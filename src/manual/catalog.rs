@@ -73,7 +73,7 @@ impl FileStamp {
 #[derive(Debug)]
 pub(super) struct FoundFile {
     pub file_type: FileType,
-    pub stamp: FileStamp,
+    pub(crate) stamp: FileStamp,
 }
 
 /// One manual folder as a scan saw it.
@@ -82,7 +82,7 @@ pub(super) struct ManualTree {
     /// Keyed by path relative to the manual folder, `/`-separated.
     pub files: BTreeMap<String, FoundFile>,
     /// Relative paths of skipped symlinks inside the manual.
-    pub symlinks: BTreeSet<String>,
+    pub(crate) symlinks: BTreeSet<String>,
     /// Relative paths of the folders below the manual folder that the scan walked.
     pub folders: Vec<String>,
 }
@@ -92,7 +92,7 @@ pub(super) struct ManualTree {
 pub(super) struct RootScan {
     pub manuals: BTreeMap<String, ManualTree>,
     /// Names of symlinks directly under the root (would-be manuals).
-    pub symlinked_manuals: BTreeSet<String>,
+    pub(crate) symlinked_manuals: BTreeSet<String>,
 }
 
 impl RootScan {

@@ -20,18 +20,9 @@ use aho_corasick::AhoCorasick;
 use crate::text::normalize::{normalize, normalize_str};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
+pub(crate) enum Language {
     Japanese,
     English,
-}
-
-impl Language {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Japanese => "ja",
-            Language::English => "en",
-        }
-    }
 }
 
 /// What kind of narrowing a term signals: the schema's `ExceptionCategory` (exception,
@@ -39,7 +30,7 @@ impl Language {
 pub use crate::contract::types::ExceptionCategory;
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct ExceptionTerm {
+pub(crate) struct ExceptionTerm {
     pub term: &'static str,
     pub language: Language,
     pub category: ExceptionCategory,
@@ -63,7 +54,7 @@ const fn en(term: &'static str, category: ExceptionCategory) -> ExceptionTerm {
 
 use ExceptionCategory::{Caution, Condition, Exception, Exclusion, Limitation, Prohibition};
 
-pub const EXCEPTION_TERMS: &[ExceptionTerm] = &[
+pub(crate) const EXCEPTION_TERMS: &[ExceptionTerm] = &[
     ja("例外", Exception),
     ja("特例", Exception),
     ja("除外", Exclusion),
@@ -134,7 +125,7 @@ pub const EXCEPTION_TERMS: &[ExceptionTerm] = &[
 
 /// An exception term found in a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExceptionMatch {
+pub(crate) struct ExceptionMatch {
     pub term: &'static ExceptionTerm,
     /// Byte range of the matched text: in the original line from [`first_exception`], in
     /// the normalised text from [`exceptions_in_normalized`].
@@ -143,7 +134,7 @@ pub struct ExceptionMatch {
 
 /// The leftmost exception term of `line` (the longest one there, when several start at
 /// the same place), or `None`.
-pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
+pub(crate) fn first_exception(line: &str) -> Option<ExceptionMatch> {
     let folded = normalize(line);
     exceptions_in_normalized(&folded.text)
         .min_by_key(|found| (found.range.start, std::cmp::Reverse(found.range.end)))
@@ -156,7 +147,9 @@ pub fn first_exception(line: &str) -> Option<ExceptionMatch> {
 /// Every exception term in `normalized`, which must already be normalised (the search
 /// keeps its corpus that way, so Stage 2 of `manual_find` scans without normalising
 /// again). Overlapping terms are all reported; ranges are bytes of `normalized`.
-pub fn exceptions_in_normalized(normalized: &str) -> impl Iterator<Item = ExceptionMatch> + '_ {
+pub(crate) fn exceptions_in_normalized(
+    normalized: &str,
+) -> impl Iterator<Item = ExceptionMatch> + '_ {
     matcher()
         .find_overlapping_iter(normalized)
         .filter(move |found| {

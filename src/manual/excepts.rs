@@ -10,13 +10,14 @@ use super::file::ManualFile;
 use super::index::ManualIndex;
 use super::lines::LineSpan;
 use crate::error::ToolResult;
+use crate::text::lines::LineNo;
 use crate::text::snippet::window_around;
 
 /// Characters of context a snippet may hold, term included.
-pub const EXCEPT_SNIPPET_CHARS: usize = 160;
-pub const DEFAULT_EXCEPTS_LIMIT: usize = 50;
+pub(crate) const EXCEPT_SNIPPET_CHARS: usize = 160;
+pub(crate) const DEFAULT_EXCEPTS_LIMIT: usize = 50;
 /// Larger pages are clamped to this.
-pub const MAX_EXCEPTS_LIMIT: usize = 200;
+pub(crate) const MAX_EXCEPTS_LIMIT: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExceptsRequest<'a> {
@@ -31,7 +32,7 @@ pub struct ExceptsRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptItem {
     pub path: String,
-    pub start_line: u32,
+    pub start_line: LineNo,
     pub snippet: String,
     pub term: &'static str,
     pub category: ExceptionCategory,
@@ -50,7 +51,7 @@ pub struct ExceptsPage {
 
 struct Hit<'a> {
     file: &'a ManualFile,
-    line: u32,
+    line: LineNo,
     found: ExceptionMatch,
 }
 

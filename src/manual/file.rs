@@ -9,7 +9,7 @@ use std::io;
 
 use super::node::{Node, NodeKind};
 use super::sections::{outline_markdown, Outline};
-use crate::text::lines::LineTable;
+use crate::text::lines::{LineNo, LineTable};
 
 /// The two formats a manual may contain (requirements §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,7 +20,7 @@ pub enum FileType {
 
 impl FileType {
     /// By extension, in any letter case; `None` for files that are not manual content.
-    pub fn from_path(path: &str) -> Option<Self> {
+    pub(crate) fn from_path(path: &str) -> Option<Self> {
         let (_, extension) = path.rsplit_once('.')?;
         if extension.eq_ignore_ascii_case("md") {
             Some(FileType::Md)
@@ -145,22 +145,22 @@ impl ManualFile {
         &self.text
     }
 
-    pub fn line_count(&self) -> u32 {
+    pub fn line_count(&self) -> LineNo {
         self.lines.line_count()
     }
 
     /// Lines `first..=last` without the final terminator; both must exist.
-    pub fn lines_text(&self, first: u32, last: u32) -> &str {
+    pub(crate) fn lines_text(&self, first: LineNo, last: LineNo) -> &str {
         &self.text[self.lines.byte_range(first, last)]
     }
 
     /// Byte offset in [`Self::text`] where line `line` starts.
-    pub fn line_start_offset(&self, line: u32) -> usize {
+    pub(crate) fn line_start_offset(&self, line: LineNo) -> usize {
         self.lines.byte_range(line, line).start
     }
 
     /// The line holding byte `offset` of [`Self::text`].
-    pub fn line_at_offset(&self, offset: usize) -> u32 {
+    pub(crate) fn line_at_offset(&self, offset: usize) -> LineNo {
         self.lines.line_at(offset)
     }
 
@@ -173,7 +173,7 @@ impl ManualFile {
         self.outline.page_title.as_deref()
     }
 
-    pub fn is_code_line(&self, line: u32) -> bool {
+    pub(crate) fn is_code_line(&self, line: LineNo) -> bool {
         let blocks = &self.outline.code_blocks;
         let candidate = blocks.partition_point(|block| block.start_line <= line);
         candidate > 0 && blocks[candidate - 1].contains(line)
@@ -181,7 +181,7 @@ impl ManualFile {
 
     /// The deepest node whose range contains `line` (front-matter lines above the first
     /// heading belong to no node).
-    pub fn node_at(&self, line: u32) -> Option<&Node> {
+    pub fn node_at(&self, line: LineNo) -> Option<&Node> {
         self.nodes()
             .get(self.node_index_from(line))
             .filter(|node| node.span().contains(line))
@@ -191,7 +191,7 @@ impl ManualFile {
     /// first node after it. Nodes are sorted and each range reaches at least to the next
     /// node's start, so the deepest container is the last node starting at or before
     /// `line`, if its range still covers `line`.
-    pub(crate) fn node_index_from(&self, line: u32) -> usize {
+    pub(crate) fn node_index_from(&self, line: LineNo) -> usize {
         let nodes = self.nodes();
         let after = nodes.partition_point(|node| node.line_start <= line);
         match nodes[..after].last() {
@@ -201,11 +201,11 @@ impl ManualFile {
     }
 
     /// The last line that belongs to node `index` itself, not to the node after it.
-    pub(crate) fn own_end(&self, index: usize) -> u32 {
+    pub(crate) fn own_end(&self, index: usize) -> LineNo {
         let nodes = self.nodes();
         let next_start = nodes
             .get(index + 1)
-            .map_or(u32::MAX, |next| next.line_start);
+            .map_or(LineNo::MAX, |next| next.line_start);
         nodes[index].line_end.min(next_start - 1)
     }
 }
@@ -234,7 +234,7 @@ fn check_json(text: &str) -> Result<(), String> {
 }
 
 /// A JSON file is one node: the spec reads JSON as a whole (requirements §4).
-fn json_outline(path: &str, line_count: u32) -> Outline {
+fn json_outline(path: &str, line_count: LineNo) -> Outline {
     let title = path.rsplit('/').next().unwrap_or(path).to_owned();
     let node = Node::page_level(NodeKind::JsonFile, path, title, line_count);
     Outline {

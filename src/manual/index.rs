@@ -26,13 +26,14 @@ use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::Root;
 use crate::progress::{IndexProgress, ProgressFn};
+use crate::text::lines::LineNo;
 
 /// How many known ids a `not_found` for an unknown manual lists.
 const KNOWN_IDS_IN_ERROR: usize = 20;
 
 /// Default of `MAX_MANUAL_FILE_BYTES`: far above any hand-written manual page, far below
 /// what would let one file exhaust memory.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
 
 #[derive(Debug)]
 pub struct ManualIndex {
@@ -79,13 +80,13 @@ impl ManualIndex {
     }
 
     /// Scans and loads every manual under `root`, skipping files over `max_file_bytes`.
-    pub fn build_limited(root: impl Into<PathBuf>, max_file_bytes: u64) -> io::Result<Self> {
+    pub(crate) fn build_limited(root: impl Into<PathBuf>, max_file_bytes: u64) -> io::Result<Self> {
         Self::build_reporting(root, max_file_bytes, &mut |_| {})
     }
 
     /// [`ManualIndex::build_limited`], telling `progress` its running totals (see
     /// [`ManualIndex::refresh_reporting`]).
-    pub fn build_reporting(
+    pub(crate) fn build_reporting(
         root: impl Into<PathBuf>,
         max_file_bytes: u64,
         progress: &mut ProgressFn,
@@ -128,7 +129,7 @@ impl ManualIndex {
     /// loaded) of those found, with their sections and bytes, after each file: a build of
     /// many megabytes takes seconds, and whoever waits for it (a log line, a call's
     /// progress notifications) can follow it. Not called when nothing changed.
-    pub fn refresh_reporting(&mut self, progress: &mut ProgressFn) -> io::Result<bool> {
+    pub(crate) fn refresh_reporting(&mut self, progress: &mut ProgressFn) -> io::Result<bool> {
         let watch = self.watch.get_or_insert_with(ChangeWatch::default);
         if !watch.maybe_changed() {
             return Ok(false);
@@ -222,7 +223,10 @@ impl ManualIndex {
     }
 
     /// The files of a manual skipped for their size, with their size, by path.
-    pub fn oversized(&self, manual_id: &str) -> ToolResult<impl Iterator<Item = (&str, u64)>> {
+    pub(crate) fn oversized(
+        &self,
+        manual_id: &str,
+    ) -> ToolResult<impl Iterator<Item = (&str, u64)>> {
         let (_, manual) = self.manual_entry(manual_id)?;
         Ok(manual
             .oversized
@@ -241,7 +245,7 @@ impl ManualIndex {
 
     /// The deepest node of `path` whose range contains `line`; `None` when no node does
     /// (front matter above the first heading, or a line past the end).
-    pub fn node_at(&self, manual_id: &str, path: &str, line: u32) -> ToolResult<Option<&Node>> {
+    pub fn node_at(&self, manual_id: &str, path: &str, line: LineNo) -> ToolResult<Option<&Node>> {
         Ok(self.file(manual_id, path)?.node_at(line))
     }
 

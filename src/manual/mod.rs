@@ -12,24 +12,24 @@
 //! search engine behind `manual_find` and `manual_hits`.
 
 mod catalog;
-pub mod exceptions;
-pub mod excepts;
+pub(crate) mod exceptions;
+pub(crate) mod excepts;
 mod excerpt;
-pub mod file;
+pub(crate) mod file;
 pub(crate) mod find;
 mod front_matter;
 mod heading;
-pub mod index;
+pub(crate) mod index;
 mod lines;
-pub mod node;
-pub mod read;
-pub mod reference;
+pub(crate) mod node;
+pub(crate) mod read;
+pub(crate) mod reference;
 mod sections;
 mod validate;
 pub mod vectors;
 mod watch;
 
-pub use exceptions::{ExceptionCategory, ExceptionTerm, Language, EXCEPTION_TERMS};
+pub use exceptions::ExceptionCategory;
 pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};
 pub use file::{FileType, ManualFile};
 pub use index::{ListedFile, ManualIndex};
@@ -37,5 +37,6 @@ pub use lines::LineSpan;
 pub use node::{Node, NodeKind};
 pub use read::{
     manual_read, Expand, ReadLimits, ReadOutput, ReadRequest, ReadScope, RequestedLimits,
+    SNIPPET_CHARS,
 };
 pub use reference::ManualRef;

@@ -12,6 +12,7 @@
 //! is also a readable position (`ref.start_line`).
 
 use super::lines::LineSpan;
+use crate::text::lines::LineNo;
 
 /// What a node stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +51,15 @@ pub struct Node {
     pub level: u8,
     /// `node_id` of the nearest enclosing heading.
     pub parent_id: Option<String>,
-    pub line_start: u32,
-    pub line_end: u32,
+    pub line_start: LineNo,
+    pub line_end: LineNo,
 }
 
 impl Node {
     /// A level-0 node from line 1 to `line_end` that stands for the page itself: a
     /// Markdown file without headings, the preamble before the first heading, or a JSON
     /// file (whose id is its path).
-    pub fn page_level(kind: NodeKind, path: &str, title: String, line_end: u32) -> Node {
+    pub(crate) fn page_level(kind: NodeKind, path: &str, title: String, line_end: LineNo) -> Node {
         let node_id = match kind {
             NodeKind::JsonFile => Node::json_id(path),
             _ => Node::markdown_id(path, 1),
@@ -76,11 +77,11 @@ impl Node {
         }
     }
 
-    pub fn markdown_id(path: &str, line_start: u32) -> String {
+    pub(crate) fn markdown_id(path: &str, line_start: LineNo) -> String {
         format!("{path}#L{line_start}")
     }
 
-    pub fn json_id(path: &str) -> String {
+    pub(crate) fn json_id(path: &str) -> String {
         path.to_owned()
     }
 

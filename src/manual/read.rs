@@ -33,19 +33,20 @@ use super::index::ManualIndex;
 use super::lines::LineSpan;
 use super::reference::ManualRef;
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::text::lines::LineNo;
 use crate::text::snippet::{advance_chars, retreat_chars};
 
 /// Size of a snippet before `expand`: about one paragraph, enough to judge a hit without
 /// paying for a section.
 pub const SNIPPET_CHARS: usize = 300;
-pub const DEFAULT_MAX_CHARS: usize = 8000;
-pub const DEFAULT_MAX_SECTIONS: usize = 20;
+pub(crate) const DEFAULT_MAX_CHARS: usize = 8000;
+pub(crate) const DEFAULT_MAX_SECTIONS: usize = 20;
 
 /// The server-wide switches and ceilings that bound every read (spec_v2 §3.2-3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadLimits {
     pub hard_max_chars: usize,
-    pub hard_max_sections: usize,
+    pub(crate) hard_max_sections: usize,
     pub allow_file_scope: bool,
 }
 
@@ -216,7 +217,7 @@ fn applied_limit(
 
 /// Index of the deepest node containing `line`; front-matter lines above the first
 /// heading belong to no section.
-pub(crate) fn containing_node(file: &ManualFile, line: u32) -> ToolResult<usize> {
+pub(crate) fn containing_node(file: &ManualFile, line: LineNo) -> ToolResult<usize> {
     let index = file.node_index_from(line);
     match file.nodes().get(index) {
         Some(node) if node.span().contains(line) => Ok(index),
@@ -232,7 +233,7 @@ pub(crate) fn containing_node(file: &ManualFile, line: u32) -> ToolResult<usize>
 
 /// Last line of the `max_sections`-th node from `first`, or the file's last line when
 /// fewer nodes remain; and whether nodes were left out.
-fn end_after_nodes(file: &ManualFile, first: usize, max_sections: usize) -> (u32, bool) {
+fn end_after_nodes(file: &ManualFile, first: usize, max_sections: usize) -> (LineNo, bool) {
     let last = first + max_sections - 1;
     if last + 1 >= file.nodes().len() {
         (file.line_count(), false)
@@ -268,7 +269,7 @@ fn whole_lines(
 
 /// The snippet window. The part from `start_line` on is served first; `before_chars` gets
 /// what `max_chars` leaves.
-fn snippet(file: &ManualFile, start_line: u32, expand: Expand, max_chars: usize) -> Excerpt<'_> {
+fn snippet(file: &ManualFile, start_line: LineNo, expand: Expand, max_chars: usize) -> Excerpt<'_> {
     // The whole text but its final line terminator, like every other scope returns.
     let text = file.lines_text(1, file.line_count());
     let anchor = file.line_start_offset(start_line);
@@ -292,6 +293,6 @@ fn snippet(file: &ManualFile, start_line: u32, expand: Expand, max_chars: usize)
 }
 
 /// Line of the last character in `from..to` (of `from` when empty).
-fn last_line_of(file: &ManualFile, from: usize, to: usize) -> u32 {
+fn last_line_of(file: &ManualFile, from: usize, to: usize) -> LineNo {
     file.line_at_offset(if to > from { to - 1 } else { from })
 }

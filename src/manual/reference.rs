@@ -10,6 +10,7 @@ use super::file::ManualFile;
 use super::index::ManualIndex;
 use crate::contract::types::RefTarget;
 use crate::error::{ToolError, ToolResult};
+use crate::text::lines::LineNo;
 
 /// A position in a manual, as a client sends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,18 +19,18 @@ pub struct ManualRef {
     pub target: RefTarget,
     pub manual_id: Option<String>,
     pub path: String,
-    pub start_line: Option<u32>,
+    pub start_line: Option<LineNo>,
 }
 
 /// A ref checked against the index.
 #[derive(Debug, Clone, Copy)]
-pub struct ResolvedRef<'a> {
+pub(crate) struct ResolvedRef<'a> {
     pub file: &'a ManualFile,
-    pub start_line: u32,
+    pub start_line: LineNo,
 }
 
 impl ManualRef {
-    pub fn resolve<'a>(&self, index: &'a ManualIndex) -> ToolResult<ResolvedRef<'a>> {
+    pub(crate) fn resolve<'a>(&self, index: &'a ManualIndex) -> ToolResult<ResolvedRef<'a>> {
         if self.target != RefTarget::Manual {
             return Err(
                 ToolError::invalid_parameter("ref.target must be \"manual\"").with_details(

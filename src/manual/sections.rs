@@ -20,7 +20,7 @@ use super::front_matter::front_matter_title;
 use super::heading::{heading_text, Slugs};
 use super::lines::LineSpan;
 use super::node::{Node, NodeKind};
-use crate::text::lines::LineTable;
+use crate::text::lines::{LineNo, LineTable};
 
 /// Everything the index keeps from parsing one Markdown file.
 #[derive(Debug, Default)]
@@ -31,12 +31,12 @@ pub(crate) struct Outline {
     pub page_title: Option<String>,
     /// Code blocks (fenced or indented), fences included: not prose, so scans for
     /// exception terms skip them.
-    pub code_blocks: Vec<LineSpan>,
+    pub(crate) code_blocks: Vec<LineSpan>,
 }
 
 /// A heading as found in the AST, before its range and parent are known.
 struct FoundHeading {
-    line: u32,
+    line: LineNo,
     level: u8,
     title: String,
     anchor: String,
@@ -55,15 +55,15 @@ pub(crate) fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Out
         let data = block.data.borrow();
         match &data.value {
             NodeValue::FrontMatter(raw) => {
-                front_matter_end = data.sourcepos.end.line as u32;
+                front_matter_end = data.sourcepos.end.line as LineNo;
                 outline.page_title = front_matter_title(raw);
             }
             NodeValue::Heading(heading) => {
                 headings.push(found_heading(block, heading.level, &mut slugs))
             }
             NodeValue::CodeBlock(_) => outline.code_blocks.push(LineSpan {
-                start_line: data.sourcepos.start.line as u32,
-                end_line: data.sourcepos.end.line as u32,
+                start_line: data.sourcepos.start.line as LineNo,
+                end_line: data.sourcepos.end.line as LineNo,
             }),
             _ => {}
         }
@@ -102,7 +102,7 @@ fn parse_options() -> Options<'static> {
 }
 
 fn found_heading<'a>(heading: &'a AstNode<'a>, level: u8, slugs: &mut Slugs) -> FoundHeading {
-    let line = heading.data.borrow().sourcepos.start.line as u32;
+    let line = heading.data.borrow().sourcepos.start.line as LineNo;
     let text = heading_text(heading, slugs);
     FoundHeading {
         line,
@@ -115,7 +115,7 @@ fn found_heading<'a>(heading: &'a AstNode<'a>, level: u8, slugs: &mut Slugs) -> 
 /// Turns headings into nodes. A stack of open headings gives both the parent (the top
 /// after popping deeper-or-equal levels) and each popped heading's end (the line before
 /// the heading that closed it).
-fn heading_nodes(path: &str, headings: Vec<FoundHeading>, last_line: u32) -> Vec<Node> {
+fn heading_nodes(path: &str, headings: Vec<FoundHeading>, last_line: LineNo) -> Vec<Node> {
     let mut nodes: Vec<Node> = Vec::with_capacity(headings.len());
     let mut open: Vec<usize> = Vec::new();
     for heading in headings {

@@ -37,13 +37,14 @@ use crate::embed::provider::{backoff, ProviderState};
 use crate::embed::quantized::{Arena, Quantized};
 use crate::embed::store::{content_hash, Space, VectorStore};
 use crate::embed::{EmbedError, EmbedErrorKind, Embedder, OpenAiEmbedder, Role};
+use crate::text::lines::LineNo;
 
 /// How long a batch of passages may take (a slow CPU embedding 8 long passages).
 const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often an idle worker looks for changed manuals when nobody nudges it.
 const IDLE_POLL: Duration = Duration::from_secs(2);
 /// After a query timed out, searches skip the query embedding for this long.
-pub const QUERY_PAUSE: Duration = Duration::from_secs(30);
+pub(crate) const QUERY_PAUSE: Duration = Duration::from_secs(30);
 /// Attempts `fill` makes on a failing batch before it gives up.
 const FILL_ATTEMPTS: u32 = 5;
 /// The text of the request that learns the model and dimensions before the first batch.
@@ -94,13 +95,13 @@ impl SectionSettings {
 
 /// Gives the worker the manual index as it is now, without refreshing it (the server's
 /// calls do that); may skip `visit` when no index is built yet.
-pub trait IndexSource: Send + Sync + 'static {
+pub(crate) trait IndexSource: Send + Sync + 'static {
     fn with_index(&self, visit: &mut dyn FnMut(&ManualIndex));
 }
 
 /// What a search summary reports about semantic recall.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VectorStatus {
+pub(crate) struct VectorStatus {
     /// Sections of every manual the worker has seen.
     pub sections: usize,
     /// Of those, sections without a vector yet.
@@ -150,7 +151,7 @@ pub struct SemanticHit {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// The node's first line (its heading; 1 for level-0 nodes), as in node ids.
-    pub line_start: u32,
+    pub line_start: LineNo,
     /// Cosine similarity.
     pub score: f32,
 }
@@ -168,7 +169,7 @@ pub struct FillProgress {
 #[derive(Debug, Clone)]
 struct Placed {
     path: Arc<str>,
-    line_start: u32,
+    line_start: LineNo,
     key: u32,
 }
 
@@ -177,7 +178,7 @@ struct Placed {
 struct Place {
     manual_id: Arc<str>,
     path: Arc<str>,
-    line_start: u32,
+    line_start: LineNo,
 }
 
 struct FileSections {
@@ -296,7 +297,7 @@ impl SectionVectors {
     }
 
     /// Starts the background worker over `source`; it stops when `self` is dropped.
-    pub fn start(&self, source: Arc<dyn IndexSource>) {
+    pub(crate) fn start(&self, source: Arc<dyn IndexSource>) {
         self.shared.started.store(true, Ordering::SeqCst);
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
@@ -306,11 +307,11 @@ impl SectionVectors {
     }
 
     /// Tells the worker the manuals changed, so it does not wait for its next poll.
-    pub fn nudge(&self) {
+    pub(crate) fn nudge(&self) {
         self.shared.nudge();
     }
 
-    pub fn status(&self) -> VectorStatus {
+    pub(crate) fn status(&self) -> VectorStatus {
         self.shared.published().status.clone()
     }
 
@@ -856,7 +857,7 @@ fn derive_sections(file: &ManualFile, shape: PassageShape, store: &mut VectorSto
 }
 
 /// The passage of the node starting at `line_start`, if the file still has one there.
-fn passage_at(file: &ManualFile, line_start: u32, shape: PassageShape) -> Option<String> {
+fn passage_at(file: &ManualFile, line_start: LineNo, shape: PassageShape) -> Option<String> {
     let at = file
         .nodes()
         .binary_search_by_key(&line_start, |node| node.line_start)

@@ -84,7 +84,7 @@ impl FileInfo {
     /// `forbidden` when the file has other hard links: the writers refuse those (the
     /// other name may be outside the root), and a caller that reads a file in order to
     /// rewrite it checks first, so that it does not read through such a link either.
-    pub fn refuse_hardlinked(&self, rel: &RelPath) -> Result<(), ToolError> {
+    pub(crate) fn refuse_hardlinked(&self, rel: &RelPath) -> Result<(), ToolError> {
         if self.nlink > 1 {
             return Err(Refusal::Hardlinked.at(rel.as_str()));
         }

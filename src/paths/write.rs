@@ -131,7 +131,7 @@ impl Root {
     /// process, not necessarily of the machine. For logs written on every call, where an
     /// fsync each would cost more than the call (the memory audit log, whose store
     /// commits with the same guarantee).
-    pub fn append_unsynced(&self, rel: &RelPath, bytes: &[u8]) -> Result<u64, ToolError> {
+    pub(crate) fn append_unsynced(&self, rel: &RelPath, bytes: &[u8]) -> Result<u64, ToolError> {
         self.append_durably(rel, bytes, false)
     }
 

@@ -51,14 +51,14 @@ next_offset (pass it as offset).";
 /// The rmcp handler: the shared application, the tool list built once, and the state of
 /// one session (its log forwarding). Over HTTP each session gets its own.
 #[derive(Clone)]
-pub struct McpServer {
+pub(crate) struct McpServer {
     app: Arc<App>,
     tools: Arc<Vec<Tool>>,
     log: Arc<SessionLog>,
 }
 
 impl McpServer {
-    pub fn new(app: Arc<App>) -> McpServer {
+    pub(crate) fn new(app: Arc<App>) -> McpServer {
         McpServer {
             app,
             tools: Arc::new(served_tools()),
@@ -77,7 +77,7 @@ impl McpServer {
 
     /// Serves MCP on stdin/stdout until the client closes the stream; `stdio` answers
     /// malformed lines itself and passes the rest to rmcp.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(crate) async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error>> {
         stdio::serve(self).await
     }
 
@@ -190,7 +190,7 @@ fn annotations(spec: &ToolSpec) -> ToolAnnotations {
 /// Failure: isError with one text block holding `{code, message, details?}` and no
 /// structuredContent, since TypeScript clients validate structuredContent against the
 /// outputSchema even on errors (DECISIONS.md).
-pub fn to_call_result(result: ToolResult<Value>) -> CallToolResult {
+pub(crate) fn to_call_result(result: ToolResult<Value>) -> CallToolResult {
     match result {
         Ok(value) => CallToolResult::structured(value),
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_json().to_string())]),

@@ -19,7 +19,7 @@ pub(crate) struct Standing {
     pub limit: u32,
     pub remaining: u32,
     /// Whole seconds until the window ends (at least 1).
-    pub reset_sec: u64,
+    pub(crate) reset_sec: u64,
 }
 
 pub(crate) struct RateLimiter {

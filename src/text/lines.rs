@@ -13,6 +13,22 @@
 
 use std::ops::Range;
 
+/// A 1-based line number, or a count of lines, wherever the crate holds one: manual
+/// nodes and hits, vault windows and hits, artifact citations, proposals.
+///
+/// 32 bits because the manual's per-node and per-hit tables hold many of them and four
+/// billion lines is far beyond any file the server reads (a vault file that long would
+/// hold more than 4 GiB of line breaks; its counts saturate). The generated schema types
+/// hold `u64`: tools/ and resources convert once, with [`line_no`] for what a client
+/// sends, so a number past the range stays out of range instead of wrapping.
+pub(crate) type LineNo = u32;
+
+/// A line number a client sent (the schemas' non-negative integers), kept out of range
+/// when it is beyond [`LineNo`]: every file is shorter, so it is refused as past the end.
+pub(crate) fn line_no(requested: u64) -> LineNo {
+    LineNo::try_from(requested).unwrap_or(LineNo::MAX)
+}
+
 /// What ends a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Breaks {
@@ -59,22 +75,22 @@ impl LineTable {
         LineTable { lines }
     }
 
-    pub(crate) fn line_count(&self) -> u32 {
-        self.lines.len() as u32
+    pub(crate) fn line_count(&self) -> LineNo {
+        self.lines.len() as LineNo
     }
 
     /// Byte range from the start of `first` to the end of `last`'s content; both lines
     /// must exist (1-based, `first <= last`).
-    pub(crate) fn byte_range(&self, first: u32, last: u32) -> Range<usize> {
+    pub(crate) fn byte_range(&self, first: LineNo, last: LineNo) -> Range<usize> {
         self.lines[first as usize - 1].start..self.lines[last as usize - 1].end
     }
 
     /// The line holding byte `offset`; an offset inside a terminator belongs to the line
     /// it ends.
-    pub(crate) fn line_at(&self, offset: usize) -> u32 {
+    pub(crate) fn line_at(&self, offset: usize) -> LineNo {
         self.lines
             .partition_point(|line| line.start <= offset)
-            .max(1) as u32
+            .max(1) as LineNo
     }
 }
 

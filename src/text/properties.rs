@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use super::lines::{Breaks, LineTable};
+use super::lines::{Breaks, LineNo, LineTable};
 use super::loose::loose;
 use super::near::{is_clean, normalize_where_needed};
 use super::normalize::{normalize, Normalized};
@@ -296,7 +296,7 @@ proptest! {
             let o = norm.original_offset(n);
             let by_hand = 1 + s[..o].matches('\n').count();
             prop_assert_eq!(lines.line_at(o) as usize, by_hand);
-            prop_assert!(lines.byte_range(by_hand as u32, by_hand as u32).start <= o);
+            prop_assert!(lines.byte_range(by_hand as LineNo, by_hand as LineNo).start <= o);
         }
     }
 

@@ -1,7 +1,7 @@
 //! The words of a query: what both searches (manuals and vault) treat as one term.
 //! Pure functions of the text, like the rest of `text/`.
 
-use super::units::{script, Script};
+use super::units::{is_function_word, script, Script};
 
 /// Particles and function words that separate Japanese terms (the baseline's list).
 const PARTICLES: &[&str] = &[
@@ -28,15 +28,9 @@ const PARTICLES: &[&str] = &[
     "も",
 ];
 
-/// English words too common to be evidence on their own; they still count inside the
-/// whole-query phrase.
-const ENGLISH_STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of",
-    "on", "or", "our", "the", "this", "to", "we", "what", "when", "who", "with", "your",
-];
-
 /// Splits on whitespace, punctuation and particles; drops single kana or ASCII
-/// characters and English stopwords (a single kanji is a word and stays).
+/// characters and English function words ([`is_function_word`], the list the units use
+/// too; a single kanji is a word and stays).
 pub(crate) fn split_terms(phrase: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -69,7 +63,7 @@ fn keeps_term(term: &str) -> bool {
     match (chars.next(), chars.next()) {
         (None, _) => false,
         (Some(c), None) => script(c) == Script::Kanji,
-        _ => !ENGLISH_STOPWORDS.contains(&term),
+        _ => !is_function_word(term),
     }
 }
 
@@ -89,6 +83,17 @@ mod tests {
     #[test]
     fn single_kana_and_letters_are_dropped_single_kanji_kept() {
         assert_eq!(split_terms("a 株 の x"), ["株"]);
+    }
+
+    #[test]
+    fn terms_and_units_drop_the_same_english_words() {
+        assert_eq!(
+            split_terms("which files should be rotated"),
+            ["files", "rotated"]
+        );
+        for word in super::super::units::ENGLISH_FUNCTION_WORDS {
+            assert!(split_terms(word).is_empty(), "{word} is a term");
+        }
     }
 
     #[test]

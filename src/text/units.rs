@@ -164,8 +164,16 @@ impl Unit {
     }
 }
 
-/// English function words: never units (they still count inside the whole-query phrase).
-const ENGLISH_FUNCTION_WORDS: &[&str] = &[
+/// English function words: never query terms ([`super::terms::split_terms`]) nor units
+/// (they still count inside the whole-query phrase). The one English stopword list of the
+/// crate: the closed classes (articles, pronouns, prepositions, conjunctions, auxiliaries
+/// and modals, question words, quantifiers such as `all`, `each`, `only`), the common
+/// stopword lists' core without their contractions. Such a word occurs in nearly every
+/// section of a manual, so as a term it finds everything and ranks nothing, and a question
+/// worded as people ask it (`how do I ...`, `what should ...`) would otherwise bring its
+/// wording into the search. Content words stay out of it even when frequent in manuals
+/// (`file`, `use`, `set`): those are what a query is about.
+pub(super) const ENGLISH_FUNCTION_WORDS: &[&str] = &[
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
     "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
     "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "even",

@@ -14,6 +14,7 @@ use crate::clock;
 use crate::contract::types::*;
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::{parse_relative, RelPath, Root};
+use crate::text::lines::LineNo;
 use crate::vault::{listing, profile, read};
 
 use super::{next_actions, nonzero, significant};
@@ -76,9 +77,11 @@ pub(super) fn vault_coverage(
             "artifacts/".to_owned()
         }
     );
-    let added = app
-        .rounds()
-        .round(check, [rel.as_str()], coverage.covered_evidence_lines);
+    let added = app.rounds().round(
+        check,
+        [rel.as_str()],
+        u64::from(coverage.covered_evidence_lines),
+    );
     let added_est_tokens = artifact::est_tokens(added.read_chars);
     let marginal_gain = artifact::marginal_gain(added.evidence, added_est_tokens);
     app.adaptive.record_audit(
@@ -101,7 +104,7 @@ pub(super) fn vault_coverage(
         NextStep::Scan(range) => {
             let chunk_lines = range
                 .line_count()
-                .min(u64::from(app.config.vault_scan_max_chunk_lines));
+                .min(app.config.vault_scan_max_chunk_lines);
             let call = scan(&rel, range.start_line, Some(chunk_lines));
             Proposal::new(call, SCAN_UNCOVERED)
         }
@@ -111,8 +114,8 @@ pub(super) fn vault_coverage(
     skipped.truncate(SKIPPED_SHOWN);
     Ok(VaultCoverageOutput {
         path: rel.as_str().to_owned(),
-        total_lines: line_profile.total_lines,
-        evidence_lines: line_profile.evidence_lines(),
+        total_lines: u64::from(line_profile.total_lines),
+        evidence_lines: u64::from(line_profile.evidence_lines()),
         covered_ranges: coverage.covered_ranges.iter().map(|r| wire(*r)).collect(),
         uncovered_ranges: coverage.uncovered_ranges.iter().map(|r| wire(*r)).collect(),
         coverage_ratio: significant(coverage.coverage_ratio, 3),
@@ -139,7 +142,8 @@ pub(super) fn artifact_audit(
         .iter()
         .map(|(path, lines)| {
             let cited = artifact.cited_ranges(path);
-            artifact::coverage(&LineProfile::plain(*lines), cited).covered_evidence_lines
+            let covered = artifact::coverage(&LineProfile::plain(*lines), cited);
+            u64::from(covered.covered_evidence_lines)
         })
         .sum();
     let check = format!("artifact_audit {}", rel.as_str());
@@ -202,9 +206,9 @@ fn read_artifact(root: &Root, path: &str) -> ToolResult<(RelPath, Artifact)> {
 struct CitedFiles {
     /// Line count per spelling; `None` for a path that is invalid, `.system`, missing or
     /// unreadable: a citation of it is as broken as one of a missing file.
-    by_spelling: HashMap<String, Option<u64>>,
+    by_spelling: HashMap<String, Option<LineNo>>,
     /// Canonical paths of the existing files with their line counts, first cited first.
-    existing: Vec<(String, u64)>,
+    existing: Vec<(String, LineNo)>,
 }
 
 impl CitedFiles {
@@ -235,24 +239,24 @@ impl CitedFiles {
         files
     }
 
-    fn line_count(&self, spelling: &str) -> Option<u64> {
+    fn line_count(&self, spelling: &str) -> Option<LineNo> {
         self.by_spelling.get(spelling).copied().flatten()
     }
 
-    fn existing(&self) -> &[(String, u64)] {
+    fn existing(&self) -> &[(String, LineNo)] {
         &self.existing
     }
 }
 
 fn wire(range: artifact::LineRange) -> LineRange {
     LineRange {
-        start_line: range.start_line,
-        end_line: range.end_line,
+        start_line: u64::from(range.start_line),
+        end_line: u64::from(range.end_line),
     }
 }
 
 /// `vault_scan` of `path` from `start_line`.
-fn scan(path: &RelPath, start_line: u64, chunk_lines: Option<u64>) -> Call {
+fn scan(path: &RelPath, start_line: LineNo, chunk_lines: Option<LineNo>) -> Call {
     Call::VaultScan {
         path: path.as_str().to_owned(),
         start_line: Some(start_line),

@@ -12,6 +12,7 @@ use crate::contract::BridgeTools;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::ManualRef;
 use crate::paths::parse_relative;
+use crate::text::lines::line_no;
 use crate::vault::policy::extension_of;
 use crate::vault::write::{self, WriteMode};
 
@@ -60,7 +61,7 @@ impl BridgeTools for App {
                 .with_details(serde_json::json!({ "field": "include_descendants" })))
             }
             (Some(end_line), None) => Selection::Range {
-                end_line: end_line.min(u64::from(u32::MAX)) as u32,
+                end_line: line_no(end_line),
             },
             (None, descendants) => Selection::Section {
                 include_descendants: descendants.unwrap_or(true),
@@ -168,8 +169,8 @@ impl App {
                 end_line: u64::from(copy.lines.end_line),
             },
             written_lines: LineRange {
-                start_line: composed.first_line,
-                end_line: composed.last_line,
+                start_line: u64::from(composed.first_line),
+                end_line: u64::from(composed.last_line),
             },
             origin: composed.origin,
         })

@@ -14,6 +14,7 @@ use crate::contract::types::*;
 use crate::error::ToolResult;
 use crate::manual::find::trace::Place;
 use crate::manual::find::{FindOutcome, FindRequest, HitItem as FoundItem};
+use crate::text::lines::LineNo;
 
 /// Characters a `manual_find` answer may take: about 300 tokens, whatever the query.
 pub(crate) const MAX_FIND_RESPONSE_CHARS: usize = 1200;
@@ -93,7 +94,7 @@ fn candidate_keys(app: &App, trace_id: &str) -> ToolResult<HashSet<RefKey>> {
         .collect())
 }
 
-fn ref_key(manual_id: &str, path: &str, start_line: Option<u32>) -> RefKey {
+fn ref_key(manual_id: &str, path: &str, start_line: Option<LineNo>) -> RefKey {
     RefKey {
         manual_id: manual_id.to_string(),
         path: path.to_string(),
@@ -225,7 +226,7 @@ fn reference(place: &Place) -> Ref {
 
 /// Records a ref read with a `trace_id` as used after that search (U_q of the recall
 /// proxy). A JSON file is keyed without a line, as its candidates are.
-pub(crate) fn record_read(app: &App, trace_id: &str, manual_id: &str, path: &str, line: u32) {
+pub(crate) fn record_read(app: &App, trace_id: &str, manual_id: &str, path: &str, line: LineNo) {
     let is_json = path.to_ascii_lowercase().ends_with(".json");
     let key = ref_key(manual_id, path, (!is_json).then_some(line));
     app.adaptive.record_use(trace_id, key, clock::now());

@@ -8,6 +8,7 @@ use crate::contract::types::*;
 use crate::contract::ManualTools;
 use crate::error::ToolResult;
 use crate::manual::{self, ManualRef, ReadLimits, RequestedLimits};
+use crate::text::lines::line_no;
 
 const DEFAULT_LS_LIMIT: u64 = 200;
 const DEFAULT_TOC_LIMIT: u64 = 200;
@@ -186,14 +187,13 @@ impl ManualTools for App {
 }
 
 /// A client's `ref` as the manual domain resolves it (`manual_read`, bridge copies). A
-/// line beyond `u32` is kept out of range rather than wrapped, so it is refused as such.
+/// line beyond [`LineNo`](crate::text::lines::LineNo) is kept out of range rather than
+/// wrapped, so it is refused as such.
 pub(super) fn manual_ref(reference: Ref) -> ManualRef {
     ManualRef {
         target: reference.target.unwrap_or(RefTarget::Manual),
         manual_id: reference.manual_id,
         path: reference.path,
-        start_line: reference
-            .start_line
-            .map(|line| line.min(u64::from(u32::MAX)) as u32),
+        start_line: reference.start_line.map(line_no),
     }
 }

@@ -73,8 +73,8 @@ fn params(call: Call) -> Map<String, Value> {
         } => object(VaultReadInput {
             path,
             range: Some(VaultReadInputRange {
-                start_line: Some(start_line),
-                end_line,
+                start_line: Some(u64::from(start_line)),
+                end_line: end_line.map(u64::from),
             }),
             limits: max_chars.map(|max_chars| VaultReadInputLimits {
                 max_chars: Some(max_chars),
@@ -108,9 +108,9 @@ fn params(call: Call) -> Map<String, Value> {
         } => object(VaultScanInput {
             path,
             cursor: start_line.map(|start_line| VaultScanInputCursor {
-                start_line: Some(start_line),
+                start_line: Some(u64::from(start_line)),
             }),
-            chunk_lines,
+            chunk_lines: chunk_lines.map(u64::from),
             limits: max_chars.map(|max_chars| VaultScanInputLimits {
                 max_chars: Some(max_chars),
             }),

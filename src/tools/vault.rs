@@ -12,6 +12,7 @@ use crate::contract::types::*;
 use crate::contract::VaultTools;
 use crate::error::ToolResult;
 use crate::proposal::{Call, Proposal};
+use crate::text::lines::line_no;
 use crate::vault::find::FindRequest;
 use crate::vault::listing::{self, ListedFile};
 use crate::vault::read::{self, CharLimit, ChunkBounds, Edit, Lines, Reason, Span};
@@ -47,7 +48,7 @@ impl VaultTools for App {
             .items
             .into_iter()
             .map(|file: ListedFile| VaultLsItem {
-                line_count: listing::line_count(root, &file),
+                line_count: listing::line_count(root, &file).map(u64::from),
                 path: file.path,
                 size_bytes: file.size_bytes,
             })
@@ -66,7 +67,9 @@ impl VaultTools for App {
     ) -> ToolResult<VaultReadOutput> {
         let span = Span::new(
             input.full,
-            input.range.map(|range| (range.start_line, range.end_line)),
+            input
+                .range
+                .map(|range| (range.start_line.map(line_no), range.end_line.map(line_no))),
         )?;
         let max_chars = input.limits.and_then(|limits| limits.max_chars);
         let read = read::read(self.vault()?, &input.path, span, self.char_limit(max_chars))?;
@@ -99,13 +102,15 @@ impl VaultTools for App {
         Ok(VaultReadOutput {
             truncated_reason: reason,
             applied_range: VaultReadOutputAppliedRange {
-                start_line: read.window.first_line,
-                end_line: read.window.last_line,
+                start_line: u64::from(read.window.first_line),
+                end_line: u64::from(read.window.last_line),
             },
             next_offset: read
                 .window
                 .next_line
-                .map(|start_line| VaultReadOutputNextOffset { start_line }),
+                .map(|start_line| VaultReadOutputNextOffset {
+                    start_line: u64::from(start_line),
+                }),
             text: read.window.text,
             next_actions,
         })
@@ -124,8 +129,11 @@ impl VaultTools for App {
         let scan = read::scan(
             self.vault()?,
             &input.path,
-            input.cursor.and_then(|cursor| cursor.start_line),
-            input.chunk_lines,
+            input
+                .cursor
+                .and_then(|cursor| cursor.start_line)
+                .map(line_no),
+            input.chunk_lines.map(line_no),
             bounds,
             self.char_limit(max_chars),
         )?;
@@ -136,7 +144,7 @@ impl VaultTools for App {
                 let call = Call::VaultScan {
                     path: scan.path.clone(),
                     start_line: Some(start_line),
-                    chunk_lines: input.chunk_lines,
+                    chunk_lines: input.chunk_lines.map(line_no),
                     max_chars,
                 };
                 Proposal::new(call, SCAN_ON)
@@ -154,13 +162,15 @@ impl VaultTools for App {
         Ok(VaultScanOutput {
             truncated_reason: reason,
             applied_range: VaultScanOutputAppliedRange {
-                start_line: scan.window.first_line,
-                end_line: scan.window.last_line,
+                start_line: u64::from(scan.window.first_line),
+                end_line: u64::from(scan.window.last_line),
             },
             next_cursor: scan
                 .window
                 .next_line
-                .map(|start_line| VaultScanOutputNextCursor { start_line }),
+                .map(|start_line| VaultScanOutputNextCursor {
+                    start_line: u64::from(start_line),
+                }),
             text: scan.window.text,
             next_actions,
         })
@@ -187,7 +197,7 @@ impl VaultTools for App {
                 .into_iter()
                 .map(|hit| VaultSearchHit {
                     path: hit.path,
-                    start_line: hit.start_line,
+                    start_line: u64::from(hit.start_line),
                     snippet: hit.snippet,
                 })
                 .collect(),
@@ -217,7 +227,7 @@ impl VaultTools for App {
                 scanned_files: summary.scanned_files as u64,
                 skipped_files: nonzero(summary.skipped_files),
                 unscanned_files: nonzero(summary.unscanned_files),
-                hit_lines: summary.hit_lines,
+                hit_lines: u64::from(summary.hit_lines),
                 candidates: summary.candidates as u64,
                 candidate_files: summary.candidate_files as u64,
                 signal_coverage: (summary.normalized + summary.loose > 0).then_some(

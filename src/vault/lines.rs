@@ -17,6 +17,7 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use crate::error::ToolResult;
 use crate::paths::RelPath;
+use crate::text::lines::LineNo;
 
 /// Reader buffer: large enough that skipping runs at memchr speed, small enough to be
 /// irrelevant beside the answer.
@@ -37,7 +38,7 @@ pub(crate) enum Stop {
     CharLimit,
     /// The window would start after the last line of a file that has `line_count` lines
     /// (an empty file read from line 1 is an empty window, not past its end).
-    PastEnd { line_count: u64 },
+    PastEnd { line_count: LineNo },
 }
 
 /// What a window's text ends with when it reaches the end of the file.
@@ -55,11 +56,11 @@ pub(crate) struct Window {
     pub text: String,
     pub chars: usize,
     /// First line of the window (1-based).
-    pub first_line: u64,
+    pub first_line: LineNo,
     /// Last line returned; `first_line - 1` when none was.
-    pub last_line: u64,
+    pub last_line: LineNo,
     /// The line to continue from, or `None` when the file ends within the window.
-    pub next_line: Option<u64>,
+    pub next_line: Option<LineNo>,
     pub stop: Stop,
 }
 
@@ -68,8 +69,8 @@ pub(crate) struct Window {
 pub(crate) fn window(
     file: impl Read,
     rel: &RelPath,
-    first_line: u64,
-    max_lines: u64,
+    first_line: LineNo,
+    max_lines: LineNo,
     max_chars: usize,
     ending: Ending,
 ) -> ToolResult<Window> {
@@ -78,7 +79,7 @@ pub(crate) fn window(
     let mut builder = Builder::new(first_line, max_chars, ending);
     let skipped = skip_lines(&mut reader, first_line - 1).map_err(io_failed)?;
     if skipped.lines < first_line - 1 {
-        let line_count = skipped.lines + u64::from(skipped.ends_mid_line);
+        let line_count = skipped.lines + LineNo::from(skipped.ends_mid_line);
         return Ok(builder.finish(Stop::PastEnd { line_count }, None));
     }
     let mut line = Vec::new();
@@ -127,14 +128,14 @@ struct Builder {
     text: String,
     chars: usize,
     max_chars: usize,
-    first_line: u64,
-    lines: u64,
+    first_line: LineNo,
+    lines: LineNo,
     pending_break: &'static str,
     ending: Ending,
 }
 
 impl Builder {
-    fn new(first_line: u64, max_chars: usize, ending: Ending) -> Builder {
+    fn new(first_line: LineNo, max_chars: usize, ending: Ending) -> Builder {
         Builder {
             text: String::new(),
             chars: 0,
@@ -176,7 +177,7 @@ impl Builder {
         self.lines = 1;
     }
 
-    fn finish(mut self, stop: Stop, next_line: Option<u64>) -> Window {
+    fn finish(mut self, stop: Stop, next_line: Option<LineNo>) -> Window {
         if stop == Stop::EndOfFile && self.ending == Ending::File {
             self.text.push_str(self.pending_break);
             self.chars += self.pending_break.len();
@@ -209,14 +210,14 @@ enum LineEnd {
 struct Skipped {
     /// Line breaks passed: fewer than asked at end of file, where an unterminated last
     /// line does not count (there is no line after it to start at).
-    lines: u64,
+    lines: LineNo,
     /// Bytes follow the last break passed: the file's unterminated last line, when the
     /// end was reached.
     ends_mid_line: bool,
 }
 
 /// Skips up to `lines` lines.
-fn skip_lines(reader: &mut impl BufRead, lines: u64) -> io::Result<Skipped> {
+fn skip_lines(reader: &mut impl BufRead, lines: LineNo) -> io::Result<Skipped> {
     let mut skipped = Skipped {
         lines: 0,
         ends_mid_line: false,
@@ -306,7 +307,7 @@ mod tests {
     use crate::error::ErrorCode;
     use crate::paths::parse_relative;
 
-    fn read(text: &str, first: u64, lines: u64, chars: usize) -> Window {
+    fn read(text: &str, first: LineNo, lines: LineNo, chars: usize) -> Window {
         window(
             text.as_bytes(),
             &parse_relative("f.md").unwrap(),
@@ -318,7 +319,7 @@ mod tests {
         .unwrap()
     }
 
-    fn summary(w: &Window) -> (String, u64, u64, Option<u64>, Stop) {
+    fn summary(w: &Window) -> (String, LineNo, LineNo, Option<LineNo>, Stop) {
         (
             w.text.clone(),
             w.first_line,
@@ -379,7 +380,7 @@ mod tests {
     fn a_whole_file_keeps_its_final_break_within_the_budget() {
         let whole = |text: &str, chars: usize| {
             let rel = parse_relative("f.md").unwrap();
-            window(text.as_bytes(), &rel, 1, u64::MAX, chars, Ending::File).unwrap()
+            window(text.as_bytes(), &rel, 1, LineNo::MAX, chars, Ending::File).unwrap()
         };
         for text in ["a\nb\n", "a\r\nb\r\n", "a\nb", "\n", ""] {
             let read = whole(text, 100);

@@ -7,6 +7,7 @@
 use crate::config::ARTIFACTS_DIR;
 use crate::error::{ErrorCode, ToolResult};
 use crate::paths::{Entry, Root};
+use crate::text::lines::LineNo;
 
 use super::policy;
 use super::scope::{Scope, ScopeRequest};
@@ -64,7 +65,7 @@ fn listed(entry: &Entry) -> ListedFile {
 /// Lines of a listed file as an editor counts them (a final `\n` does not start another
 /// line), or `None` above [`MAX_COUNTED_BYTES`] or when the file cannot be read any more
 /// (it changed since the listing; the listing still shows it).
-pub(crate) fn line_count(root: &Root, file: &ListedFile) -> Option<u64> {
+pub(crate) fn line_count(root: &Root, file: &ListedFile) -> Option<LineNo> {
     if file.size_bytes > MAX_COUNTED_BYTES {
         return None;
     }

@@ -21,7 +21,7 @@ pub(crate) mod profile;
 pub(crate) mod read;
 pub(crate) mod scope;
 pub(crate) mod search;
-pub mod write;
+pub(crate) mod write;
 
 use std::io::Read;
 use std::path::Path;
@@ -30,13 +30,14 @@ use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::{parse_relative, RelPath, Root};
+use crate::text::lines::LineNo;
 use policy::Access;
 
 /// Opens the vault root. The folder is created at start when missing
 /// (`workspace::prepare`), never here: a vault that is gone while the server runs was
 /// removed or moved by someone, and recreating it empty would hide that. Failure names
 /// the setting, never the server path.
-pub fn open_root(path: &Path) -> ToolResult<Root> {
+pub(crate) fn open_root(path: &Path) -> ToolResult<Root> {
     Root::open(path).map_err(|error| {
         ToolError::new(
             ErrorCode::NotFound,
@@ -47,7 +48,7 @@ pub fn open_root(path: &Path) -> ToolResult<Root> {
 }
 
 /// A client's vault path, checked for spelling and then for `access` by the policy.
-pub fn target(path: &str, access: Access) -> ToolResult<RelPath> {
+pub(crate) fn target(path: &str, access: Access) -> ToolResult<RelPath> {
     let rel = parse_relative(path)?;
     let components: Vec<&str> = rel.components().collect();
     policy::check(&components, access)?;
@@ -56,7 +57,7 @@ pub fn target(path: &str, access: Access) -> ToolResult<RelPath> {
 
 /// The error for a file that is not UTF-8 text: vault tools handle text, and the line
 /// tells the client where the offending bytes are.
-pub(crate) fn not_text(rel: &RelPath, line: u64) -> ToolError {
+pub(crate) fn not_text(rel: &RelPath, line: LineNo) -> ToolError {
     ToolError::invalid_parameter(format!(
         "'{}' is not UTF-8 text (line {line}); vault tools read and edit text files only",
         rel.as_str()
@@ -107,7 +108,7 @@ pub(crate) fn read_whole(
 pub(crate) fn decode_text(rel: &RelPath, bytes: Vec<u8>) -> ToolResult<String> {
     String::from_utf8(bytes).map_err(|error| {
         let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
-        not_text(rel, memchr::memchr_iter(b'\n', valid).count() as u64 + 1)
+        not_text(rel, memchr::memchr_iter(b'\n', valid).count() as LineNo + 1)
     })
 }
 

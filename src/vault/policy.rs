@@ -24,7 +24,7 @@ const DAILY_DIR: &str = "daily";
 
 /// What a tool is about to do to a vault path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Create,
     Overwrite,

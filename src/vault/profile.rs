@@ -15,6 +15,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use crate::artifact::{LineProfile, LineRange};
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
+use crate::text::lines::LineNo;
 
 use super::policy::{extension_of, Access};
 use super::target;
@@ -23,8 +24,8 @@ const BUFFER_BYTES: usize = 256 * 1024;
 
 /// The line count of a file and how it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineCount {
-    pub lines: u64,
+pub(crate) struct LineCount {
+    pub lines: LineNo,
     /// False when the last line has no `\n`: text appended must start with one.
     pub ends_with_newline: bool,
 }
@@ -32,13 +33,14 @@ pub struct LineCount {
 /// Counts the lines of `reader` (memchr over the buffer, no per-line work).
 pub(crate) fn count_lines(reader: impl Read) -> io::Result<LineCount> {
     let mut reader = BufReader::with_capacity(BUFFER_BYTES, reader);
-    let (mut newlines, mut last) = (0u64, None);
+    let (mut newlines, mut last) = (0 as LineNo, None);
     loop {
         let buffer = reader.fill_buf()?;
         let Some(&final_byte) = buffer.last() else {
             break;
         };
-        newlines += memchr::memchr_iter(b'\n', buffer).count() as u64;
+        let in_buffer = memchr::memchr_iter(b'\n', buffer).count();
+        newlines = newlines.saturating_add(in_buffer as LineNo);
         last = Some(final_byte);
         let consumed = buffer.len();
         reader.consume(consumed);
@@ -53,7 +55,7 @@ pub(crate) fn count_lines(reader: impl Read) -> io::Result<LineCount> {
             ends_with_newline: true,
         },
         Some(_) => LineCount {
-            lines: newlines + 1,
+            lines: newlines.saturating_add(1),
             ends_with_newline: false,
         },
     })
@@ -218,7 +220,7 @@ impl Profiler {
 }
 
 /// Adds `line` to ascending `ranges`, extending the last one when adjacent.
-fn push_line(ranges: &mut Vec<LineRange>, line: u64) {
+fn push_line(ranges: &mut Vec<LineRange>, line: LineNo) {
     match ranges.last_mut() {
         Some(last) if last.end_line + 1 == line => last.end_line = line,
         _ => ranges.push(LineRange {
@@ -248,7 +250,7 @@ fn only_whitespace(mut bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn profile_of(text: &str, markdown: bool) -> (u64, Vec<LineRange>) {
+    fn profile_of(text: &str, markdown: bool) -> (LineNo, Vec<LineRange>) {
         let profile = profile_lines(text.as_bytes(), markdown).unwrap();
         (profile.total_lines, profile.blank_ranges)
     }

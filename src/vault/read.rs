@@ -6,13 +6,14 @@ use serde_json::json;
 
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{RelPath, Root};
+use crate::text::lines::LineNo;
 
 use super::lines::{self, Ending, Stop, Window};
 use super::policy::{self, Access};
 use super::target;
 
 /// Lines a range without `end_line` covers.
-pub(crate) const DEFAULT_RANGE_LINES: u64 = 200;
+pub(crate) const DEFAULT_RANGE_LINES: LineNo = 200;
 
 /// How the character limit was set, which decides the reason reported when it cuts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +103,8 @@ pub(crate) struct Lines {
 pub(crate) enum Span {
     Full,
     Range {
-        start_line: Option<u64>,
-        end_line: Option<u64>,
+        start_line: Option<LineNo>,
+        end_line: Option<LineNo>,
     },
 }
 
@@ -112,7 +113,7 @@ impl Span {
     /// is true, and the two together are ambiguous.
     pub(crate) fn new(
         full: Option<bool>,
-        range: Option<(Option<u64>, Option<u64>)>,
+        range: Option<(Option<LineNo>, Option<LineNo>)>,
     ) -> ToolResult<Span> {
         match (full.unwrap_or(false), range) {
             (true, None) => Ok(Span::Full),
@@ -136,9 +137,9 @@ impl Span {
     }
 
     /// First line, line count and how the text ends.
-    fn lines(self) -> ToolResult<(u64, u64, Ending)> {
+    fn lines(self) -> ToolResult<(LineNo, LineNo, Ending)> {
         match self {
-            Span::Full => Ok((1, u64::MAX, Ending::File)),
+            Span::Full => Ok((1, LineNo::MAX, Ending::File)),
             Span::Range {
                 start_line,
                 end_line,
@@ -172,8 +173,8 @@ pub(crate) fn read(root: &Root, path: &str, span: Span, limit: CharLimit) -> Too
 /// `vault_scan`'s chunk size bounds, from the configuration.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChunkBounds {
-    pub default: u32,
-    pub max: u32,
+    pub default: LineNo,
+    pub max: LineNo,
 }
 
 /// `vault_scan`: `chunk_lines` lines (default and bounds from the configuration) from
@@ -181,13 +182,13 @@ pub(crate) struct ChunkBounds {
 pub(crate) fn scan(
     root: &Root,
     path: &str,
-    start_line: Option<u64>,
-    chunk_lines: Option<u64>,
+    start_line: Option<LineNo>,
+    chunk_lines: Option<LineNo>,
     bounds: ChunkBounds,
     limit: CharLimit,
 ) -> ToolResult<Lines> {
-    let chunk = chunk_lines.unwrap_or(u64::from(bounds.default));
-    if !(1..=u64::from(bounds.max)).contains(&chunk) {
+    let chunk = chunk_lines.unwrap_or(LineNo::from(bounds.default));
+    if !(1..=LineNo::from(bounds.max)).contains(&chunk) {
         return Err(ToolError::invalid_parameter(format!(
             "chunk_lines must be between 1 and {} (VAULT_SCAN_MAX_CHUNK_LINES)",
             bounds.max
@@ -208,8 +209,8 @@ pub(crate) fn scan(
 /// The lines a read or a scan asks for, and the name of the field its first line came
 /// from (for the error when that line is past the end).
 struct WindowRequest {
-    start: u64,
-    count: u64,
+    start: LineNo,
+    count: LineNo,
     ending: Ending,
     start_field: &'static str,
 }
@@ -244,7 +245,7 @@ fn window_of(
 /// A first line after the file's last: an error rather than an empty window, whose range
 /// (`start_line` after `end_line`) would read as inverted, and which a client following
 /// it would take for the end of a file that has lines.
-fn past_end(rel: &RelPath, request: &WindowRequest, line_count: u64) -> ToolError {
+fn past_end(rel: &RelPath, request: &WindowRequest, line_count: LineNo) -> ToolError {
     ToolError::invalid_parameter(format!(
         "{} ({}) is past the end of '{}', which has {line_count} lines",
         request.start_field,
@@ -307,7 +308,7 @@ mod tests {
         assert_eq!(span.lines(), Ok((5, DEFAULT_RANGE_LINES, Ending::Window)));
         let span = Span::new(None, Some((Some(5), Some(4)))).unwrap();
         assert_eq!(span.lines().unwrap_err().code, ErrorCode::InvalidParameter);
-        assert_eq!(Span::Full.lines(), Ok((1, u64::MAX, Ending::File)));
+        assert_eq!(Span::Full.lines(), Ok((1, LineNo::MAX, Ending::File)));
     }
 
     #[test]

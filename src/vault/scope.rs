@@ -21,7 +21,7 @@ pub(crate) struct Scope {
 /// A scope as a client spells it; `field` prefixes the names in error details
 /// (`"scope."` for `vault_search`, `""` for `vault_ls`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ScopeRequest<'a> {
+pub(crate) struct ScopeRequest<'a> {
     pub relative_dir: Option<&'a str>,
     pub glob: Option<&'a str>,
     pub exclude_glob: Option<&'a str>,

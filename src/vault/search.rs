@@ -26,7 +26,7 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, RelPath, Root};
-use crate::text::lines::{Breaks, LineTable};
+use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -63,7 +63,7 @@ pub(crate) struct SearchRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hit {
     pub path: String,
-    pub start_line: u64,
+    pub start_line: LineNo,
     pub snippet: String,
 }
 
@@ -233,7 +233,7 @@ pub(super) struct Skip;
 
 /// One hit: the line it starts on, and where in which block text.
 struct Found<'b> {
-    line: u64,
+    line: LineNo,
     block: &'b str,
     original: usize,
 }
@@ -302,7 +302,7 @@ enum Advance {
 fn search_block(
     block: Block<'_>,
     needle: &Needle,
-    last_hit_line: &mut u64,
+    last_hit_line: &mut LineNo,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
     let mut lines: Option<LineTable> = None;
@@ -352,7 +352,7 @@ fn is_text(start: &[u8]) -> bool {
 pub(super) struct Block<'t> {
     pub text: &'t str,
     /// The line on which `text` starts.
-    first_line: u64,
+    first_line: LineNo,
     /// Where the new bytes start in `text`.
     new_from: usize,
 }
@@ -365,8 +365,8 @@ impl Block<'_> {
     }
 
     /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
-    pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> u64 {
-        self.first_line + u64::from(lines.line_at(at)) - 1
+    pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> LineNo {
+        self.first_line.saturating_add(lines.line_at(at) - 1)
     }
 }
 
@@ -376,7 +376,7 @@ struct Blocks<R: Read> {
     reader: BufReader<R>,
     bytes: Vec<u8>,
     text: String,
-    first_line: u64,
+    first_line: LineNo,
     new_from: usize,
 }
 
@@ -458,7 +458,7 @@ impl<R: Read> Blocks<R> {
             keep_from += 1;
         }
         let dropped_lines = memchr::memchr_iter(b'\n', &self.text.as_bytes()[..keep_from]).count();
-        self.first_line += dropped_lines as u64;
+        self.first_line = self.first_line.saturating_add(dropped_lines as LineNo);
         self.text.drain(..keep_from);
     }
 }
@@ -480,7 +480,7 @@ mod tests {
     }
 
     /// The line and the first characters of each hit `search_block` reports in `text`.
-    fn hits(text: &str, needle: &Needle) -> Vec<(u64, String)> {
+    fn hits(text: &str, needle: &Needle) -> Vec<(LineNo, String)> {
         let mut blocks = Blocks::new(text.as_bytes());
         let (mut last_hit_line, mut hits) = (0, Vec::new());
         while blocks.advance() == Advance::Block {

@@ -17,20 +17,20 @@ use super::target;
 
 /// Files larger than this are not edited with `vault_replace` (or appended to as JSON),
 /// since the edit holds the whole file in memory twice; the error says so.
-pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// The path as the server spells it (normalised, `/`-separated).
     pub path: String,
     pub bytes: u64,
 }
 
 /// `vault_write`'s modes: the schema's `WriteMode`.
-pub use crate::contract::types::WriteMode;
+pub(crate) use crate::contract::types::WriteMode;
 
 /// `vault_create`: a new file, with any missing parent folders; `conflict` if it exists.
-pub fn create(root: &Root, path: &str, content: &str) -> ToolResult<Written> {
+pub(crate) fn create(root: &Root, path: &str, content: &str) -> ToolResult<Written> {
     let rel = target(path, Access::Create)?;
     require_json_if_artifact(&rel, content.as_bytes())?;
     let bytes = root.create_new(&rel, content.as_bytes(), true)?;
@@ -38,7 +38,12 @@ pub fn create(root: &Root, path: &str, content: &str) -> ToolResult<Written> {
 }
 
 /// `vault_write`: overwrite or append to an existing file (`not_found` otherwise).
-pub fn write(root: &Root, path: &str, content: &str, mode: WriteMode) -> ToolResult<Written> {
+pub(crate) fn write(
+    root: &Root,
+    path: &str,
+    content: &str,
+    mode: WriteMode,
+) -> ToolResult<Written> {
     let access = match mode {
         WriteMode::Overwrite => Access::Overwrite,
         WriteMode::Append => Access::Append,
@@ -58,7 +63,7 @@ pub fn write(root: &Root, path: &str, content: &str, mode: WriteMode) -> ToolRes
 /// The line count of `path` before an append to it (where the appended lines will start),
 /// checked like the append itself: policy first, and a hard-linked file is refused before
 /// it is read, as every read made in order to write is.
-pub fn append_point(root: &Root, path: &str) -> ToolResult<LineCount> {
+pub(crate) fn append_point(root: &Root, path: &str) -> ToolResult<LineCount> {
     let rel = target(path, Access::Append)?;
     root.stat(&rel)?.refuse_hardlinked(&rel)?;
     count_lines(root.open_file(&rel)?).map_err(|error| super::read_failed(&rel, error))
@@ -75,7 +80,7 @@ fn append_to_json(root: &Root, rel: &RelPath, content: &str) -> ToolResult<u64> 
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replaced {
+pub(crate) struct Replaced {
     pub path: String,
     pub replacements: u64,
     pub occurrences: u64,
@@ -87,7 +92,7 @@ pub struct Replaced {
 /// commit succeeds only if the file is still the version that was read (`conflict`
 /// otherwise, and the newer content stays).
 #[derive(Debug)]
-pub struct Edit {
+pub(crate) struct Edit {
     rel: RelPath,
     seen: FileInfo,
     content: Vec<u8>,
@@ -98,7 +103,7 @@ pub struct Edit {
 impl Edit {
     /// Reads `path` and replaces the first `max_replacements` literal occurrences of
     /// `find`; `not_found` when there is none.
-    pub fn prepare(
+    pub(crate) fn prepare(
         root: &Root,
         path: &str,
         find: &str,
@@ -139,7 +144,7 @@ impl Edit {
     }
 
     /// Writes the edit atomically if the file is still the version read.
-    pub fn commit(self, root: &Root) -> ToolResult<Replaced> {
+    pub(crate) fn commit(self, root: &Root) -> ToolResult<Replaced> {
         root.replace(&self.rel, &self.content, Some(&self.seen))?;
         Ok(Replaced {
             path: self.rel.as_str().to_string(),
@@ -150,7 +155,7 @@ impl Edit {
 }
 
 /// `vault_replace`.
-pub fn replace(
+pub(crate) fn replace(
     root: &Root,
     path: &str,
     find: &str,
@@ -204,5 +209,29 @@ fn written(rel: &RelPath, bytes: u64) -> Written {
     Written {
         path: rel.as_str().to_string(),
         bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::paths::parse_relative;
+
+    #[test]
+    fn a_replace_whose_file_changed_after_its_read_is_a_conflict_and_keeps_the_newer_content() {
+        let vault = crate::test_support::tree(&[("drafts/a.md", "draft one\n")]);
+        let root = Root::open(vault.path()).unwrap();
+        let read = || std::fs::read_to_string(vault.path().join("drafts/a.md")).unwrap();
+        let edit = Edit::prepare(&root, "drafts/a.md", "one", "two", 1).unwrap();
+        root.append(&parse_relative("drafts/a.md").unwrap(), b"newer line\n")
+            .unwrap();
+        let error = edit.commit(&root).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Conflict);
+        assert_eq!(read(), "draft one\nnewer line\n");
+        // Prepared against the current version, the same edit goes through.
+        let edit = Edit::prepare(&root, "drafts/a.md", "one", "two", 1).unwrap();
+        assert_eq!(edit.commit(&root).unwrap().replacements, 1);
+        assert_eq!(read(), "draft two\nnewer line\n");
     }
 }

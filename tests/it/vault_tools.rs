@@ -1,12 +1,9 @@
-//! Behaviour of the vault tools that the conformance cases cannot set up: races between a
-//! read and a write, concurrent appends, bytes that are not UTF-8, files larger than
+//! Behaviour of the vault tools that the conformance cases cannot set up: concurrent
+//! appends, bytes that are not UTF-8, files larger than
 //! memory should hold, and search matches that straddle the blocks a file is read in.
 
 use std::fs;
 
-use manvault::error::ErrorCode;
-use manvault::paths::{parse_relative, Root};
-use manvault::vault::write::Edit;
 use serde_json::{json, Value};
 
 use crate::support::workspace::Workspace;
@@ -24,29 +21,6 @@ fn a_vault_removed_while_serving_is_named_not_recreated() {
     std::fs::create_dir(&workspace.vault).unwrap();
     let listed = workspace.call("vault_ls", json!({})).unwrap();
     assert_eq!(listed["total"], 0);
-}
-
-#[test]
-fn a_replace_whose_file_changed_after_its_read_is_a_conflict_and_keeps_the_newer_content() {
-    let workspace = Workspace::new(None);
-    workspace.write("drafts/a.md", "draft one\n");
-    let root = Root::open(&workspace.vault).unwrap();
-    let edit = Edit::prepare(&root, "drafts/a.md", "one", "two", 1).unwrap();
-    root.append(&parse_relative("drafts/a.md").unwrap(), b"newer line\n")
-        .unwrap();
-    let error = edit.commit(&root).unwrap_err();
-    assert_eq!(error.code, ErrorCode::Conflict);
-    assert_eq!(
-        fs::read_to_string(workspace.vault.join("drafts/a.md")).unwrap(),
-        "draft one\nnewer line\n"
-    );
-    // Prepared against the current version, the same edit goes through.
-    let edit = Edit::prepare(&root, "drafts/a.md", "one", "two", 1).unwrap();
-    assert_eq!(edit.commit(&root).unwrap().replacements, 1);
-    assert_eq!(
-        fs::read_to_string(workspace.vault.join("drafts/a.md")).unwrap(),
-        "draft two\nnewer line\n"
-    );
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod sources;
 use std::collections::HashMap;
 
 use super::model::Artifact;
+use crate::text::lines::LineNo;
 
 /// What a finding is about, and how bad it is: the schema's words (the table above).
 pub(crate) use crate::contract::types::{FindingKind, FindingSeverity};
@@ -69,7 +70,7 @@ fn positions(artifact: &Artifact) -> Positions<'_> {
 /// unreadable citation is as broken as a missing one). It is asked once per distinct path.
 pub(crate) fn audit(
     artifact: &Artifact,
-    line_count_of: &dyn Fn(&str) -> Option<u64>,
+    line_count_of: &dyn Fn(&str) -> Option<LineNo>,
 ) -> Vec<Finding> {
     let positions = positions(artifact);
     let mut findings = sources::check(artifact, line_count_of);

@@ -4,12 +4,13 @@ use std::collections::HashMap;
 
 use super::{Finding, FindingKind, FindingSeverity};
 use crate::artifact::model::Artifact;
+use crate::text::lines::LineNo;
 
 pub(crate) fn check(
     artifact: &Artifact,
-    line_count_of: &dyn Fn(&str) -> Option<u64>,
+    line_count_of: &dyn Fn(&str) -> Option<LineNo>,
 ) -> Vec<Finding> {
-    let mut line_counts: HashMap<&str, Option<u64>> = HashMap::new();
+    let mut line_counts: HashMap<&str, Option<LineNo>> = HashMap::new();
     let mut findings = Vec::new();
     for element in &artifact.elements {
         let error = |kind, hint| Finding::new(kind, FindingSeverity::Error, &element.id, hint);
@@ -30,7 +31,7 @@ pub(crate) fn check(
                     FindingKind::SourceOutOfRange,
                     format!("{range}: start_line must be 1..=end_line"),
                 )),
-                Some(total) if cited.end_line > total => Some((
+                Some(total) if cited.end_line > u64::from(total) => Some((
                     FindingKind::SourceOutOfRange,
                     format!("{range}: the file has {total} lines"),
                 )),

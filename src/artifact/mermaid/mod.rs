@@ -22,6 +22,7 @@ use node::{parse_node, NodeSyntax};
 
 use super::invalid;
 use crate::error::ToolResult;
+use crate::text::lines::LineNo;
 
 const HEADER_KEYWORDS: [&str; 2] = ["flowchart", "graph"];
 const DIRECTIONS: [&str; 5] = ["TB", "TD", "BT", "RL", "LR"];
@@ -81,7 +82,9 @@ impl Chart {
 }
 
 /// The lines that hold statements: without blank lines, `%%` comments and front matter.
-fn statement_lines<'a>(lines: &'a [(u64, &'a str)]) -> impl Iterator<Item = (u64, &'a str)> + 'a {
+fn statement_lines<'a>(
+    lines: &'a [(LineNo, &'a str)],
+) -> impl Iterator<Item = (LineNo, &'a str)> + 'a {
     let mut in_front_matter = false;
     let mut seen_statement = false;
     lines.iter().filter_map(move |&(number, text)| {
@@ -106,7 +109,7 @@ fn first_word(text: &str) -> &str {
 }
 
 /// True when the block's first statement is a `flowchart` or `graph` header.
-pub(crate) fn declares_flowchart(lines: &[(u64, &str)]) -> bool {
+pub(crate) fn declares_flowchart(lines: &[(LineNo, &str)]) -> bool {
     statement_lines(lines)
         .next()
         .is_some_and(|(_, header)| HEADER_KEYWORDS.contains(&first_word(header)))
@@ -114,7 +117,7 @@ pub(crate) fn declares_flowchart(lines: &[(u64, &str)]) -> bool {
 
 /// Parses the lines of a block for which [`declares_flowchart`] holds; each line comes
 /// with its line number in the Markdown file, for errors.
-pub(crate) fn parse_chart(lines: &[(u64, &str)]) -> ToolResult<Chart> {
+pub(crate) fn parse_chart(lines: &[(LineNo, &str)]) -> ToolResult<Chart> {
     let mut chart = Chart::default();
     let mut statements = statement_lines(lines);
     if let Some((number, header)) = statements.next() {
@@ -196,7 +199,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
-    fn numbered(block: &str) -> Vec<(u64, &str)> {
+    fn numbered(block: &str) -> Vec<(LineNo, &str)> {
         (1..).zip(block.lines()).collect()
     }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::text::loose::loose_normalized;
 use crate::text::normalize::normalize_str;
 
@@ -24,7 +25,7 @@ pub struct FileDerived {
     /// Generation of the [`ManualFile`] this was built from.
     pub generation: u64,
     /// Line number of the first line of `body` (the first node's first line).
-    pub first_line: u32,
+    pub first_line: LineNo,
     /// Normalised lines from `first_line` to the end, each followed by `\n` (which
     /// normalisation never leaves inside a line, so no match spans two lines).
     pub body: String,
@@ -136,7 +137,7 @@ impl FileDerived {
     }
 
     /// The normalised text of file line `line` (no terminator).
-    pub fn line_text(&self, line: u32) -> &str {
+    pub fn line_text(&self, line: LineNo) -> &str {
         let index = (line - self.first_line) as usize;
         let start = self.line_starts[index] as usize;
         let end = self
@@ -147,11 +148,11 @@ impl FileDerived {
     }
 
     /// File line holding byte `at` of `body`.
-    pub fn line_at(&self, at: usize) -> u32 {
+    pub fn line_at(&self, at: usize) -> LineNo {
         let index = self
             .line_starts
             .partition_point(|&start| start as usize <= at);
-        self.first_line + index.saturating_sub(1) as u32
+        self.first_line + index.saturating_sub(1) as LineNo
     }
 
     /// The normalised titles from the file's top heading down to node `node`, joined by
@@ -168,7 +169,7 @@ impl FileDerived {
     }
 
     /// Lines `first..=last` of a node's own text, as (line number, normalised text).
-    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (u32, &str)> {
+    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (LineNo, &str)> {
         let start = file.nodes()[node as usize].line_start;
         let end = file.own_end(node as usize);
         (start..=end).map(move |line| (line, self.line_text(line)))
@@ -227,7 +228,7 @@ pub struct CorpusFile {
 pub struct RawReference {
     /// Index of the node (in its file) whose own text holds the reference.
     pub node: u32,
-    pub line: u32,
+    pub line: LineNo,
     pub target: RawTarget,
 }
 

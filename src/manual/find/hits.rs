@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::trace::{ConflictItem, GapItem, Hit, Place, Trace, Unscanned};
 use super::{HitItem, HitKind};
+use crate::text::lines::LineNo;
 
 /// Every item of `kind` in `trace`, in order.
 pub(crate) fn items(trace: &Trace, kind: HitKind) -> Vec<HitItem> {
@@ -59,7 +60,7 @@ fn gap_item(item: &GapItem) -> HitItem {
     }
 }
 
-fn unscanned_item(file: &Unscanned, line: u32) -> HitItem {
+fn unscanned_item(file: &Unscanned, line: LineNo) -> HitItem {
     HitItem {
         place: Some(Place {
             manual_id: Arc::clone(&file.manual_id),

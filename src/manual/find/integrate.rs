@@ -35,6 +35,7 @@ use super::stages::{prose_lines, Candidate};
 use super::trace::CutoffReason;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::text::normalize::normalize_str;
 use crate::text::units::{script_runs, Script};
 pub(crate) use crate::verdict::IntegrationStatus;
@@ -65,7 +66,7 @@ pub(crate) enum Gap {
     /// An unresolved reference written in a top candidate.
     Reference {
         from: NodeKey,
-        line: u32,
+        line: LineNo,
         description: String,
     },
 }

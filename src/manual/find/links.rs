@@ -17,6 +17,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::derived::{FileDerived, RawReference, RawTarget};
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::text::normalize::normalize_str;
 
 /// Characters of context a textual reference reads before `参照` or after `see` (enough
@@ -34,7 +35,7 @@ pub(crate) fn extract_references(file: &ManualFile, derived: &FileDerived) -> Ve
     let cue_lines = cue_finder()
         .find_iter(&derived.body)
         .map(|hit| derived.line_at(hit.start()));
-    let mut lines: Vec<(u32, bool)> = link_lines
+    let mut lines: Vec<(LineNo, bool)> = link_lines
         .map(|line| (line, true))
         .chain(cue_lines.map(|line| (line, false)))
         .collect();

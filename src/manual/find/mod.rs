@@ -479,6 +479,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) mod testing {
     use super::derived::NodeKey;
     use super::*;
+    use crate::text::lines::LineNo;
 
     /// A manuals root in a temporary folder holding `files` (`"manual/path"`, content).
     pub(crate) fn index(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualIndex) {
@@ -509,7 +510,7 @@ pub(crate) mod testing {
         index: &ManualIndex,
         manual: &str,
         path: &str,
-        line: u32,
+        line: LineNo,
     ) -> NodeKey {
         let file = corpus.file_index(manual, path).expect("file in corpus");
         let node = index

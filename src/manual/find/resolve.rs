@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
 use super::links::{leading_digits, section_number};
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::text::units::{script, Script};
 
 /// A title found in prose must have this many characters to count as a reference, so
@@ -29,7 +30,7 @@ const MAX_TITLE_TARGETS: usize = 3;
 #[derive(Debug, Clone)]
 pub struct Reference {
     pub from: NodeKey,
-    pub line: u32,
+    pub line: LineNo,
     pub to: Option<NodeKey>,
     /// Index into the source file's `references`, for describing it.
     pub raw: u32,
@@ -92,7 +93,7 @@ impl ReferenceGraph {
         graph
     }
 
-    fn push(&mut self, from: NodeKey, line: u32, to: Option<NodeKey>, raw: usize) {
+    fn push(&mut self, from: NodeKey, line: LineNo, to: Option<NodeKey>, raw: usize) {
         let index = self.references.len() as u32;
         self.references.push(Reference {
             from,

@@ -19,6 +19,7 @@ use super::Signals;
 use crate::embed::EmbedErrorKind;
 use crate::manual::vectors::{QueryVector, SectionVectors, Unavailable};
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 
 /// How the semantic list joins the others. The defaults are measured on bench-dah
 /// (`manvault-bench dah --semantic`, docs/search.md, "Semantic recall"): cosines scaled between
@@ -305,7 +306,7 @@ fn node_key(
     files: &[&ManualFile],
     manual_id: &str,
     path: &str,
-    line: u32,
+    line: LineNo,
 ) -> Option<NodeKey> {
     let file = corpus.file_index(manual_id, path)?;
     let node = files[file as usize]

@@ -25,6 +25,7 @@ use super::score::{Scored, Way};
 use super::Signals;
 use crate::manual::exceptions::{exceptions_in_normalized, ExceptionCategory};
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::verdict::{file_bias_ratio, Thresholds};
 
 /// Candidates whose references Stage 3 follows.
@@ -120,7 +121,7 @@ pub(crate) fn prose_lines<'a>(
     corpus: &'a Corpus,
     files: &'a [&ManualFile],
     key: NodeKey,
-) -> impl Iterator<Item = (u32, &'a str)> {
+) -> impl Iterator<Item = (LineNo, &'a str)> {
     let file = files[key.file as usize];
     corpus.files[key.file as usize]
         .derived

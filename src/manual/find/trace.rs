@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::Signals;
 use crate::error::ToolResult;
+use crate::text::lines::LineNo;
 pub(crate) use crate::trace::CutoffReason;
 use crate::trace::TraceKind;
 
@@ -22,7 +23,7 @@ pub struct Place {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// `None` for a JSON file (read whole).
-    pub start_line: Option<u32>,
+    pub start_line: Option<LineNo>,
     pub title: String,
 }
 
@@ -40,7 +41,7 @@ pub(crate) struct Unscanned {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     pub json: bool,
-    pub lines: Vec<u32>,
+    pub lines: Vec<LineNo>,
     pub reason: CutoffReason,
 }
 
@@ -81,7 +82,7 @@ impl Trace {
     }
 
     /// Unscanned sections as (file, line) pairs, in order.
-    pub(crate) fn unscanned_places(&self) -> impl Iterator<Item = (&Unscanned, u32)> {
+    pub(crate) fn unscanned_places(&self) -> impl Iterator<Item = (&Unscanned, LineNo)> {
         self.unscanned
             .iter()
             .flat_map(|file| file.lines.iter().map(move |&line| (file, line)))

@@ -147,7 +147,7 @@ fn top_k_ranks_the_closest_sections_per_manual() {
         .query_vector("Copy and paste between terminals")
         .unwrap();
     let hits = vectors.top_k(&query, &["m", "n"], 1);
-    let places: Vec<(&str, &str, u32)> = hits
+    let places: Vec<(&str, &str, LineNo)> = hits
         .iter()
         .map(|hit| (&*hit.manual_id, &*hit.path, hit.line_start))
         .collect();

@@ -21,6 +21,7 @@
 use super::integrate::{Candidate, Verdict};
 use crate::paths::RelPath;
 use crate::proposal::{Call, FindScope, Proposal};
+use crate::text::lines::LineNo;
 use crate::trace::CutoffReason;
 use crate::vault::policy::is_artifact;
 use crate::verdict::{IntegrationStatus, MAX_REPEATED_QUERY_CHARS};
@@ -31,7 +32,7 @@ pub(crate) const READS: usize = 5;
 /// see the spread, not one file five times.
 pub(crate) const READS_PER_FILE: usize = 2;
 /// Lines of context proposed before a candidate's first line and after its last.
-pub(crate) const READ_CONTEXT_LINES: u64 = 5;
+pub(crate) const READ_CONTEXT_LINES: LineNo = 5;
 
 /// The scope a request searched, as the client spelled it.
 #[derive(Debug, Clone, Copy)]
@@ -157,8 +158,8 @@ pub(crate) fn next_actions(situation: &Situation) -> Vec<Proposal> {
 #[derive(Debug, Clone, PartialEq)]
 struct Window<'a> {
     path: &'a str,
-    start_line: u64,
-    end_line: u64,
+    start_line: LineNo,
+    end_line: LineNo,
     /// The best score of the candidates it covers.
     score: f32,
 }
@@ -231,7 +232,7 @@ mod tests {
         file_bias: 0.8,
     };
 
-    fn candidates(paths: &[(&str, u64)], ways: &[Way]) -> Vec<Candidate> {
+    fn candidates(paths: &[(&str, LineNo)], ways: &[Way]) -> Vec<Candidate> {
         let patterns = Patterns::new("rollback rules");
         let mut found: Vec<Candidate> = paths
             .iter()
@@ -310,7 +311,7 @@ mod tests {
         actions.iter().map(|a| a.call.tool()).collect()
     }
 
-    fn read(path: &str, start_line: u64, end_line: u64) -> Call {
+    fn read(path: &str, start_line: LineNo, end_line: LineNo) -> Call {
         Call::VaultRead {
             path: path.into(),
             start_line,
@@ -455,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_dominant_file_is_excluded_to_see_the_others() {
-        let places: Vec<(&str, u64)> = (1..=5)
+        let places: Vec<(&str, LineNo)> = (1..=5)
             .map(|n| ("big.md", n * 100))
             .chain([("small.md", 1)])
             .collect();

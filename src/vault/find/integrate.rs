@@ -158,6 +158,7 @@ pub(crate) fn integrate(
 mod tests {
     use super::*;
     use crate::paths::parse_relative;
+    use crate::text::lines::LineNo;
 
     const THRESHOLDS: Thresholds = Thresholds {
         candidate_low: 3,
@@ -169,7 +170,7 @@ mod tests {
         Patterns::new("rollback rules")
     }
 
-    fn range(line: u64, ways: [Way; 3]) -> LineRange {
+    fn range(line: LineNo, ways: [Way; 3]) -> LineRange {
         LineRange {
             start_line: line,
             end_line: line,
@@ -178,7 +179,7 @@ mod tests {
         }
     }
 
-    fn candidate(path: &str, line: u64, ways: [Way; 3]) -> Candidate {
+    fn candidate(path: &str, line: LineNo, ways: [Way; 3]) -> Candidate {
         Candidate::new(
             parse_relative(path).unwrap(),
             range(line, ways),
@@ -220,7 +221,7 @@ mod tests {
             candidate("d.md", 1, [No, Loose, No]),
         ]);
         let ranked = best.ranked();
-        let order: Vec<(&str, u64)> = ranked
+        let order: Vec<(&str, LineNo)> = ranked
             .iter()
             .map(|c| (c.path.as_str(), c.range.start_line))
             .collect();

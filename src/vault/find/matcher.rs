@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::call::CallContext;
 use crate::paths::{RelPath, Root};
-use crate::text::lines::{Breaks, LineTable};
+use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_from, loose_normalized};
 use crate::text::normalize::normalize;
@@ -24,10 +24,10 @@ use crate::vault::search::{each_block, Block, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
 /// few lines into its section, or two terms of one paragraph, are one passage.
-pub(crate) const MERGE_GAP_LINES: u64 = 5;
+pub(crate) const MERGE_GAP_LINES: LineNo = 5;
 /// A candidate spans at most this many lines, so a file that matches on every line still
 /// gives places to read rather than one range the size of the file.
-pub(crate) const MAX_RANGE_LINES: u64 = 40;
+pub(crate) const MAX_RANGE_LINES: LineNo = 40;
 
 /// How a pattern was found, weakest first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,7 +129,7 @@ impl Patterns {
 /// One occurrence of a pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hit {
-    line: u64,
+    line: LineNo,
     pattern: usize,
     way: Way,
 }
@@ -137,8 +137,8 @@ struct Hit {
 /// Nearby hits of one file, merged: the unit a candidate is made of.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LineRange {
-    pub start_line: u64,
-    pub end_line: u64,
+    pub start_line: LineNo,
+    pub end_line: LineNo,
     /// Per pattern, the best way it was found in the range.
     pub ways: Vec<Way>,
     /// Occurrences of any pattern in the range.
@@ -192,8 +192,8 @@ struct Ranges<'s> {
     done: Vec<LineRange>,
     open: Option<LineRange>,
     tally: Tally,
-    hit_lines: u64,
-    last_hit_line: u64,
+    hit_lines: LineNo,
+    last_hit_line: LineNo,
     patterns: usize,
     keep: usize,
     score: Score<'s>,
@@ -283,7 +283,7 @@ pub(crate) enum FileOutcome {
     Searched {
         ranges: Vec<LineRange>,
         tally: Tally,
-        hit_lines: u64,
+        hit_lines: LineNo,
     },
     /// Binary, or gone or unreadable since the listing (as `vault_search` counts them).
     Skipped,
@@ -396,7 +396,8 @@ mod tests {
         text.push_str(&"filler\n".repeat(10));
         text.push_str("rollback again\n");
         let ranges = ranges_of(&text, "rollback rules");
-        let spans: Vec<(u64, u64)> = ranges.iter().map(|r| (r.start_line, r.end_line)).collect();
+        let spans: Vec<(LineNo, LineNo)> =
+            ranges.iter().map(|r| (r.start_line, r.end_line)).collect();
         assert_eq!(spans, [(1, 4), (15, 15)]);
         // Patterns: the whole query, then "rollback", then "rules".
         assert_eq!(
@@ -428,7 +429,7 @@ mod tests {
         let ranges = ranges_of(&text, "障害対応");
         assert_eq!(ranges.len(), 1);
         assert_eq!(ranges[0].matches, 1);
-        assert_eq!(ranges[0].start_line, filler_lines as u64 + 1);
+        assert_eq!(ranges[0].start_line, filler_lines as LineNo + 1);
     }
 
     #[test]
@@ -456,7 +457,7 @@ mod tests {
         else {
             panic!("not searched");
         };
-        let starts: Vec<u64> = ranges.iter().map(|r| r.start_line).collect();
+        let starts: Vec<LineNo> = ranges.iter().map(|r| r.start_line).collect();
         assert_eq!(starts, [471, 481, 491]);
         assert_eq!((tally.ranges, tally.normalized, tally.loose), (50, 50, 0));
         assert_eq!(tally.held, [Way::Normalized]);

@@ -30,6 +30,7 @@ use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
 use crate::proposal::Proposal;
+use crate::text::lines::LineNo;
 use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
@@ -37,7 +38,7 @@ use crate::verdict::{IntegrationStatus, Thresholds};
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
-pub struct FindSettings {
+pub(crate) struct FindSettings {
     /// "Too few" and "one file dominates": the base values `manual_find` starts from
     /// (adaptive tuning moves `manual_find`'s only).
     pub thresholds: Thresholds,
@@ -46,7 +47,7 @@ pub struct FindSettings {
 }
 
 impl FindSettings {
-    pub fn from_config(config: &crate::config::Config) -> FindSettings {
+    pub(crate) fn from_config(config: &crate::config::Config) -> FindSettings {
         FindSettings {
             thresholds: Thresholds {
                 candidate_low: config.adaptive_candidate_low_base,
@@ -60,7 +61,7 @@ impl FindSettings {
 
 /// One `vault_find` call.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FindRequest<'a> {
+pub(crate) struct FindRequest<'a> {
     pub query: &'a str,
     pub scope: ScopeRequest<'a>,
     pub only_unscanned_from: Option<&'a str>,
@@ -70,12 +71,12 @@ pub struct FindRequest<'a> {
 
 /// The summary of a search (schema `VaultFindSummary`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub terms: usize,
     pub scanned_files: usize,
     pub skipped_files: usize,
     pub unscanned_files: usize,
-    pub hit_lines: u64,
+    pub hit_lines: LineNo,
     pub candidates: usize,
     pub candidate_files: usize,
     pub normalized: usize,
@@ -87,7 +88,7 @@ pub struct Summary {
 }
 
 #[derive(Debug, Clone)]
-pub struct FindOutcome {
+pub(crate) struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
     pub next_actions: Vec<Proposal>,
@@ -104,13 +105,13 @@ const KIND: TraceKind = TraceKind {
 };
 
 /// The search state of a server: the settings and the traces.
-pub struct VaultFinder {
+pub(crate) struct VaultFinder {
     settings: FindSettings,
     traces: Mutex<TraceStore<VaultTrace>>,
 }
 
 impl VaultFinder {
-    pub fn new(settings: FindSettings) -> VaultFinder {
+    pub(crate) fn new(settings: FindSettings) -> VaultFinder {
         VaultFinder {
             traces: Mutex::new(TraceStore::new(
                 KIND,
@@ -124,7 +125,7 @@ impl VaultFinder {
     /// Runs `vault_find` over the vault `root`; `call` receives progress per file and,
     /// once cancelled, ends the search as the time budget does (the answer is then the
     /// cancellation error, and no trace is kept).
-    pub fn find(
+    pub(crate) fn find(
         &self,
         root: &Root,
         request: &FindRequest<'_>,
@@ -271,7 +272,7 @@ struct Gathered {
     per_file: Vec<(RelPath, usize)>,
     scanned: usize,
     skipped: usize,
-    hit_lines: u64,
+    hit_lines: LineNo,
     /// Files the time budget left out.
     unscanned: Vec<RelPath>,
 }

@@ -2,10 +2,9 @@
 
 use manvault::contract::types::RefTarget;
 use manvault::error::{ErrorCode, ToolResult};
-use manvault::manual::read::SNIPPET_CHARS;
 use manvault::manual::{
     manual_read, Expand, ManualIndex, ManualRef, ReadLimits, ReadOutput, ReadRequest, ReadScope,
-    RequestedLimits,
+    RequestedLimits, SNIPPET_CHARS,
 };
 
 use super::fixture::{error_code, Fixture};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use manvault::adaptive::{Adaptive, FindFacts, FindSummary, Fingerprint, RefKey, Thresholds};
 use manvault::config::{Config, RootFlags};
-use manvault::trace::CutoffReason;
+use manvault::contract::types::CutoffReason;
 use serde_json::Value;
 
 pub const HOUR: u64 = 3600;
