@@ -84,6 +84,13 @@ impl App {
         }
     }
 
+    /// Waits until a background update of the section index, started by a search that
+    /// found files unindexed, has landed (benchmarks: the warm searches are timed with the
+    /// index). A server never waits: its searches scan what the index does not hold yet.
+    pub fn wait_for_section_index(&self) {
+        self.finder.wait_for_section_index();
+    }
+
     /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
     /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {

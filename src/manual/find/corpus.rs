@@ -16,14 +16,15 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 
 use super::derived::{CorpusFile, FileDerived};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
-use super::index::{file_id, Fields, FileSections, SectionIndex, Written};
+use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::links::extract_references;
 use super::resolve::ReferenceGraph;
-use crate::manual::{FileType, ManualFile, ManualIndex};
+use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 
 /// A consistent view of every manual for one index generation. Files are in the index's
 /// (manual_id, path) order, so `files[i]` is `index.files(None)[i]`.
@@ -31,7 +32,9 @@ use crate::manual::{FileType, ManualFile, ManualIndex};
 pub struct Corpus {
     pub generation: u64,
     pub files: Vec<CorpusFile>,
-    pub references: ReferenceGraph,
+    /// Shared with the next corpus of the same generation (only the section index moved
+    /// on).
+    pub references: Arc<ReferenceGraph>,
     pub node_count: usize,
     /// Mean bytes of a section's own normalised text (BM25's length normalisation).
     pub mean_node_bytes: f32,
@@ -94,37 +97,106 @@ pub(crate) struct CorpusCache {
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
     cache_dir: Option<PathBuf>,
-    /// Opened by the first sync.
-    sections: Option<SectionIndex>,
-    /// What the last sync wrote to the section index.
+    sections: Sections,
+    /// Whether a sync leaves the index update to a thread of its own (a server) or
+    /// writes it before it returns (`manvault index`, tests that read the index).
+    background: bool,
+    /// What the last update wrote to the section index.
     last_update: Written,
+    /// A background update landed after the current corpus was made: the next sync
+    /// searches its commit.
+    landed: bool,
+    /// Holds the next background build until the test sends (or drops the sender).
+    #[cfg(test)]
+    hold: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// Where the section index is.
+#[derive(Default)]
+enum Sections {
+    /// Not opened yet: the first sync opens it.
+    #[default]
+    Unopened,
+    /// Boxed: the index is large beside a thread's handle.
+    Ready(Box<SectionIndex>),
+    /// A thread is writing it; it hands the index back with what it wrote (`None`: the
+    /// update failed, and the log says why).
+    Building(JoinHandle<(Box<SectionIndex>, Option<Written>)>),
 }
 
 impl CorpusCache {
-    /// A cache whose section index lives under `cache_dir` (`None`: in memory).
+    /// A server's cache: its section index lives under `cache_dir` (`None`: in memory)
+    /// and is brought up to date on a thread of its own, so a search never waits for
+    /// it: until an update lands, the files it writes are scanned directly, as without an
+    /// index.
     pub(crate) fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
         CorpusCache {
             cache_dir,
+            background: true,
             ..CorpusCache::default()
         }
     }
 
-    /// A cache over an opened section index.
+    /// A cache over an opened section index, updated before each sync returns.
     pub(crate) fn with_sections(sections: SectionIndex) -> CorpusCache {
         CorpusCache {
-            sections: Some(sections),
+            sections: Sections::Ready(Box::new(sections)),
             ..CorpusCache::default()
         }
     }
 
-    /// The section index, once a sync opened it.
+    /// The section index, when no update is writing it.
     pub(crate) fn sections(&self) -> Option<&SectionIndex> {
-        self.sections.as_ref()
+        match &self.sections {
+            Sections::Ready(sections) => Some(sections),
+            _ => None,
+        }
     }
 
-    /// What the last sync wrote to the section index.
+    /// What the last update that landed wrote to the section index.
     pub(crate) fn last_update(&self) -> Written {
         self.last_update
+    }
+
+    /// Waits for a background update of the section index, if one runs; the next sync
+    /// searches with what it wrote.
+    pub(crate) fn wait_for_sections(&mut self) {
+        self.land(true);
+    }
+
+    /// Holds the next background update back until the returned sender sends or is
+    /// dropped, so a test searches while it has not landed.
+    #[cfg(test)]
+    pub(crate) fn hold_next_update(&mut self) -> std::sync::mpsc::Sender<()> {
+        let (release, hold) = std::sync::mpsc::channel();
+        self.hold = Some(hold);
+        release
+    }
+
+    /// Takes the index back from a finished background update (or waits for it when
+    /// `wait`), noting in `landed` whether it wrote a commit.
+    fn land(&mut self, wait: bool) {
+        let finished = match &self.sections {
+            Sections::Building(build) => wait || build.is_finished(),
+            _ => false,
+        };
+        if !finished {
+            return;
+        }
+        let Sections::Building(build) = std::mem::take(&mut self.sections) else {
+            unreachable!("checked above")
+        };
+        let Ok((sections, written)) = build.join() else {
+            // The index stays unopened: the next sync opens its last commit again, and
+            // the searches scan what that commit does not hold, as after a failed update.
+            tracing::error!("the section index update panicked; it is opened again");
+            return;
+        };
+        self.sections = Sections::Ready(sections);
+        if let Some(written) = written {
+            self.last_update = written;
+            self.landed = true;
+        }
     }
 
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
@@ -132,18 +204,53 @@ impl CorpusCache {
         self.sync_reporting(index, &mut |_| {})
     }
 
-    /// [`Self::sync`], telling `progress` how far the section index update is.
+    /// [`Self::sync`], telling `progress` how far an update of the section index written
+    /// before the sync returns is.
     pub(crate) fn sync_reporting(
         &mut self,
         index: &ManualIndex,
         progress: &mut dyn FnMut(Written),
     ) -> Arc<Corpus> {
-        if let Some(current) = &self.current {
-            if current.generation == index.generation() {
-                return Arc::clone(current);
-            }
+        self.land(false);
+        let landed = std::mem::take(&mut self.landed);
+        let unchanged = self
+            .current
+            .as_ref()
+            .filter(|current| current.generation == index.generation())
+            .map(Arc::clone);
+        if let (Some(current), false) = (&unchanged, landed) {
+            return Arc::clone(current);
         }
         let listed = index.files(None).expect("listing every manual cannot fail");
+        let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
+        let (files, references) = match unchanged {
+            // Only the section index moved on: the derived data still holds.
+            Some(current) => (current.files.clone(), Arc::clone(&current.references)),
+            None => {
+                let files = self.derive_changed(&listed);
+                let references = Arc::new(ReferenceGraph::resolve(&files, &file_refs));
+                (files, references)
+            }
+        };
+        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
+        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
+        let (sections, unindexed) = self.update_and_view(&files, &file_refs, progress);
+        let corpus = Arc::new(Corpus {
+            generation: index.generation(),
+            node_count,
+            mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
+            files,
+            references,
+            sections,
+            unindexed,
+        });
+        self.current = Some(Arc::clone(&corpus));
+        corpus
+    }
+
+    /// Every listed file's derived data: kept where the file did not change, derived
+    /// again (in parallel) where it did.
+    fn derive_changed(&mut self, listed: &[ListedFile]) -> Vec<CorpusFile> {
         let mut files = Vec::with_capacity(listed.len());
         let mut stale = Vec::new();
         let mut previous = std::mem::take(&mut self.by_file);
@@ -181,41 +288,82 @@ impl CorpusCache {
                 )
             })
             .collect();
-        let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
-        let references = ReferenceGraph::resolve(&files, &file_refs);
-        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
-        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
-        let sections = self
-            .sections
-            .get_or_insert_with(|| SectionIndex::open(self.cache_dir.as_deref()));
-        self.last_update = update_sections(sections, &files, &file_refs, progress);
-        let (sections, unindexed) = view(sections, &files, &file_refs);
-        let corpus = Arc::new(Corpus {
-            generation: index.generation(),
-            node_count,
-            mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
-            files,
-            references,
-            sections,
-            unindexed,
-        });
-        self.current = Some(Arc::clone(&corpus));
-        corpus
+        files
+    }
+
+    /// Starts or writes the update `files` need, and the view a search of them uses.
+    ///
+    /// In the background the view is the commit from before the update, taken before
+    /// the update starts: the files the update writes are unindexed in it, so they are
+    /// scanned, and a search never sees a half-written update. While an update runs,
+    /// the index is on its thread, and a corpus that changed meanwhile is searched by
+    /// scanning every file until the update lands and the next sync starts the rest.
+    fn update_and_view(
+        &mut self,
+        files: &[CorpusFile],
+        manual_files: &[&ManualFile],
+        progress: &mut dyn FnMut(Written),
+    ) -> (SectionsView, Vec<u32>) {
+        if matches!(self.sections, Sections::Unopened) {
+            self.sections =
+                Sections::Ready(Box::new(SectionIndex::open(self.cache_dir.as_deref())));
+        }
+        let sections = match &mut self.sections {
+            Sections::Ready(sections) => sections,
+            Sections::Building(_) => return view(&SectionIndex::open(None), files, manual_files),
+            Sections::Unopened => unreachable!("opened above"),
+        };
+        let Some((work, removed)) = stale_sections(sections, files, manual_files) else {
+            return view(sections, files, manual_files);
+        };
+        if !self.background {
+            let written = write_sections(
+                sections,
+                &work,
+                &removed,
+                WriterBudget::foreground(),
+                progress,
+            );
+            self.last_update = written.unwrap_or_default();
+            return view(sections, files, manual_files);
+        }
+        let before = view(sections, files, manual_files);
+        let Sections::Ready(mut sections) = std::mem::take(&mut self.sections) else {
+            unreachable!("matched above")
+        };
+        #[cfg(test)]
+        let hold = self.hold.take();
+        self.sections = Sections::Building(std::thread::spawn(move || {
+            #[cfg(test)]
+            if let Some(hold) = hold {
+                // A dropped sender releases the build as a sent message does.
+                hold.recv().ok();
+            }
+            let written = write_sections(
+                &mut sections,
+                &work,
+                &removed,
+                WriterBudget::BACKGROUND,
+                &mut |_| {},
+            );
+            (sections, written)
+        }));
+        before
     }
 }
 
-/// Brings the section index in line with the corpus: indexes the files it does not hold
-/// in their current version and drops the files that are gone. A failure (another
-/// process holds the writer, the disk is full) is logged; the files stay unindexed and
-/// are tried again at the next sync.
-fn update_sections(
-    sections: &mut SectionIndex,
+/// The files whose sections the index does not hold in their current version, and the
+/// ids of the files it holds that are gone; `None` when there is nothing to write.
+fn stale_sections(
+    sections: &SectionIndex,
     files: &[CorpusFile],
     manual_files: &[&ManualFile],
-    progress: &mut dyn FnMut(Written),
-) -> Written {
-    let stale: Vec<usize> = (0..files.len())
-        .filter(|&at| !sections.holds(&files[at].manual_id, manual_files[at]))
+) -> Option<(Vec<FileSections>, Vec<u64>)> {
+    let stale: Vec<FileSections> = files
+        .iter()
+        .zip(manual_files)
+        .filter(|(file, manual_file)| !sections.holds(&file.manual_id, manual_file))
+        .map(|(file, manual_file)| FileSections::new(&file.manual_id, manual_file, &file.derived))
         .collect();
     let current: HashSet<u64> = files
         .iter()
@@ -225,15 +373,20 @@ fn update_sections(
         .indexed_files()
         .filter(|id| !current.contains(id))
         .collect();
-    if stale.is_empty() && removed.is_empty() {
-        return Written::default();
-    }
-    let entries = stale.iter().map(|&at| FileSections {
-        manual_id: &files[at].manual_id,
-        file: manual_files[at],
-        derived: &files[at].derived,
-    });
-    match sections.update(entries, &removed, progress) {
+    (!stale.is_empty() || !removed.is_empty()).then_some((stale, removed))
+}
+
+/// Writes the sections of `stale` and drops those of `removed`. A failure (another
+/// process holds the writer, the disk is full) is logged and gives `None`; the files
+/// stay unindexed and are tried again at the next sync of a changed corpus.
+fn write_sections(
+    sections: &mut SectionIndex,
+    stale: &[FileSections],
+    removed: &[u64],
+    budget: WriterBudget,
+    progress: &mut dyn FnMut(Written),
+) -> Option<Written> {
+    match sections.update(stale, removed, budget, progress) {
         Ok(written) => {
             tracing::info!(
                 files = written.files,
@@ -241,7 +394,7 @@ fn update_sections(
                 removed = removed.len(),
                 "section index updated"
             );
-            written
+            Some(written)
         }
         Err(error) => {
             tracing::warn!(
@@ -249,7 +402,7 @@ fn update_sections(
                 files = stale.len(),
                 "the section index could not be updated; those files are scanned directly"
             );
-            Written::default()
+            None
         }
     }
 }

@@ -295,19 +295,11 @@ impl Finder {
         lock(&self.corpus).sync(index)
     }
 
-    /// [`Self::corpus`], reporting the files the section index update writes as the
-    /// call's progress: a first search over a large manual set builds the whole index,
-    /// and the client sees it advance rather than a silent minute.
-    fn corpus_for(&self, index: &ManualIndex, call: &CallContext) -> Arc<Corpus> {
-        let mut reported: Option<u64> = None;
-        lock(&self.corpus).sync_reporting(index, &mut |written| {
-            let done = reported.get_or_insert_with(|| {
-                call.expect_work(written.total_files, "files");
-                0
-            });
-            call.work_done(written.files - *done);
-            *done = written.files;
-        })
+    /// Waits until the section index holds what the last search found unindexed (a
+    /// background update runs after a start without an index, or after manuals
+    /// changed); the next search uses it. For benchmarks and tests: a server never waits.
+    pub(crate) fn wait_for_section_index(&self) {
+        lock(&self.corpus).wait_for_sections();
     }
 
     /// The synonym dictionary, reloaded when the user file changed since the last load.
@@ -356,9 +348,8 @@ impl Finder {
         if let Some(id) = &manual_id {
             index.files(Some(id))?;
         }
-        let corpus = self.corpus_for(index, call);
-        // The budget bounds the search, not the index update before it: a first search
-        // that builds the section index of a large manual set still searches.
+        let corpus = self.corpus(index);
+        // The budget bounds the search, not the derivation of changed files before it.
         let searching = Instant::now();
         let listed = index.files(None)?;
         let files: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();

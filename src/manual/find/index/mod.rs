@@ -24,7 +24,9 @@
 //!
 //! Updates are per file (delete the file's sections by its key, add the new ones), driven
 //! by the files the manual index reloaded ([`crate::manual::find::corpus`]), not by the
-//! file-system watch. The writer is opened for an update and dropped after its commit,
+//! file-system watch. A server's corpus sync runs an update on a thread of its own with
+//! [`WriterBudget::BACKGROUND`]; `manvault index` runs it in the call with
+//! [`WriterBudget::foreground`]. The writer is opened for an update and dropped after its commit,
 //! so `manvault index` and a server can take turns; a writer that cannot be had (another
 //! process holds it) leaves the files unindexed, and the search scans those directly
 //! until a later update succeeds.
@@ -36,6 +38,7 @@ pub(crate) mod vocabulary;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
@@ -45,6 +48,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 
 use super::derived::FileDerived;
 use crate::manual::ManualFile;
+use crate::text::lines::LineNo;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
 /// The layout of the documents; bump it with any change of fields or of what they hold.
@@ -55,10 +59,42 @@ const FOLDER: &str = "sections";
 /// kill loses at most that much work.
 const COMMIT_EVERY_BYTES: usize = 32 << 20;
 const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
-/// Indexing memory of all writer threads together.
+/// Indexing memory of all writer threads together, when the build is all the process
+/// does.
 const WRITER_BUDGET_BYTES: usize = 48 << 20;
-/// Writer threads at most (tantivy needs 15 MB of budget a thread).
+/// Writer threads at most then.
 const WRITER_THREADS: usize = 3;
+/// Indexing memory a writer thread needs at least: tantivy refuses less than 15 MB.
+const WRITER_THREAD_MIN_BYTES: usize = 16 << 20;
+
+/// The threads and memory an update gives tantivy's writer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriterBudget {
+    threads: usize,
+    bytes: usize,
+}
+
+impl WriterBudget {
+    /// `manvault index`: the build is all the process does, so it takes up to
+    /// [`WRITER_THREADS`] cores and [`WRITER_BUDGET_BYTES`].
+    pub(crate) fn foreground() -> WriterBudget {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, WRITER_THREADS);
+        WriterBudget {
+            threads,
+            bytes: WRITER_BUDGET_BYTES.max(threads * WRITER_THREAD_MIN_BYTES),
+        }
+    }
+
+    /// A server's build next to its searches: one thread, so the other cores answer,
+    /// and the least memory tantivy accepts, so the build adds little to the peak of a
+    /// process that already holds the derived corpus (issue 16: peak < 6x the corpus).
+    pub(crate) const BACKGROUND: WriterBudget = WriterBudget {
+        threads: 1,
+        bytes: WRITER_THREAD_MIN_BYTES,
+    };
+}
 
 /// The fields of a section document.
 #[derive(Debug, Clone, Copy)]
@@ -122,11 +158,28 @@ pub(crate) fn file_id(manual_id: &str, path: &str) -> u64 {
     crate::text::fingerprint(&[manual_id.as_bytes(), path.as_bytes()])
 }
 
-/// One file to (re)index: its model and derived text.
-pub(crate) struct FileSections<'a> {
-    pub manual_id: &'a str,
-    pub file: &'a ManualFile,
-    pub derived: &'a FileDerived,
+/// One file to (re)index: its names, version, the first line of each node and the
+/// derived text. Owned, so a build can run on a thread of its own while the manual index
+/// moves on.
+pub(crate) struct FileSections {
+    pub manual_id: Arc<str>,
+    pub path: Arc<str>,
+    /// [`ManualFile::version`] of the file the sections are read from.
+    pub version: u64,
+    pub node_lines: Vec<LineNo>,
+    pub derived: Arc<FileDerived>,
+}
+
+impl FileSections {
+    pub(crate) fn new(manual_id: &Arc<str>, file: &ManualFile, derived: &Arc<FileDerived>) -> Self {
+        FileSections {
+            manual_id: Arc::clone(manual_id),
+            path: file.path().into(),
+            version: file.version(),
+            node_lines: file.nodes().iter().map(|node| node.line_start).collect(),
+            derived: Arc::clone(derived),
+        }
+    }
 }
 
 /// How far an update is, for a progress report.
@@ -286,18 +339,16 @@ impl SectionIndex {
     /// Replaces the sections of `files` and drops those of the files `removed` (by
     /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] or [`COMMIT_EVERY`] and at the end; `progress` gets
     /// the running totals after each file.
-    pub(crate) fn update<'a>(
+    pub(crate) fn update(
         &mut self,
-        files: impl ExactSizeIterator<Item = FileSections<'a>>,
+        files: &[FileSections],
         removed: &[u64],
+        budget: WriterBudget,
         progress: &mut dyn FnMut(Written),
     ) -> tantivy::Result<Written> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, WRITER_THREADS);
         let mut writer: IndexWriter<TantivyDocument> = self
             .index
-            .writer_with_num_threads(threads, WRITER_BUDGET_BYTES.max(threads * (16 << 20)))?;
+            .writer_with_num_threads(budget.threads, budget.bytes)?;
         let mut pending: Vec<(u64, Option<u64>)> = Vec::new();
         for &id in removed {
             writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
@@ -310,10 +361,10 @@ impl SectionIndex {
         let mut since_commit = 0;
         let mut committed = std::time::Instant::now();
         for entry in files {
-            let id = file_id(entry.manual_id, entry.file.path());
+            let id = file_id(&entry.manual_id, &entry.path);
             writer.delete_term(Term::from_field_u64(self.fields.file_id, id));
-            let bytes = self.add_file(&writer, &entry, id)?;
-            pending.push((id, Some(entry.file.version())));
+            let bytes = self.add_file(&writer, entry, id)?;
+            pending.push((id, Some(entry.version)));
             written.files += 1;
             written.sections += entry.derived.node_count() as u64;
             written.bytes += bytes as u64;
@@ -357,19 +408,18 @@ impl SectionIndex {
         id: u64,
     ) -> tantivy::Result<usize> {
         let fields = &self.fields;
-        let path = entry.file.path();
-        let derived = entry.derived;
+        let derived = &entry.derived;
         let mut bytes = 0;
-        for (index, node) in entry.file.nodes().iter().enumerate() {
+        for (index, &line_start) in entry.node_lines.iter().enumerate() {
             let own = derived.own_text(index as u32);
             bytes += own.len();
             let mut doc = TantivyDocument::default();
-            doc.add_text(fields.manual_id, entry.manual_id);
-            doc.add_text(fields.path, path);
+            doc.add_text(fields.manual_id, &entry.manual_id);
+            doc.add_text(fields.path, &entry.path);
             doc.add_u64(fields.file_id, id);
-            doc.add_u64(fields.version, entry.file.version());
+            doc.add_u64(fields.version, entry.version);
             doc.add_u64(fields.node, index as u64);
-            doc.add_u64(fields.start_line, u64::from(node.line_start));
+            doc.add_u64(fields.start_line, u64::from(line_start));
             doc.add_text(fields.heading, derived.heading_path(index as u32));
             doc.add_text(fields.body, own);
             doc.add_text(fields.words, own);

@@ -2,6 +2,7 @@ use super::literal::IndexPattern;
 use super::*;
 use crate::manual::find::corpus::{Corpus, CorpusCache};
 use crate::manual::find::testing::index;
+use crate::manual::ManualIndex;
 use crate::text::normalize::normalize_str;
 use crate::text::units::{units, UnitKind};
 
@@ -121,17 +122,24 @@ fn units_are_found_exactly_where_the_scan_finds_them() {
     );
 }
 
+/// The corpus of a server's cache once its background update has landed.
+fn synced(cache: &mut CorpusCache, index: &ManualIndex) -> Arc<Corpus> {
+    cache.sync(index);
+    cache.wait_for_sections();
+    cache.sync(index)
+}
+
 #[test]
 fn an_index_on_disk_is_reopened_and_an_index_of_another_format_rebuilt() {
     let (_dir, index) = index(FILES);
     let cache = tempfile::tempdir().unwrap();
     let mut first = CorpusCache::new(Some(cache.path().to_path_buf()));
-    let corpus = first.sync(&index);
+    let corpus = synced(&mut first, &index);
     assert!(corpus.unindexed.is_empty());
     assert_eq!(first.last_update().files, 2);
     drop(first);
     let mut again = CorpusCache::new(Some(cache.path().to_path_buf()));
-    let corpus = again.sync(&index);
+    let corpus = synced(&mut again, &index);
     assert_eq!(again.last_update().files, 0, "nothing to index again");
     assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
     drop(again);
@@ -143,7 +151,7 @@ fn an_index_on_disk_is_reopened_and_an_index_of_another_format_rebuilt() {
     other.add_text_field("other", STRING);
     Index::create_in_dir(&folder, other.build()).unwrap();
     let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()));
-    let corpus = rebuilt.sync(&index);
+    let corpus = synced(&mut rebuilt, &index);
     assert_eq!(rebuilt.last_update().files, 2);
     assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
 }
@@ -162,4 +170,45 @@ fn an_edited_file_replaces_its_sections_and_a_deleted_one_leaves() {
     assert_eq!(literal(&corpus, "journald"), [at("logs.md", 0, 1)]);
     assert!(literal(&corpus, "請求書").is_empty());
     assert_eq!(cache.sections().unwrap().indexed_files().count(), 1);
+}
+
+#[test]
+fn a_file_edited_while_a_background_build_runs_is_scanned_then_indexed_in_its_new_version() {
+    let (dir, mut index) = index(FILES);
+    let mut cache = CorpusCache::new(None);
+    let release = cache.hold_next_update();
+    let corpus = cache.sync(&index);
+    assert_eq!(
+        corpus.unindexed,
+        [0, 1],
+        "nothing is indexed before the build lands"
+    );
+    assert!(literal(&corpus, "syslog").is_empty());
+
+    std::fs::write(dir.path().join("m/logs.md"), "# Logs\n\nJournald only.\n").unwrap();
+    assert!(index.refresh().unwrap());
+    let corpus = cache.sync(&index);
+    assert_eq!(
+        corpus.unindexed,
+        [0, 1],
+        "the build has the index: scan all"
+    );
+
+    drop(release);
+    cache.wait_for_sections();
+    let corpus = cache.sync(&index);
+    assert_eq!(
+        corpus.unindexed,
+        [0],
+        "the build wrote the old logs.md: it is scanned, and indexed again"
+    );
+    assert_eq!(
+        literal(&corpus, "請求書"),
+        [at("money.md", 0, 1), at("money.md", 1, 1)]
+    );
+
+    let corpus = synced(&mut cache, &index);
+    assert!(corpus.unindexed.is_empty());
+    assert!(literal(&corpus, "syslog").is_empty());
+    assert_eq!(literal(&corpus, "journald"), [at("logs.md", 0, 1)]);
 }
