@@ -84,11 +84,14 @@ impl App {
         }
     }
 
-    /// Waits until a background update of the section index, started by a search that
-    /// found files unindexed, has landed (benchmarks: the warm searches are timed with the
-    /// index). A server never waits: its searches scan what the index does not hold yet.
-    pub fn wait_for_section_index(&self) {
-        self.finder.wait_for_section_index();
+    /// Loads the manuals and waits until the section index holds them all (benchmarks:
+    /// searches timed or counted with the index). A server never waits: its searches
+    /// scan what the index does not hold yet while a background update writes it.
+    pub fn complete_section_index(&self) -> ToolResult<()> {
+        self.with_manuals(&CallContext::local(), |index| {
+            self.finder.complete_section_index(index);
+            Ok(())
+        })
     }
 
     /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);

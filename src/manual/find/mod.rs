@@ -295,11 +295,14 @@ impl Finder {
         lock(&self.corpus).sync(index)
     }
 
-    /// Waits until the section index holds what the last search found unindexed (a
-    /// background update runs after a start without an index, or after manuals
-    /// changed); the next search uses it. For benchmarks and tests: a server never waits.
-    pub(crate) fn wait_for_section_index(&self) {
-        lock(&self.corpus).wait_for_sections();
+    /// Brings the section index in line with `index` and waits for it (a background
+    /// update runs after a start without an index, or after manuals changed); the next
+    /// search uses it. For benchmarks and tests: a server never waits.
+    pub(crate) fn complete_section_index(&self, index: &ManualIndex) {
+        let mut corpus = lock(&self.corpus);
+        corpus.sync(index);
+        corpus.wait_for_sections();
+        corpus.sync(index);
     }
 
     /// The synonym dictionary, reloaded when the user file changed since the last load.

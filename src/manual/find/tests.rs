@@ -154,7 +154,7 @@ fn a_search_before_the_background_index_build_lands_scans_and_lists_what_the_ind
     );
 
     release.send(()).expect("the build waits");
-    finder.wait_for_section_index();
+    finder.complete_section_index(&index);
     assert_eq!(lock(&finder.corpus).last_update().files, 4);
     for (query, (scanned_items, scanned_summary)) in queries.iter().zip(scanned) {
         let outcome = find(query);
