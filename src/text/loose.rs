@@ -58,6 +58,20 @@ fn loose_char(c: char) -> Option<char> {
     }
 }
 
+/// Whether loose text holds `c` only where the normalised text holds `c` itself: `c` is
+/// no separator, and no other character folds onto it (as `ィ` onto `イ`, `ヴ` onto `ブ`;
+/// folding only touches the katakana block). Such a character of a loose needle lets
+/// `near::loose_where_needed` find the needle's loose occurrences from raw text.
+pub(crate) fn only_itself_loosens_to(c: char) -> bool {
+    loose_char(c) == Some(c)
+        && !KATAKANA
+            .filter(|&other| other != c)
+            .any(|other| loose_char(other) == Some(c))
+}
+
+/// The katakana block, the only characters `fold_kana` changes.
+const KATAKANA: std::ops::RangeInclusive<char> = '\u{30A0}'..='\u{30FF}';
+
 /// Loose text of `s`, with a map back to `s`.
 #[cfg(test)]
 pub(crate) fn loose(s: &str) -> Normalized {
@@ -105,6 +119,20 @@ pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_katakana_fold_and_only_onto_katakana() {
+        let changed = (0..=0x10_FFFF)
+            .filter_map(char::from_u32)
+            .filter(|&c| !KATAKANA.contains(&c) && fold_kana(c) != Some(c));
+        assert_eq!(changed.count(), 0);
+        for c in ['障', 'a', 'カ', 'ン', '4'] {
+            assert!(only_itself_loosens_to(c), "{c}");
+        }
+        for c in ['イ', 'ブ', 'ヤ', 'ィ', 'ー', '-', '・', ' '] {
+            assert!(!only_itself_loosens_to(c), "{c}");
+        }
+    }
 
     #[test]
     fn separators_vanish() {

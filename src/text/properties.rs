@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::lines::{Breaks, LineTable};
 use super::loose::loose;
-use super::near::{is_clean, normalize_where_needed};
+use super::near::{is_clean, loose_anchor, loose_where_needed, normalize_where_needed};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
@@ -149,6 +149,26 @@ fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
+/// The original ranges of the loose needle's occurrences in the loose text of `text`,
+/// found in the pieces `loose_where_needed` gives; `None` when the needle has no anchor.
+fn found_loose_near(text: &str, needle: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let anchor = loose_anchor(needle)?;
+    let pieces = loose_where_needed(text, &anchor, needle.len());
+    let found = pieces.iter().flat_map(|piece| {
+        let at = piece.normalized.text.match_indices(needle);
+        at.map(|(at, _)| piece.original_range(at..at + needle.len()))
+            .collect::<Vec<_>>()
+    });
+    Some(found.collect())
+}
+
+fn found_loose_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
+    let whole = loose(text);
+    let at = whole.text.match_indices(needle);
+    at.map(|(at, _)| whole.original_range(at..at + needle.len()))
+        .collect()
+}
+
 fn found_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
     let normalized = normalize(text);
     normalized
@@ -270,19 +290,27 @@ proptest! {
     }
 
     /// Normalising only near a prefilter's candidates finds every occurrence, at the
-    /// same original range, that normalising the whole text finds.
+    /// same original range, that normalising the whole text finds; and so does taking
+    /// the loose text near the candidates of one of a loose needle's characters,
+    /// however many separators stand between the others.
     #[test]
-    fn normalising_near_candidates_finds_what_the_whole_does(
+    fn searching_near_candidates_finds_what_the_whole_does(
         s in near_text(),
         at in 0..400usize,
         len in 1..12usize,
         fragment in prop::sample::select(NEAR_FRAGMENTS),
     ) {
+        let taken = |whole: &str| -> String { whole.chars().skip(at).take(len).collect() };
         let normalized = normalize(&s).text;
-        let taken: String = normalized.chars().skip(at).take(len).collect();
-        for needle in [taken.trim_matches(' '), normalize(fragment).text.trim_matches(' ')] {
+        let taken_normalized = taken(&normalized);
+        for needle in [taken_normalized.trim_matches(' '), normalize(fragment).text.trim_matches(' ')] {
             if !needle.is_empty() {
                 prop_assert_eq!(found_near(&s, needle), found_whole(&s, needle), "{:?}", needle);
+            }
+        }
+        for needle in [taken(&loose(&s).text), loose(fragment).text] {
+            if let Some(found) = found_loose_near(&s, &needle) {
+                prop_assert_eq!(found, found_loose_whole(&s, &needle), "loose {:?}", needle);
             }
         }
     }
