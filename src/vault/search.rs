@@ -25,7 +25,7 @@ use serde_json::json;
 
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
-use crate::paths::{Entry, RelPath, Root};
+use crate::paths::{Entry, FileOpener, RelPath, Root};
 use crate::text::lines::{Breaks, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
@@ -120,6 +120,7 @@ pub(crate) fn search(
     let outcomes = count_in_parallel(root, &files, &needle, call);
     call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
+    let mut opener = root.file_opener();
     let mut page = SearchPage {
         hits: Vec::new(),
         total: 0,
@@ -138,7 +139,7 @@ pub(crate) fn search(
             // Only the files holding the page are read a second time, for snippets.
             let wanted = window.start.saturating_sub(first)..window.end - first;
             page.hits
-                .extend(snippets(root, &file.path, &needle, wanted, call));
+                .extend(snippets(&mut opener, &file.path, &needle, wanted, call));
         }
     }
     Ok(page)
@@ -162,13 +163,14 @@ fn count_in_parallel(
     call: &CallContext,
 ) -> Vec<Outcome> {
     let runs = over_cores(files, |run| {
+        let mut opener = root.file_opener();
         run.iter()
             .map(|file| {
                 if call.is_cancelled() {
                     return Outcome::Skipped;
                 }
                 let mut hits = 0;
-                let outcome = match each_hit(root, &file.path, needle, call, |_| {
+                let outcome = match each_hit(&mut opener, &file.path, needle, call, |_| {
                     hits += 1;
                     true
                 }) {
@@ -206,7 +208,7 @@ pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T
 /// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file
 /// changed since it was counted yields what it holds now.
 fn snippets(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     needle: &Needle,
     wanted: Range<u64>,
@@ -214,7 +216,7 @@ fn snippets(
 ) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut index = 0;
-    let _ = each_hit(root, rel, needle, call, |found| {
+    let _ = each_hit(opener, rel, needle, call, |found| {
         if wanted.contains(&index) {
             hits.push(Hit {
                 path: rel.as_str().to_string(),
@@ -241,14 +243,14 @@ struct Found<'b> {
 /// Calls `on_hit` for the first match on each line of `rel`, in order, until it returns
 /// false or the call is cancelled.
 fn each_hit(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     needle: &Needle,
     call: &CallContext,
     mut on_hit: impl FnMut(Found<'_>) -> bool,
 ) -> Result<(), Skip> {
     let mut last_hit_line = 0;
-    each_block(root, rel, |block| {
+    each_block(opener, rel, |block| {
         !call.is_cancelled() && search_block(block, needle, &mut last_hit_line, &mut on_hit)
     })
 }
@@ -257,11 +259,11 @@ fn each_hit(
 /// that cannot be opened or whose first block is not text is skipped; a read failure
 /// later ends the file where it failed.
 pub(super) fn each_block(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     mut on_block: impl FnMut(Block<'_>) -> bool,
 ) -> Result<(), Skip> {
-    let Ok(file) = root.open_file(rel) else {
+    let Ok(file) = opener.open(rel) else {
         tracing::warn!(
             path = rel.as_str(),
             "search skipped a file it could not open"

@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::call::CallContext;
-use crate::paths::{RelPath, Root};
+use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_from, loose_normalized};
@@ -400,7 +400,7 @@ pub(crate) enum FileOutcome {
 /// Searches one file until its end or the deadline, keeping its best `keep` ranges by
 /// `score`.
 pub(crate) fn search_file(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     patterns: &Patterns,
     deadline: Instant,
@@ -414,7 +414,7 @@ pub(crate) fn search_file(
     }
     let mut found = Ranges::new(patterns.len(), keep, score);
     let mut out_of_time = false;
-    let read = each_block(root, rel, |block| {
+    let read = each_block(opener, rel, |block| {
         if stop() {
             out_of_time = true;
             return false;
@@ -447,7 +447,7 @@ mod tests {
         let patterns = Patterns::new(&normalize_str(query));
         let rel = crate::paths::parse_relative("a.md").unwrap();
         search_file(
-            &root,
+            &mut root.file_opener(),
             &rel,
             &patterns,
             later(),
@@ -570,7 +570,16 @@ mod tests {
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let search = |patterns: &Patterns| {
             let local = CallContext::local();
-            search_file(&root, &rel, patterns, later(), &local, 100_000, &|_| 0.0)
+            let mut opener = root.file_opener();
+            search_file(
+                &mut opener,
+                &rel,
+                patterns,
+                later(),
+                &local,
+                100_000,
+                &|_| 0.0,
+            )
         };
         let windowed = [
             "障害対応",
@@ -606,7 +615,16 @@ mod tests {
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let patterns = Patterns::new("term");
         let local = CallContext::local();
-        let spent = search_file(&root, &rel, &patterns, Instant::now(), &local, 10, &|_| 0.0);
+        let mut opener = root.file_opener();
+        let spent = search_file(
+            &mut opener,
+            &rel,
+            &patterns,
+            Instant::now(),
+            &local,
+            10,
+            &|_| 0.0,
+        );
         assert_eq!(spent, FileOutcome::Unscanned);
     }
 
