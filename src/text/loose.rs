@@ -8,6 +8,8 @@
 //! [`normalize`](super::normalize::normalize), so it only has to know the representatives
 //! that normalisation leaves (one `-`, one `・`, one space...).
 
+use std::ops::Range;
+
 #[cfg(test)]
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
@@ -88,6 +90,51 @@ fn loose_str(s: &str) -> String {
 /// corpus normalised and only needs to know which section a loose match falls in.
 pub(crate) fn loose_normalized(normalized: &str) -> String {
     normalized.chars().filter_map(loose_char).collect()
+}
+
+/// Loose text without a map of its own, for a search that maps only its few matches
+/// back: each stretch the normalised text keeps byte for byte (folded katakana keep their
+/// length) is one run, and a loose range leads back to the normalised range it came from,
+/// then through the normalised text's map to the original. Composing a map for the loose
+/// text ([`loose_from`]) was most of what searching the loose text of a whole block cost.
+#[derive(Debug)]
+pub(crate) struct LooseRuns {
+    pub(crate) text: String,
+    /// Where each run starts: in `text`, and in the normalised text.
+    runs: Vec<(usize, usize)>,
+}
+
+impl LooseRuns {
+    /// The loose text of `normalized`, the same text as [`loose_from`] gives.
+    pub(crate) fn of(normalized: &str) -> LooseRuns {
+        let mut text = String::with_capacity(normalized.len());
+        let mut runs = Vec::new();
+        let mut in_run = false;
+        for (at, c) in normalized.char_indices() {
+            let Some(kept) = loose_char(c) else {
+                in_run = false;
+                continue;
+            };
+            debug_assert_eq!(kept.len_utf8(), c.len_utf8(), "folding keeps the length");
+            if !in_run {
+                runs.push((text.len(), at));
+                in_run = true;
+            }
+            text.push(kept);
+        }
+        LooseRuns { text, runs }
+    }
+
+    /// The range of the normalised text that `range` (not empty) of the loose text came
+    /// from: from its first character to its last, the separators between them included.
+    pub(crate) fn normalized_range(&self, range: Range<usize>) -> Range<usize> {
+        let normalized_at = |at: usize| {
+            let run = self.runs.partition_point(|&(start, _)| start <= at) - 1;
+            let (loose_start, normalized_start) = self.runs[run];
+            normalized_start + (at - loose_start)
+        };
+        normalized_at(range.start)..normalized_at(range.end - 1) + 1
+    }
 }
 
 /// Loose text of an already normalised text, for the indexer that keeps both; the map

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::lines::{Breaks, LineTable};
-use super::loose::loose;
+use super::loose::{loose, LooseRuns};
 use super::near::{is_clean, loose_anchor, loose_where_needed, normalize_where_needed};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
@@ -261,6 +261,23 @@ proptest! {
     #[test]
     fn normalised_matches_map_back(s in mixed_text(), at in 0..60usize, len in 1..6usize) {
         assert_matches_map_back(&s, &normalize(&s), normalize, at, len);
+    }
+
+    /// Loose runs give the loose text and, through the normalised text's map, the
+    /// original range of every loose range that the composed map of `loose` gives.
+    #[test]
+    fn loose_runs_map_back_as_the_composed_map_does(s in any_text()) {
+        let normalized = normalize(&s);
+        let composed = loose(&s);
+        let runs = LooseRuns::of(&normalized.text);
+        prop_assert_eq!(&runs.text, &composed.text);
+        let boundaries: Vec<usize> = char_boundaries(&runs.text).collect();
+        for (i, &start) in boundaries.iter().enumerate() {
+            for &end in boundaries[i + 1..].iter().take(8) {
+                let through_runs = normalized.original_range(runs.normalized_range(start..end));
+                prop_assert_eq!(through_runs, composed.original_range(start..end), "{}..{}", start, end);
+            }
+        }
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! The file is read in the blocks of `vault_search` (`search::each_block`): whole lines,
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
-//! `text::loose`), and both keep a map back to the original, so a hit is always an
-//! original line. The patterns are matched in one pass per text by `text::literals`, the
-//! matcher `manual_find` uses too.
+//! `text::loose`), and both lead back to the original, so a hit is always an original
+//! line. Each pattern is found only in the windows around its raw candidates
+//! (`text::prefilter`, `text::near`, as `vault_search` finds its query) when every
+//! pattern has an anchor; otherwise the whole block is normalised, its loose text taken
+//! as runs (`text::loose::LooseRuns`, no second map), and the patterns matched in one
+//! pass per text. `text::literals` matches them, as it does for `manual_find`.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -17,7 +20,7 @@ use crate::call::CallContext;
 use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineTable};
 use crate::text::literals::Literals;
-use crate::text::loose::{loose_from, loose_normalized};
+use crate::text::loose::{loose_normalized, LooseRuns};
 use crate::text::near::{loose_anchor, loose_where_needed, normalize_where_needed, Piece};
 use crate::text::normalize::normalize;
 use crate::text::prefilter::Prefilter;
@@ -191,9 +194,10 @@ impl Patterns {
                     hits.record(index, normalised.original_range(range), Way::Normalized);
                 });
                 if !self.loose.is_empty() {
-                    let loose = loose_from(&normalised);
+                    let loose = LooseRuns::of(&normalised.text);
                     self.loose.for_each(&loose.text, |index, range| {
-                        hits.record(index, loose.original_range(range), Way::Loose);
+                        let span = normalised.original_range(loose.normalized_range(range));
+                        hits.record(index, span, Way::Loose);
                     });
                 }
             }
