@@ -40,6 +40,9 @@ pub(crate) const SNIPPET_CHARS: usize = 160;
 /// Bytes read per block before extending it to the end of the line.
 const BLOCK_BYTES: usize = 1024 * 1024;
 
+/// The read buffer of a file at least this large (a smaller file gets one of its size).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
 /// A line longer than this is split across blocks, so one block never grows past it.
 const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
 
@@ -263,16 +266,16 @@ pub(super) fn each_block(
     rel: &RelPath,
     mut on_block: impl FnMut(Block<'_>) -> bool,
 ) -> Result<(), Skip> {
-    let Ok(file) = opener.open(rel) else {
+    let Ok((file, size)) = opener.open(rel) else {
         tracing::warn!(
             path = rel.as_str(),
             "search skipped a file it could not open"
         );
         return Err(Skip);
     };
-    let mut blocks = Blocks::new(file);
+    let mut blocks = Blocks::new(file, size);
     match blocks.advance() {
-        Advance::Block if is_text(blocks.raw()) => {}
+        Advance::Block if is_text(blocks.raw(), blocks.decoded_whole) => {}
         Advance::End => return Ok(()),
         Advance::Block | Advance::Failed => return Err(Skip),
     }
@@ -337,10 +340,15 @@ fn search_block(
     true
 }
 
-fn is_text(start: &[u8]) -> bool {
+/// `known_utf8`: the whole of `start` was checked already (then so is every prefix, cut
+/// inside a character or not).
+fn is_text(start: &[u8], known_utf8: bool) -> bool {
     let sniffed = &start[..start.len().min(SNIFF_BYTES)];
     if memchr::memchr(0, sniffed).is_some() {
         return false;
+    }
+    if known_utf8 {
+        return true;
     }
     match simdutf8::compat::from_utf8(sniffed) {
         Ok(_) => true,
@@ -380,16 +388,25 @@ struct Blocks<R: Read> {
     text: String,
     first_line: u64,
     new_from: usize,
+    /// Whether the latest block's bytes were UTF-8 as read.
+    decoded_whole: bool,
 }
 
 impl<R: Read> Blocks<R> {
-    fn new(file: R) -> Self {
+    /// Blocks of `file`, whose size was `size` when opened: the buffers are sized by it,
+    /// so a file smaller than the read buffer is read straight into its block, without
+    /// a copy through the buffer or a block grown step by step (most vault files are
+    /// small, and each allocation is paid per file). A file that has grown since is
+    /// still read whole.
+    fn new(file: R, size: u64) -> Self {
+        let expected = usize::try_from(size).map_or(BLOCK_BYTES, |size| size.min(BLOCK_BYTES));
         Blocks {
-            reader: BufReader::with_capacity(64 * 1024, file),
-            bytes: Vec::new(),
-            text: String::new(),
+            reader: BufReader::with_capacity(READ_BUFFER_BYTES.min(expected + 1), file),
+            bytes: Vec::with_capacity(expected + 1),
+            text: String::with_capacity(expected),
             first_line: 1,
             new_from: 0,
+            decoded_whole: false,
         }
     }
 
@@ -420,7 +437,9 @@ impl<R: Read> Blocks<R> {
         // Bytes that are not UTF-8 after the first block (which decided the file is text),
         // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
         // U+FFFD rather than dropping the rest of the file.
-        match simdutf8::basic::from_utf8(&self.bytes) {
+        let decoded = simdutf8::basic::from_utf8(&self.bytes);
+        self.decoded_whole = decoded.is_ok();
+        match decoded {
             Ok(text) => self.text.push_str(text),
             Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.bytes)),
         }
@@ -471,19 +490,23 @@ mod tests {
 
     #[test]
     fn text_is_utf8_without_nul_even_when_cut_inside_a_character() {
-        assert!(is_text("日本語 text\n".as_bytes()));
-        assert!(is_text(&"日本語".as_bytes()[..4]));
-        assert!(!is_text(b"caf\xe9\n"));
-        assert!(!is_text(b"text\0more"));
+        assert!(is_text("日本語 text\n".as_bytes(), false));
+        assert!(is_text(&"日本語".as_bytes()[..4], false));
+        assert!(!is_text(b"caf\xe9\n", false));
+        assert!(!is_text(b"text\0more", false));
+        assert!(
+            !is_text(b"text\0more", true),
+            "a NUL marks it binary whatever the rest"
+        );
         // Only the first SNIFF_BYTES decide.
         let mut late = vec![b'a'; SNIFF_BYTES];
         late.push(0);
-        assert!(is_text(&late));
+        assert!(is_text(&late, false));
     }
 
     /// The line and the first characters of each hit `search_block` reports in `text`.
     fn hits(text: &str, needle: &Needle) -> Vec<(u64, String)> {
-        let mut blocks = Blocks::new(text.as_bytes());
+        let mut blocks = Blocks::new(text.as_bytes(), text.len() as u64);
         let (mut last_hit_line, mut hits) = (0, Vec::new());
         while blocks.advance() == Advance::Block {
             search_block(blocks.current(), needle, &mut last_hit_line, &mut |found| {
@@ -532,7 +555,7 @@ mod tests {
     #[test]
     fn blocks_carry_an_overlap_and_count_its_lines() {
         let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
-        let mut blocks = Blocks::new(text.as_bytes());
+        let mut blocks = Blocks::new(text.as_bytes(), 0);
         let mut starts = Vec::new();
         while blocks.advance() == Advance::Block {
             let block = blocks.current();
