@@ -26,7 +26,7 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, FileOpener, RelPath, Root};
-use crate::text::lines::{Breaks, LineTable};
+use crate::text::lines::LineTable;
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -310,7 +310,7 @@ fn search_block(
     last_hit_line: &mut u64,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
-    let mut lines: Option<LineTable> = None;
+    let mut lines = LineCursor::new(block);
     let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
     let starts = pieces.iter().flat_map(|piece| {
@@ -321,9 +321,7 @@ fn search_block(
         if block.judged_before(&span) {
             continue;
         }
-        let lines =
-            lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
-        let line = block.line_of(lines, span.start);
+        let line = lines.line_of(span.start);
         if line <= *last_hit_line {
             continue;
         }
@@ -340,8 +338,38 @@ fn search_block(
     true
 }
 
-/// `known_utf8`: the whole of `start` was checked already (then so is every prefix, cut
-/// inside a character or not).
+/// The lines of a block counted forward to each hit: a needle's hits come in order, so
+/// counting the newlines up to each reads the block once, to its last hit, with no table
+/// of every line (building one for each block with a hit was a twentieth of a search).
+struct LineCursor<'b> {
+    block: Block<'b>,
+    at: usize,
+    line: u64,
+}
+
+impl<'b> LineCursor<'b> {
+    fn new(block: Block<'b>) -> Self {
+        LineCursor {
+            block,
+            at: 0,
+            line: block.first_line,
+        }
+    }
+
+    /// The file's line holding byte `at` of the block's text.
+    fn line_of(&mut self, at: usize) -> u64 {
+        if at < self.at {
+            *self = LineCursor::new(self.block);
+        }
+        let between = &self.block.text.as_bytes()[self.at..at];
+        self.line += memchr::memchr_iter(b'\n', between).count() as u64;
+        self.at = at;
+        self.line
+    }
+}
+
+/// Whether a file whose first block is `start` is text. `known_utf8`: the whole of
+/// `start` was checked already (then so is every prefix, cut inside a character or not).
 fn is_text(start: &[u8], known_utf8: bool) -> bool {
     let sniffed = &start[..start.len().min(SNIFF_BYTES)];
     if memchr::memchr(0, sniffed).is_some() {
@@ -550,6 +578,10 @@ mod tests {
         let hit_lines = (0..60_000).filter(|line| line % 7 == 0 && line / 7 % 5 != 4);
         assert_eq!(found.len(), hit_lines.count(), "four of five spellings");
         assert_eq!(found, hits(&text, &whole));
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, start) in &found {
+            assert!(lines[*line as usize - 1].contains(start.as_str()), "{line}");
+        }
     }
 
     #[test]
