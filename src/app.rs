@@ -42,7 +42,7 @@ pub struct App {
     vault: OnceLock<Root>,
     /// Search state: derived corpus, traces, synonyms, and the section vectors (with
     /// their background worker) when `EMBEDDINGS_URL` is set.
-    pub finder: Finder,
+    pub(crate) finder: Finder,
     /// Search statistics and the tuning of the Stage 4 thresholds (ADAPTIVE_*).
     pub adaptive: Adaptive,
     /// What the agent read from each vault file and what the previous audit rounds saw:

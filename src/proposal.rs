@@ -12,13 +12,13 @@ use crate::text::lines::LineNo;
 /// A proposed call and how confident the server is that it is the right next step (0..1;
 /// the answer states it to two decimals). Proposals are listed best first.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     pub call: Call,
     pub confidence: f32,
 }
 
 impl Proposal {
-    pub fn new(call: Call, confidence: f32) -> Proposal {
+    pub(crate) fn new(call: Call, confidence: f32) -> Proposal {
         Proposal { call, confidence }
     }
 }
@@ -27,7 +27,7 @@ impl Proposal {
 /// (the edits leave the text to the agent: the output schema lists them under
 /// `x-partial-params`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Call {
+pub(crate) enum Call {
     /// `manual_hits`: one list of a trace.
     ManualHits { trace_id: String, kind: HitKind },
     /// `manual_read` of the section whose heading is `start_line`; without a line, the
@@ -80,14 +80,14 @@ pub enum Call {
 
 /// A `vault_find` scope, as the client spells one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FindScope {
+pub(crate) struct FindScope {
     pub relative_dir: Option<String>,
     pub exclude_glob: Option<String>,
 }
 
 impl Call {
     /// The tool it calls (`stop` for [`Call::Stop`]).
-    pub fn tool(&self) -> &'static str {
+    pub(crate) fn tool(&self) -> &'static str {
         match self {
             Call::ManualHits { .. } => "manual_hits",
             Call::ManualRead { .. } => "manual_read",

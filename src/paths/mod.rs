@@ -40,6 +40,7 @@ mod sweep;
 mod write;
 
 pub use relpath::{parse_relative, RelPath, MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
+pub(crate) use root::FileOpener;
 pub use root::{Entry, FileInfo, FileKind, Root};
 pub use sweep::{Swept, STALE_TEMP_AGE};
 

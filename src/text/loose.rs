@@ -8,6 +8,8 @@
 //! [`normalize`](super::normalize::normalize), so it only has to know the representatives
 //! that normalisation leaves (one `-`, one `・`, one space...).
 
+use std::ops::Range;
+
 #[cfg(test)]
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
@@ -77,6 +79,20 @@ pub(crate) fn loose_char(c: char) -> Option<char> {
     }
 }
 
+/// Whether loose text holds `c` only where the normalised text holds `c` itself: `c` is
+/// no separator, and no other character folds onto it (as `ィ` onto `イ`, `ヴ` onto `ブ`;
+/// folding only touches the katakana block). Such a character of a loose needle lets
+/// `near::loose_where_needed` find the needle's loose occurrences from raw text.
+pub(crate) fn only_itself_loosens_to(c: char) -> bool {
+    loose_char(c) == Some(c)
+        && !KATAKANA
+            .filter(|&other| other != c)
+            .any(|other| loose_char(other) == Some(c))
+}
+
+/// The katakana block, the only characters `fold_kana` changes.
+const KATAKANA: std::ops::RangeInclusive<char> = '\u{30A0}'..='\u{30FF}';
+
 /// Loose text of `s`, with a map back to `s`.
 #[cfg(test)]
 pub(crate) fn loose(s: &str) -> Normalized {
@@ -93,6 +109,51 @@ fn loose_str(s: &str) -> String {
 /// corpus normalised and only needs to know which section a loose match falls in.
 pub(crate) fn loose_normalized(normalized: &str) -> String {
     normalized.chars().filter_map(loose_char).collect()
+}
+
+/// Loose text without a map of its own, for a search that maps only its few matches
+/// back: each stretch the normalised text keeps byte for byte (folded katakana keep their
+/// length) is one run, and a loose range leads back to the normalised range it came from,
+/// then through the normalised text's map to the original. Composing a map for the loose
+/// text ([`loose_from`]) was most of what searching the loose text of a whole block cost.
+#[derive(Debug)]
+pub(crate) struct LooseRuns {
+    pub(crate) text: String,
+    /// Where each run starts: in `text`, and in the normalised text.
+    runs: Vec<(usize, usize)>,
+}
+
+impl LooseRuns {
+    /// The loose text of `normalized`, the same text as [`loose_from`] gives.
+    pub(crate) fn of(normalized: &str) -> LooseRuns {
+        let mut text = String::with_capacity(normalized.len());
+        let mut runs = Vec::new();
+        let mut in_run = false;
+        for (at, c) in normalized.char_indices() {
+            let Some(kept) = loose_char(c) else {
+                in_run = false;
+                continue;
+            };
+            debug_assert_eq!(kept.len_utf8(), c.len_utf8(), "folding keeps the length");
+            if !in_run {
+                runs.push((text.len(), at));
+                in_run = true;
+            }
+            text.push(kept);
+        }
+        LooseRuns { text, runs }
+    }
+
+    /// The range of the normalised text that `range` (not empty) of the loose text came
+    /// from: from its first character to its last, the separators between them included.
+    pub(crate) fn normalized_range(&self, range: Range<usize>) -> Range<usize> {
+        let normalized_at = |at: usize| {
+            let run = self.runs.partition_point(|&(start, _)| start <= at) - 1;
+            let (loose_start, normalized_start) = self.runs[run];
+            normalized_start + (at - loose_start)
+        };
+        normalized_at(range.start)..normalized_at(range.end - 1) + 1
+    }
 }
 
 /// Loose text of an already normalised text, for the indexer that keeps both; the map
@@ -124,6 +185,20 @@ pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_katakana_fold_and_only_onto_katakana() {
+        let changed = (0..=0x10_FFFF)
+            .filter_map(char::from_u32)
+            .filter(|&c| !KATAKANA.contains(&c) && fold_kana(c) != Some(c));
+        assert_eq!(changed.count(), 0);
+        for c in ['障', 'a', 'カ', 'ン', '4'] {
+            assert!(only_itself_loosens_to(c), "{c}");
+        }
+        for c in ['イ', 'ブ', 'ヤ', 'ィ', 'ー', '-', '・', ' '] {
+            assert!(!only_itself_loosens_to(c), "{c}");
+        }
+    }
 
     #[test]
     fn separators_vanish() {

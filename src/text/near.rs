@@ -16,16 +16,22 @@
 //! falls short (long whitespace runs, text that shrinks a lot) grows until it is not,
 //! merging with its neighbours, and windows that would cover half the text give way to
 //! normalising it whole, which is cheaper than many small passes.
+//!
+//! Loose text (`loose`) is the normalised text character by character, so the same
+//! windows give slices of the whole loose text too: [`loose_where_needed`] finds a loose
+//! needle (`vault_find`'s Stage 1) around the candidates of one of its characters, with
+//! windows grown until they hold the needle's length of loose text on each side.
 
 use std::ops::Range;
 
 use super::fold::{is_stable, starts_segment};
+use super::loose::{loose_from, only_itself_loosens_to};
 use super::normalize::normalize;
 use super::normalized::Normalized;
 use super::numerals::is_numeral;
 use super::prefilter::Prefilter;
 
-/// The normalisation of the window of a text that starts at `offset`.
+/// The normalisation (or its loose text) of the window of a text that starts at `offset`.
 #[derive(Debug)]
 pub(crate) struct Piece {
     pub(crate) offset: usize,
@@ -54,13 +60,65 @@ pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) 
     if candidates.is_empty() {
         return Vec::new();
     }
-    normalize_near(text, &candidates, prefilter.needle_len())
+    normalize_near(text, &candidates, prefilter.needle_len(), normalize)
 }
 
-/// Windows of `text` around `candidates` (in order), normalised, such that every
-/// occurrence of a needle of `reach` normalised bytes that overlaps a candidate's
-/// normalisation lies inside one of them; or the whole text as one piece.
-fn normalize_near(text: &str, candidates: &[Range<usize>], reach: usize) -> Vec<Piece> {
+/// The loose text (`loose::loose_from`) of the parts of `text` where a loose needle of
+/// `reach` bytes can occur, given `anchor`: the prefilter of one of the needle's
+/// characters that loose text holds only where the normalised text holds that very
+/// character (`loose::loose_anchor`). Every loose occurrence then holds one such
+/// character from a candidate's normalisation, and lies within `reach` loose bytes of
+/// it on either side, however many separators the text puts between its characters: the
+/// windows grow until they hold that much loose text. Loose text is the normalised
+/// text character by character, so a window cut at clean boundaries gives the slice of
+/// the whole loose text it stands for, as for normalising.
+pub(crate) fn loose_where_needed(text: &str, anchor: &Prefilter, reach: usize) -> Vec<Piece> {
+    let candidates = anchor.candidates(text);
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    normalize_near(text, &candidates, reach, |window| {
+        loose_from(&normalize(window))
+    })
+}
+
+/// The prefilter of the character a loose needle is found by in
+/// [`loose_where_needed`]: one that only itself becomes in loose text and can anchor a
+/// prefilter, a character outside ASCII first, else the ASCII letter rarest in English
+/// (the fewer its candidates, the less text is normalised). `None` when no character
+/// qualifies (a needle of digits, say): the whole text is then searched.
+pub(crate) fn loose_anchor(loose_needle: &str) -> Option<Prefilter> {
+    let rarity = |c: char| match c.is_ascii() {
+        false => 0,
+        true => {
+            1 + ASCII_LETTERS_RAREST_FIRST
+                .find(c.to_ascii_lowercase())
+                .unwrap_or(ASCII_LETTERS_RAREST_FIRST.len())
+        }
+    };
+    let mut chars: Vec<char> = loose_needle
+        .chars()
+        .filter(|&c| only_itself_loosens_to(c))
+        .collect();
+    chars.sort_by_key(|&c| rarity(c));
+    chars
+        .into_iter()
+        .find_map(|c| Prefilter::new(c.encode_utf8(&mut [0; 4])))
+}
+
+/// The ASCII letters by their frequency in English text, rarest first.
+const ASCII_LETTERS_RAREST_FIRST: &str = "zqxjkvbpygfwmucldrhsnioate";
+
+/// Windows of `text` around `candidates` (in order), turned into `form` (the
+/// normalisation, or the loose text of it), such that every occurrence of a needle of
+/// `reach` bytes of that form that overlaps a candidate's form lies inside one of them;
+/// or the whole text as one piece.
+fn normalize_near(
+    text: &str,
+    candidates: &[Range<usize>],
+    reach: usize,
+    form: impl Fn(&str) -> Normalized,
+) -> Vec<Piece> {
     // Raw bytes that give `reach` normalised bytes in ordinary text (a full-width letter
     // is three bytes that become one).
     let margin = 3 * reach + 8;
@@ -84,10 +142,10 @@ fn normalize_near(text: &str, candidates: &[Range<usize>], reach: usize) -> Vec<
             if (covered + window.range.len()) * 2 > text.len() {
                 return vec![Piece {
                     offset: 0,
-                    normalized: normalize(text),
+                    normalized: form(text),
                 }];
             }
-            let normalized = normalize(&text[window.range.clone()]);
+            let normalized = form(&text[window.range.clone()]);
             let (left, right) = window.short_sides(&normalized, reach, text.len());
             if !(left || right) {
                 break normalized;
@@ -289,7 +347,7 @@ mod tests {
             .map(|(at, found)| at..at + found.len())
             .step_by(7)
             .collect();
-        let pieces = normalize_near(&text, &candidates, "手順".len());
+        let pieces = normalize_near(&text, &candidates, "手順".len(), normalize);
         assert!(pieces.len() > 1, "the test needs several windows");
         for piece in &pieces {
             let start = output_before(&whole, piece.offset);
@@ -312,7 +370,7 @@ mod tests {
             .match_indices("手順")
             .map(|(at, found)| at..at + found.len())
             .collect();
-        let pieces = normalize_near(&text, &candidates, 6);
+        let pieces = normalize_near(&text, &candidates, 6, normalize);
         assert_eq!(pieces.len(), 1);
         assert_eq!(pieces[0].offset, 0);
         assert_eq!(pieces[0].normalized.text, normalize(&text).text);
@@ -328,7 +386,12 @@ mod tests {
         );
         let at = text.find("手順").unwrap();
         let candidate = at..at + "手順".len();
-        let pieces = normalize_near(&text, std::slice::from_ref(&candidate), "手順a b".len());
+        let pieces = normalize_near(
+            &text,
+            std::slice::from_ref(&candidate),
+            "手順a b".len(),
+            normalize,
+        );
         assert_eq!(pieces.len(), 1);
         assert!(pieces[0].normalized.text.contains("手順a b"));
         assert!(pieces[0].normalized.text.len() < text.len() / 2);

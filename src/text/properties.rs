@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 
 use super::lines::{Breaks, LineNo, LineTable};
-use super::loose::loose;
-use super::near::{is_clean, normalize_where_needed};
+use super::loose::{loose, LooseRuns};
+use super::near::{is_clean, loose_anchor, loose_where_needed, normalize_where_needed};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
@@ -149,6 +149,26 @@ fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
+/// The original ranges of the loose needle's occurrences in the loose text of `text`,
+/// found in the pieces `loose_where_needed` gives; `None` when the needle has no anchor.
+fn found_loose_near(text: &str, needle: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let anchor = loose_anchor(needle)?;
+    let pieces = loose_where_needed(text, &anchor, needle.len());
+    let found = pieces.iter().flat_map(|piece| {
+        let at = piece.normalized.text.match_indices(needle);
+        at.map(|(at, _)| piece.original_range(at..at + needle.len()))
+            .collect::<Vec<_>>()
+    });
+    Some(found.collect())
+}
+
+fn found_loose_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
+    let whole = loose(text);
+    let at = whole.text.match_indices(needle);
+    at.map(|(at, _)| whole.original_range(at..at + needle.len()))
+        .collect()
+}
+
 fn found_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
     let normalized = normalize(text);
     normalized
@@ -243,6 +263,23 @@ proptest! {
         assert_matches_map_back(&s, &normalize(&s), normalize, at, len);
     }
 
+    /// Loose runs give the loose text and, through the normalised text's map, the
+    /// original range of every loose range that the composed map of `loose` gives.
+    #[test]
+    fn loose_runs_map_back_as_the_composed_map_does(s in any_text()) {
+        let normalized = normalize(&s);
+        let composed = loose(&s);
+        let runs = LooseRuns::of(&normalized.text);
+        prop_assert_eq!(&runs.text, &composed.text);
+        let boundaries: Vec<usize> = char_boundaries(&runs.text).collect();
+        for (i, &start) in boundaries.iter().enumerate() {
+            for &end in boundaries[i + 1..].iter().take(8) {
+                let through_runs = normalized.original_range(runs.normalized_range(start..end));
+                prop_assert_eq!(through_runs, composed.original_range(start..end), "{}..{}", start, end);
+            }
+        }
+    }
+
     #[test]
     fn loose_matches_map_back(s in mixed_text(), at in 0..60usize, len in 1..6usize) {
         assert_matches_map_back(&s, &loose(&s), loose, at, len);
@@ -270,19 +307,27 @@ proptest! {
     }
 
     /// Normalising only near a prefilter's candidates finds every occurrence, at the
-    /// same original range, that normalising the whole text finds.
+    /// same original range, that normalising the whole text finds; and so does taking
+    /// the loose text near the candidates of one of a loose needle's characters,
+    /// however many separators stand between the others.
     #[test]
-    fn normalising_near_candidates_finds_what_the_whole_does(
+    fn searching_near_candidates_finds_what_the_whole_does(
         s in near_text(),
         at in 0..400usize,
         len in 1..12usize,
         fragment in prop::sample::select(NEAR_FRAGMENTS),
     ) {
+        let taken = |whole: &str| -> String { whole.chars().skip(at).take(len).collect() };
         let normalized = normalize(&s).text;
-        let taken: String = normalized.chars().skip(at).take(len).collect();
-        for needle in [taken.trim_matches(' '), normalize(fragment).text.trim_matches(' ')] {
+        let taken_normalized = taken(&normalized);
+        for needle in [taken_normalized.trim_matches(' '), normalize(fragment).text.trim_matches(' ')] {
             if !needle.is_empty() {
                 prop_assert_eq!(found_near(&s, needle), found_whole(&s, needle), "{:?}", needle);
+            }
+        }
+        for needle in [taken(&loose(&s).text), loose(fragment).text] {
+            if let Some(found) = found_loose_near(&s, &needle) {
+                prop_assert_eq!(found, found_loose_whole(&s, &needle), "loose {:?}", needle);
             }
         }
     }

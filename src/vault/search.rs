@@ -25,8 +25,8 @@ use serde_json::json;
 
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
-use crate::paths::{Entry, RelPath, Root};
-use crate::text::lines::{Breaks, LineNo, LineTable};
+use crate::paths::{Entry, FileOpener, RelPath, Root};
+use crate::text::lines::{LineNo, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -39,6 +39,9 @@ pub(crate) const SNIPPET_CHARS: usize = 160;
 
 /// Bytes read per block before extending it to the end of the line.
 const BLOCK_BYTES: usize = 1024 * 1024;
+
+/// The read buffer of a file at least this large (a smaller file gets one of its size).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// A line longer than this is split across blocks, so one block never grows past it.
 const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
@@ -120,6 +123,7 @@ pub(crate) fn search(
     let outcomes = count_in_parallel(root, &files, &needle, call);
     call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
+    let mut opener = root.file_opener();
     let mut page = SearchPage {
         hits: Vec::new(),
         total: 0,
@@ -138,7 +142,7 @@ pub(crate) fn search(
             // Only the files holding the page are read a second time, for snippets.
             let wanted = window.start.saturating_sub(first)..window.end - first;
             page.hits
-                .extend(snippets(root, &file.path, &needle, wanted, call));
+                .extend(snippets(&mut opener, &file.path, &needle, wanted, call));
         }
     }
     Ok(page)
@@ -162,13 +166,14 @@ fn count_in_parallel(
     call: &CallContext,
 ) -> Vec<Outcome> {
     let runs = over_cores(files, |run| {
+        let mut opener = root.file_opener();
         run.iter()
             .map(|file| {
                 if call.is_cancelled() {
                     return Outcome::Skipped;
                 }
                 let mut hits = 0;
-                let outcome = match each_hit(root, &file.path, needle, call, |_| {
+                let outcome = match each_hit(&mut opener, &file.path, needle, call, |_| {
                     hits += 1;
                     true
                 }) {
@@ -206,7 +211,7 @@ pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T
 /// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file
 /// changed since it was counted yields what it holds now.
 fn snippets(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     needle: &Needle,
     wanted: Range<u64>,
@@ -214,7 +219,7 @@ fn snippets(
 ) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut index = 0;
-    let _ = each_hit(root, rel, needle, call, |found| {
+    let _ = each_hit(opener, rel, needle, call, |found| {
         if wanted.contains(&index) {
             hits.push(Hit {
                 path: rel.as_str().to_string(),
@@ -241,14 +246,14 @@ struct Found<'b> {
 /// Calls `on_hit` for the first match on each line of `rel`, in order, until it returns
 /// false or the call is cancelled.
 fn each_hit(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     needle: &Needle,
     call: &CallContext,
     mut on_hit: impl FnMut(Found<'_>) -> bool,
 ) -> Result<(), Skip> {
     let mut last_hit_line = 0;
-    each_block(root, rel, |block| {
+    each_block(opener, rel, |block| {
         !call.is_cancelled() && search_block(block, needle, &mut last_hit_line, &mut on_hit)
     })
 }
@@ -257,20 +262,20 @@ fn each_hit(
 /// that cannot be opened or whose first block is not text is skipped; a read failure
 /// later ends the file where it failed.
 pub(super) fn each_block(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     mut on_block: impl FnMut(Block<'_>) -> bool,
 ) -> Result<(), Skip> {
-    let Ok(file) = root.open_file(rel) else {
+    let Ok((file, size)) = opener.open(rel) else {
         tracing::warn!(
             path = rel.as_str(),
             "search skipped a file it could not open"
         );
         return Err(Skip);
     };
-    let mut blocks = Blocks::new(file);
+    let mut blocks = Blocks::new(file, size);
     match blocks.advance() {
-        Advance::Block if is_text(blocks.raw()) => {}
+        Advance::Block if is_text(blocks.raw(), blocks.decoded_whole) => {}
         Advance::End => return Ok(()),
         Advance::Block | Advance::Failed => return Err(Skip),
     }
@@ -305,7 +310,7 @@ fn search_block(
     last_hit_line: &mut LineNo,
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
-    let mut lines: Option<LineTable> = None;
+    let mut lines = LineCursor::new(block);
     let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
     let starts = pieces.iter().flat_map(|piece| {
@@ -316,9 +321,7 @@ fn search_block(
         if block.judged_before(&span) {
             continue;
         }
-        let lines =
-            lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
-        let line = block.line_of(lines, span.start);
+        let line = lines.line_of(span.start);
         if line <= *last_hit_line {
             continue;
         }
@@ -335,10 +338,47 @@ fn search_block(
     true
 }
 
-fn is_text(start: &[u8]) -> bool {
+/// The lines of a block counted forward to each hit: a needle's hits come in order, so
+/// counting the newlines up to each reads the block once, to its last hit, with no table
+/// of every line (building one for each block with a hit was a twentieth of a search).
+struct LineCursor<'b> {
+    block: Block<'b>,
+    at: usize,
+    line: LineNo,
+}
+
+impl<'b> LineCursor<'b> {
+    fn new(block: Block<'b>) -> Self {
+        LineCursor {
+            block,
+            at: 0,
+            line: block.first_line,
+        }
+    }
+
+    /// The file's line holding byte `at` of the block's text.
+    fn line_of(&mut self, at: usize) -> LineNo {
+        if at < self.at {
+            *self = LineCursor::new(self.block);
+        }
+        let between = &self.block.text.as_bytes()[self.at..at];
+        self.line = self
+            .line
+            .saturating_add(memchr::memchr_iter(b'\n', between).count() as LineNo);
+        self.at = at;
+        self.line
+    }
+}
+
+/// Whether a file whose first block is `start` is text. `known_utf8`: the whole of
+/// `start` was checked already (then so is every prefix, cut inside a character or not).
+fn is_text(start: &[u8], known_utf8: bool) -> bool {
     let sniffed = &start[..start.len().min(SNIFF_BYTES)];
     if memchr::memchr(0, sniffed).is_some() {
         return false;
+    }
+    if known_utf8 {
+        return true;
     }
     match simdutf8::compat::from_utf8(sniffed) {
         Ok(_) => true,
@@ -378,16 +418,25 @@ struct Blocks<R: Read> {
     text: String,
     first_line: LineNo,
     new_from: usize,
+    /// Whether the latest block's bytes were UTF-8 as read.
+    decoded_whole: bool,
 }
 
 impl<R: Read> Blocks<R> {
-    fn new(file: R) -> Self {
+    /// Blocks of `file`, whose size was `size` when opened: the buffers are sized by it,
+    /// so a file smaller than the read buffer is read straight into its block, without
+    /// a copy through the buffer or a block grown step by step (most vault files are
+    /// small, and each allocation is paid per file). A file that has grown since is
+    /// still read whole.
+    fn new(file: R, size: u64) -> Self {
+        let expected = usize::try_from(size).map_or(BLOCK_BYTES, |size| size.min(BLOCK_BYTES));
         Blocks {
-            reader: BufReader::with_capacity(64 * 1024, file),
-            bytes: Vec::new(),
-            text: String::new(),
+            reader: BufReader::with_capacity(READ_BUFFER_BYTES.min(expected + 1), file),
+            bytes: Vec::with_capacity(expected + 1),
+            text: String::with_capacity(expected),
             first_line: 1,
             new_from: 0,
+            decoded_whole: false,
         }
     }
 
@@ -418,7 +467,9 @@ impl<R: Read> Blocks<R> {
         // Bytes that are not UTF-8 after the first block (which decided the file is text),
         // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
         // U+FFFD rather than dropping the rest of the file.
-        match simdutf8::basic::from_utf8(&self.bytes) {
+        let decoded = simdutf8::basic::from_utf8(&self.bytes);
+        self.decoded_whole = decoded.is_ok();
+        match decoded {
             Ok(text) => self.text.push_str(text),
             Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.bytes)),
         }
@@ -469,19 +520,23 @@ mod tests {
 
     #[test]
     fn text_is_utf8_without_nul_even_when_cut_inside_a_character() {
-        assert!(is_text("日本語 text\n".as_bytes()));
-        assert!(is_text(&"日本語".as_bytes()[..4]));
-        assert!(!is_text(b"caf\xe9\n"));
-        assert!(!is_text(b"text\0more"));
+        assert!(is_text("日本語 text\n".as_bytes(), false));
+        assert!(is_text(&"日本語".as_bytes()[..4], false));
+        assert!(!is_text(b"caf\xe9\n", false));
+        assert!(!is_text(b"text\0more", false));
+        assert!(
+            !is_text(b"text\0more", true),
+            "a NUL marks it binary whatever the rest"
+        );
         // Only the first SNIFF_BYTES decide.
         let mut late = vec![b'a'; SNIFF_BYTES];
         late.push(0);
-        assert!(is_text(&late));
+        assert!(is_text(&late, false));
     }
 
     /// The line and the first characters of each hit `search_block` reports in `text`.
     fn hits(text: &str, needle: &Needle) -> Vec<(LineNo, String)> {
-        let mut blocks = Blocks::new(text.as_bytes());
+        let mut blocks = Blocks::new(text.as_bytes(), text.len() as u64);
         let (mut last_hit_line, mut hits) = (0, Vec::new());
         while blocks.advance() == Advance::Block {
             search_block(blocks.current(), needle, &mut last_hit_line, &mut |found| {
@@ -525,12 +580,16 @@ mod tests {
         let hit_lines = (0..60_000).filter(|line| line % 7 == 0 && line / 7 % 5 != 4);
         assert_eq!(found.len(), hit_lines.count(), "four of five spellings");
         assert_eq!(found, hits(&text, &whole));
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, start) in &found {
+            assert!(lines[*line as usize - 1].contains(start.as_str()), "{line}");
+        }
     }
 
     #[test]
     fn blocks_carry_an_overlap_and_count_its_lines() {
         let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
-        let mut blocks = Blocks::new(text.as_bytes());
+        let mut blocks = Blocks::new(text.as_bytes(), 0);
         let mut starts = Vec::new();
         while blocks.advance() == Advance::Block {
             let block = blocks.current();

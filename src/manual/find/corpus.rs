@@ -29,7 +29,7 @@ use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 /// A consistent view of every manual for one index generation. Files are in the index's
 /// (manual_id, path) order, so `files[i]` is `index.files(None)[i]`.
 #[derive(Debug)]
-pub struct Corpus {
+pub(crate) struct Corpus {
     pub generation: u64,
     pub files: Vec<CorpusFile>,
     /// Shared with the next corpus of the same generation (only the section index moved
@@ -74,19 +74,11 @@ impl SectionsView {
 }
 
 impl Corpus {
-    pub fn file_index(&self, manual_id: &str, path: &str) -> Option<u32> {
+    pub(crate) fn file_index(&self, manual_id: &str, path: &str) -> Option<u32> {
         self.files
             .binary_search_by(|file| (&*file.manual_id, &*file.path).cmp(&(manual_id, path)))
             .ok()
             .map(|index| index as u32)
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.files
-            .iter()
-            .map(|file| file.derived.heap_bytes())
-            .sum::<usize>()
-            + self.references.heap_bytes()
     }
 }
 

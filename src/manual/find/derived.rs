@@ -14,14 +14,14 @@ use crate::text::normalize::normalize_str;
 
 /// A section in a corpus: index of its file, index of the node in that file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeKey {
+pub(crate) struct NodeKey {
     pub file: u32,
     pub node: u32,
 }
 
 /// Everything the search derives from one file.
 #[derive(Debug)]
-pub struct FileDerived {
+pub(crate) struct FileDerived {
     /// Generation of the [`ManualFile`] this was built from.
     pub generation: u64,
     /// Line number of the first line of `body` (the first node's first line).
@@ -45,13 +45,13 @@ pub struct FileDerived {
 
 /// A short normalised text and its loose form.
 #[derive(Debug, Clone, Default)]
-pub struct Label {
+pub(crate) struct Label {
     pub text: String,
     pub loose: String,
 }
 
 impl Label {
-    pub fn new(normalized: String) -> Label {
+    pub(crate) fn new(normalized: String) -> Label {
         Label {
             loose: loose_normalized(&normalized),
             text: normalized,
@@ -60,7 +60,7 @@ impl Label {
 }
 
 #[derive(Debug)]
-pub struct NodeLabel {
+pub(crate) struct NodeLabel {
     pub title: Label,
     pub parent: Option<u32>,
 }
@@ -68,7 +68,7 @@ pub struct NodeLabel {
 impl FileDerived {
     /// Everything but the references, which `links` extracts from what this builds
     /// (`corpus` puts the two together).
-    pub fn without_references(file: &ManualFile) -> FileDerived {
+    pub(crate) fn without_references(file: &ManualFile) -> FileDerived {
         let nodes = file.nodes();
         let first_line = nodes.first().map_or(1, |node| node.line_start);
         let mut body = String::with_capacity(file.text().len() + 64);
@@ -116,12 +116,12 @@ impl FileDerived {
         }
     }
 
-    pub fn node_count(&self) -> usize {
+    pub(crate) fn node_count(&self) -> usize {
         self.labels.len()
     }
 
     /// Normalised own text of node `node` (lines separated by `\n`).
-    pub fn own_text(&self, node: u32) -> &str {
+    pub(crate) fn own_text(&self, node: u32) -> &str {
         let node = node as usize;
         &self.body[self.node_starts[node] as usize..self.node_starts[node + 1] as usize]
     }
@@ -130,14 +130,14 @@ impl FileDerived {
     /// which loose text never contains. Loosened on demand, not kept: the search loosens
     /// only the sections it verifies, and a second copy of every text would cost as much
     /// memory as the normalised one.
-    pub fn own_loose(&self, node: u32) -> String {
+    pub(crate) fn own_loose(&self, node: u32) -> String {
         let mut loose = loose_normalized(self.own_text(node));
         loose.push('\n');
         loose
     }
 
     /// The normalised text of file line `line` (no terminator).
-    pub fn line_text(&self, line: LineNo) -> &str {
+    pub(crate) fn line_text(&self, line: LineNo) -> &str {
         let index = (line - self.first_line) as usize;
         let start = self.line_starts[index] as usize;
         let end = self
@@ -148,7 +148,7 @@ impl FileDerived {
     }
 
     /// File line holding byte `at` of `body`.
-    pub fn line_at(&self, at: usize) -> LineNo {
+    pub(crate) fn line_at(&self, at: usize) -> LineNo {
         let index = self
             .line_starts
             .partition_point(|&start| start as usize <= at);
@@ -157,7 +157,7 @@ impl FileDerived {
 
     /// The normalised titles from the file's top heading down to node `node`, joined by
     /// ` > `: the section index's heading path.
-    pub fn heading_path(&self, node: u32) -> String {
+    pub(crate) fn heading_path(&self, node: u32) -> String {
         let mut titles = vec![self.labels[node as usize].title.text.as_str()];
         let mut parent = self.labels[node as usize].parent;
         while let Some(above) = parent {
@@ -169,27 +169,14 @@ impl FileDerived {
     }
 
     /// Lines `first..=last` of a node's own text, as (line number, normalised text).
-    pub fn own_lines(&self, node: u32, file: &ManualFile) -> impl Iterator<Item = (LineNo, &str)> {
+    pub(crate) fn own_lines(
+        &self,
+        node: u32,
+        file: &ManualFile,
+    ) -> impl Iterator<Item = (LineNo, &str)> {
         let start = file.nodes()[node as usize].line_start;
         let end = file.own_end(node as usize);
         (start..=end).map(move |line| (line, self.line_text(line)))
-    }
-
-    /// Heap bytes held, for the memory report of the benchmark.
-    pub fn heap_bytes(&self) -> usize {
-        let labels: usize = self
-            .labels
-            .iter()
-            .map(|label| label.title.text.capacity() + label.title.loose.capacity() + 24)
-            .sum();
-        self.body.capacity()
-            + 4 * (self.line_starts.capacity() + self.node_starts.capacity())
-            + labels
-            + self
-                .references
-                .iter()
-                .map(RawReference::heap_bytes)
-                .sum::<usize>()
     }
 }
 
@@ -217,7 +204,7 @@ fn page_words(file: &ManualFile) -> String {
 
 /// One file of a [`Corpus`].
 #[derive(Debug, Clone)]
-pub struct CorpusFile {
+pub(crate) struct CorpusFile {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     pub derived: Arc<FileDerived>,
@@ -225,7 +212,7 @@ pub struct CorpusFile {
 
 /// A reference as found in one file, before resolution.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawReference {
+pub(crate) struct RawReference {
     /// Index of the node (in its file) whose own text holds the reference.
     pub node: u32,
     pub line: LineNo,
@@ -233,7 +220,7 @@ pub struct RawReference {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum RawTarget {
+pub(crate) enum RawTarget {
     /// A Markdown link: its destination as written and its text, normalised.
     Link { destination: String, text: String },
     /// A textual reference: quoted titles, chapter and section numbers, and the prose
@@ -247,25 +234,8 @@ pub enum RawTarget {
 }
 
 impl RawReference {
-    pub fn heap_bytes(&self) -> usize {
-        let text = match &self.target {
-            RawTarget::Link { destination, text } => destination.capacity() + text.capacity(),
-            RawTarget::Cue {
-                quoted,
-                section,
-                window,
-                ..
-            } => {
-                quoted.iter().map(String::capacity).sum::<usize>()
-                    + section.as_ref().map_or(0, String::capacity)
-                    + window.capacity()
-            }
-        };
-        text + std::mem::size_of::<RawReference>()
-    }
-
     /// How the reference reads, for a gap hint.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.target {
             RawTarget::Link { destination, .. } => format!("link to {destination}"),
             RawTarget::Cue {

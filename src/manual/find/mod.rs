@@ -130,7 +130,7 @@ impl Signals {
 
 /// Server settings the search depends on (from `Config`).
 #[derive(Debug, Clone)]
-pub struct FindSettings {
+pub(crate) struct FindSettings {
     pub default_manual_id: Option<String>,
     pub default_max_stage: u8,
     pub hard_max_stage: u8,
@@ -145,7 +145,7 @@ pub struct FindSettings {
 }
 
 impl FindSettings {
-    pub fn from_config(config: &crate::config::Config) -> FindSettings {
+    pub(crate) fn from_config(config: &crate::config::Config) -> FindSettings {
         FindSettings {
             default_manual_id: config.default_manual_id.clone(),
             default_max_stage: config.default_max_stage,
@@ -164,7 +164,7 @@ impl FindSettings {
 
 /// One `manual_find` call.
 #[derive(Debug, Clone, Default)]
-pub struct FindRequest {
+pub(crate) struct FindRequest {
     pub manual_id: Option<String>,
     pub query: String,
     pub intent: Option<Intent>,
@@ -184,7 +184,7 @@ pub struct FindRequest {
 
 /// Counts per signal over the candidates (schema `signal_coverage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SignalCoverage {
+pub(crate) struct SignalCoverage {
     pub heading: usize,
     pub normalized: usize,
     pub loose: usize,
@@ -197,7 +197,7 @@ pub struct SignalCoverage {
 
 /// The summary of a search (schema `FindSummary`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub intent: Intent,
     pub intent_inferred: bool,
     pub strict_terms: usize,
@@ -223,7 +223,7 @@ pub struct Summary {
 }
 
 #[derive(Debug, Clone)]
-pub struct FindOutcome {
+pub(crate) struct FindOutcome {
     pub trace_id: String,
     pub summary: Summary,
     pub next_actions: Vec<Proposal>,
@@ -241,7 +241,7 @@ pub struct FindOutcome {
 pub(crate) use crate::contract::types::HitKind;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct HitItem {
+pub(crate) struct HitItem {
     pub place: Option<Place>,
     pub reason: &'static str,
     /// For an unscanned place: the cutoff that left it out (its `reason` in words).
@@ -260,7 +260,7 @@ struct LoadedSynonyms {
 
 /// The search state of a server: corpus cache, traces, synonyms, and the section vectors
 /// when semantic recall is on.
-pub struct Finder {
+pub(crate) struct Finder {
     settings: FindSettings,
     corpus: Mutex<CorpusCache>,
     traces: Mutex<TraceStore>,
@@ -269,13 +269,18 @@ pub struct Finder {
 }
 
 impl Finder {
-    /// A lexical search (no semantic signal).
-    pub fn new(settings: FindSettings) -> Finder {
+    /// A lexical search (no semantic signal); the server always goes through
+    /// [`Finder::with_vectors`].
+    #[cfg(test)]
+    pub(crate) fn new(settings: FindSettings) -> Finder {
         Finder::with_vectors(settings, None)
     }
 
     /// A search that adds the `semantic` signal from `vectors` when given.
-    pub fn with_vectors(settings: FindSettings, vectors: Option<Arc<SectionVectors>>) -> Finder {
+    pub(crate) fn with_vectors(
+        settings: FindSettings,
+        vectors: Option<Arc<SectionVectors>>,
+    ) -> Finder {
         Finder {
             traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
             corpus: Mutex::new(CorpusCache::new(settings.cache_dir.clone())),
@@ -286,12 +291,12 @@ impl Finder {
     }
 
     /// The section vectors of semantic recall, when it is on.
-    pub fn vectors(&self) -> Option<&Arc<SectionVectors>> {
+    pub(crate) fn vectors(&self) -> Option<&Arc<SectionVectors>> {
         self.vectors.as_ref()
     }
 
     /// The corpus for the index as it is now (building or updating the derived data).
-    pub fn corpus(&self, index: &ManualIndex) -> Arc<Corpus> {
+    pub(crate) fn corpus(&self, index: &ManualIndex) -> Arc<Corpus> {
         lock(&self.corpus).sync(index)
     }
 
@@ -330,7 +335,7 @@ impl Finder {
     }
 
     /// Runs `manual_find`; `call` can cut the scan short (see `scan`).
-    pub fn find(
+    pub(crate) fn find(
         &self,
         index: &ManualIndex,
         request: &FindRequest,
@@ -400,7 +405,7 @@ impl Finder {
 
     /// Runs `manual_hits`: every item of `kind` in the trace `trace_id`, in order (the
     /// caller pages them).
-    pub fn hits(&self, trace_id: &str, kind: HitKind) -> ToolResult<Vec<HitItem>> {
+    pub(crate) fn hits(&self, trace_id: &str, kind: HitKind) -> ToolResult<Vec<HitItem>> {
         let trace = lock(&self.traces).get(trace_id, Instant::now(), "trace_id")?;
         Ok(hits::items(&trace, kind))
     }

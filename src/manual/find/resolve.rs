@@ -28,7 +28,7 @@ const MAX_TITLE_TARGETS: usize = 3;
 
 /// One resolved reference: `to` is `None` when the target could not be found.
 #[derive(Debug, Clone)]
-pub struct Reference {
+pub(crate) struct Reference {
     pub from: NodeKey,
     pub line: LineNo,
     pub to: Option<NodeKey>,
@@ -39,7 +39,7 @@ pub struct Reference {
 /// Every reference of the corpus, resolved, with both directions indexed and link texts
 /// attached to their targets.
 #[derive(Debug, Default)]
-pub struct ReferenceGraph {
+pub(crate) struct ReferenceGraph {
     pub references: Vec<Reference>,
     outbound: HashMap<NodeKey, Vec<u32>>,
     inbound: HashMap<NodeKey, Vec<u32>>,
@@ -48,7 +48,7 @@ pub struct ReferenceGraph {
 
 impl ReferenceGraph {
     /// Resolves the references of `files` (with `manual_files` the same files' models).
-    pub fn resolve(files: &[CorpusFile], manual_files: &[&ManualFile]) -> ReferenceGraph {
+    pub(crate) fn resolve(files: &[CorpusFile], manual_files: &[&ManualFile]) -> ReferenceGraph {
         let targets = Targets::new(files, manual_files);
         let mut graph = ReferenceGraph::default();
         let mut link_texts: HashMap<NodeKey, Vec<&str>> = HashMap::new();
@@ -108,12 +108,12 @@ impl ReferenceGraph {
     }
 
     /// References written in `node`'s own text.
-    pub fn outbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
         self.indexed(self.outbound.get(&node))
     }
 
     /// References that point at `node`.
-    pub fn inbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
         self.indexed(self.inbound.get(&node))
     }
 
@@ -124,23 +124,13 @@ impl ReferenceGraph {
     }
 
     /// Every section links point at, with their texts.
-    pub fn link_texts(&self) -> impl Iterator<Item = (NodeKey, &Label)> {
+    pub(crate) fn link_texts(&self) -> impl Iterator<Item = (NodeKey, &Label)> {
         self.link_texts.iter().map(|(key, label)| (*key, label))
     }
 
     /// Texts of the links pointing at `node`, one per line.
-    pub fn link_text(&self, node: NodeKey) -> Option<&Label> {
+    pub(crate) fn link_text(&self, node: NodeKey) -> Option<&Label> {
         self.link_texts.get(&node)
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.references.capacity() * std::mem::size_of::<Reference>()
-            + (self.outbound.len() + self.inbound.len()) * 48
-            + self
-                .link_texts
-                .values()
-                .map(|label| label.text.capacity() + label.loose.capacity() + 32)
-                .sum::<usize>()
     }
 }
 

@@ -113,7 +113,7 @@ const RRF_K: f32 = 60.0;
 
 /// What the summary says about the semantic source of one search.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SemanticReport {
+pub(crate) struct SemanticReport {
     /// Whether the list took part in the search.
     pub used: bool,
     /// Sections not embedded yet (they cannot be found by meaning).

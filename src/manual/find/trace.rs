@@ -19,7 +19,7 @@ use crate::trace::TraceKind;
 
 /// A place in a manual, as a trace keeps it: independent of later index changes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Place {
+pub(crate) struct Place {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// `None` for a JSON file (read whole).

@@ -6,19 +6,24 @@
 //! The file is read in the blocks of `vault_search` (`search::each_block`): whole lines,
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
-//! `text::loose`), and both keep a map back to the original, so a hit is always an
-//! original line. The patterns are matched in one pass per text by `text::literals`, the
-//! matcher `manual_find` uses too.
+//! `text::loose`), and both lead back to the original, so a hit is always an original
+//! line. Each pattern is found only in the windows around its raw candidates
+//! (`text::prefilter`, `text::near`, as `vault_search` finds its query) when every
+//! pattern has an anchor; otherwise the whole block is normalised, its loose text taken
+//! as runs (`text::loose::LooseRuns`, no second map), and the patterns matched in one
+//! pass per text. `text::literals` matches them, as it does for `manual_find`.
 
 use std::ops::Range;
 use std::time::Instant;
 
 use crate::call::CallContext;
-use crate::paths::{RelPath, Root};
+use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
-use crate::text::loose::{loose_from, loose_normalized};
+use crate::text::loose::{loose_normalized, LooseRuns};
+use crate::text::near::{loose_anchor, loose_where_needed, normalize_where_needed, Piece};
 use crate::text::normalize::normalize;
+use crate::text::prefilter::Prefilter;
 use crate::text::terms::split_terms;
 use crate::vault::search::{each_block, Block, Skip};
 
@@ -52,6 +57,59 @@ pub(crate) struct Patterns {
     /// The loose literals; a pattern of separators only has no loose form, so it never
     /// matches there.
     loose: Literals,
+    /// What finds each pattern around its raw candidates, when every pattern has an
+    /// anchor in both forms; `None`: the whole block is normalised and searched.
+    near: Option<Near>,
+}
+
+/// The patterns found around their raw candidates, normalised and loose (those loose
+/// forms that are not empty).
+#[derive(Debug)]
+struct Near {
+    normalized: Vec<Located>,
+    loose: Vec<Located>,
+}
+
+/// One pattern found the way `vault_search` finds its query: its raw candidates first,
+/// then its text in the windows around them (`text::near`), which hold every occurrence
+/// the whole block's text holds, at the same places.
+#[derive(Debug)]
+struct Located {
+    pattern: usize,
+    anchor: Prefilter,
+    /// The pattern's text (normalised or loose), in bytes: how far an occurrence reaches.
+    reach: usize,
+    literal: Literals,
+}
+
+impl Located {
+    /// Calls `found(pattern, original range)` for each occurrence in `pieces`.
+    fn each_in(&self, pieces: &[Piece], found: &mut impl FnMut(usize, Range<usize>)) {
+        for piece in pieces {
+            self.literal.for_each(&piece.normalized.text, |_, range| {
+                found(self.pattern, piece.original_range(range));
+            });
+        }
+    }
+}
+
+/// Each pattern of `texts` (of which none is empty) and its anchor by `anchor`, or `None`
+/// if one has none.
+fn locate(
+    texts: &[(usize, String)],
+    anchor: impl Fn(&str) -> Option<Prefilter>,
+) -> Option<Vec<Located>> {
+    texts
+        .iter()
+        .map(|(pattern, text)| {
+            Some(Located {
+                pattern: *pattern,
+                anchor: anchor(text)?,
+                reach: text.len(),
+                literal: Literals::new(&[text]),
+            })
+        })
+        .collect()
 }
 
 impl Patterns {
@@ -75,11 +133,20 @@ impl Patterns {
         let normalized = Literals::new(&texts);
         let loose_texts: Vec<String> = texts.iter().map(|text| loose_normalized(text)).collect();
         let loose = Literals::new(&loose_texts);
+        let indexed = |texts: &[String]| -> Vec<(usize, String)> {
+            let texts = texts.iter().cloned().enumerate();
+            texts.filter(|(_, text)| !text.is_empty()).collect()
+        };
+        let near = locate(&indexed(&texts), Prefilter::new).and_then(|normalized| {
+            let loose = locate(&indexed(&loose_texts), loose_anchor)?;
+            Some(Near { normalized, loose })
+        });
         Patterns {
             texts,
             terms,
             normalized,
             loose,
+            near,
         }
     }
 
@@ -94,35 +161,77 @@ impl Patterns {
     }
 
     /// The hits of one block in line order: each occurrence of a pattern in the
-    /// normalised text, then in the loose text, as the original line it starts on.
+    /// normalised text and in the loose text, as the original line it starts on.
+    ///
+    /// Normalising is what a search costs, and a pattern occurs in little of most text,
+    /// so where every pattern has an anchor in both forms each is found in the windows
+    /// around its raw candidates only (as `vault_search` finds its query); otherwise the
+    /// whole block is normalised once, and its loose text comes from that normalisation.
     fn block_hits(&self, block: Block<'_>) -> Vec<Hit> {
-        let normalised = normalize(block.text);
-        let mut lines: Option<LineTable> = None;
-        let mut hits = Vec::new();
-        let mut record = |span: Range<usize>, pattern: usize, way: Way| {
-            if block.judged_before(&span) {
-                return;
-            }
-            let lines =
-                lines.get_or_insert_with(|| LineTable::with_breaks(block.text, Breaks::Newline));
-            hits.push(Hit {
-                line: block.line_of(lines, span.start),
-                pattern,
-                way,
-            });
+        let mut hits = BlockHits {
+            block,
+            lines: None,
+            hits: Vec::new(),
         };
-        self.normalized
-            .for_each(&normalised.text, |pattern, range| {
-                record(normalised.original_range(range), pattern, Way::Normalized);
-            });
-        if !self.loose.is_empty() {
-            let loose = loose_from(&normalised);
-            self.loose.for_each(&loose.text, |pattern, range| {
-                record(loose.original_range(range), pattern, Way::Loose);
-            });
+        match &self.near {
+            Some(near) => {
+                for pattern in &near.normalized {
+                    let pieces = normalize_where_needed(block.text, Some(&pattern.anchor));
+                    pattern.each_in(&pieces, &mut |index, span| {
+                        hits.record(index, span, Way::Normalized);
+                    });
+                }
+                for pattern in &near.loose {
+                    let pieces = loose_where_needed(block.text, &pattern.anchor, pattern.reach);
+                    pattern.each_in(&pieces, &mut |index, span| {
+                        hits.record(index, span, Way::Loose);
+                    });
+                }
+            }
+            None => {
+                let normalised = normalize(block.text);
+                self.normalized.for_each(&normalised.text, |index, range| {
+                    hits.record(index, normalised.original_range(range), Way::Normalized);
+                });
+                if !self.loose.is_empty() {
+                    let loose = LooseRuns::of(&normalised.text);
+                    self.loose.for_each(&loose.text, |index, range| {
+                        let span = normalised.original_range(loose.normalized_range(range));
+                        hits.record(index, span, Way::Loose);
+                    });
+                }
+            }
         }
+        let mut hits = hits.hits;
         hits.sort_by_key(|hit| hit.line);
         hits
+    }
+}
+
+/// The hits of one block as they are found.
+struct BlockHits<'b> {
+    block: Block<'b>,
+    /// Built at the first hit: most blocks of a rare pattern have none.
+    lines: Option<LineTable>,
+    hits: Vec<Hit>,
+}
+
+impl BlockHits<'_> {
+    /// Records an occurrence of `pattern` over `span` of the block's text, unless the
+    /// previous block judged it.
+    fn record(&mut self, pattern: usize, span: Range<usize>, way: Way) {
+        if self.block.judged_before(&span) {
+            return;
+        }
+        let text = self.block.text;
+        let lines = self
+            .lines
+            .get_or_insert_with(|| LineTable::with_breaks(text, Breaks::Newline));
+        self.hits.push(Hit {
+            line: self.block.line_of(lines, span.start),
+            pattern,
+            way,
+        });
     }
 }
 
@@ -295,7 +404,7 @@ pub(crate) enum FileOutcome {
 /// Searches one file until its end or the deadline, keeping its best `keep` ranges by
 /// `score`.
 pub(crate) fn search_file(
-    root: &Root,
+    opener: &mut FileOpener<'_>,
     rel: &RelPath,
     patterns: &Patterns,
     deadline: Instant,
@@ -309,7 +418,7 @@ pub(crate) fn search_file(
     }
     let mut found = Ranges::new(patterns.len(), keep, score);
     let mut out_of_time = false;
-    let read = each_block(root, rel, |block| {
+    let read = each_block(opener, rel, |block| {
         if stop() {
             out_of_time = true;
             return false;
@@ -342,7 +451,7 @@ mod tests {
         let patterns = Patterns::new(&normalize_str(query));
         let rel = crate::paths::parse_relative("a.md").unwrap();
         search_file(
-            &root,
+            &mut root.file_opener(),
             &rel,
             &patterns,
             later(),
@@ -432,13 +541,95 @@ mod tests {
         assert_eq!(ranges[0].start_line, filler_lines as LineNo + 1);
     }
 
+    /// Lines that spell the fixture's queries in many ways: full width and capitals,
+    /// half-width and small katakana, long-vowel marks, words broken by separators and
+    /// line wraps, numerals in kanji.
+    const SPELLINGS: &[&str] = &[
+        "障害対応の手順を確認する。",
+        "障害\n対応は・障・害・対・応とも書く",
+        "ＩＮＣＩＤＥＮＴ－４７１１ and Incident-4711, incident 4711",
+        "ｉｎｃｉｄｅｎｔ－四七一一 in-ci-dent",
+        "ウィンドウマネージャー、ウインドウマネジャ、ｳｨﾝﾄﾞｳﾏﾈｰｼﾞｬｰ",
+        "ウインドウ\nマネージャ",
+        "サーバー障害、ｻｰﾊﾞ 障害、サーバ",
+        "有給休暇の繰越しと有給　休暇",
+        "繰越し(くりこし) **有給**休暇",
+        "Rollback rules: ROLLBACK, roll-back, ＲＵＬＥＳ",
+        "filler text without any term at all",
+        "二十件の障害",
+    ];
+
+    #[test]
+    fn windows_around_candidates_find_what_whole_blocks_find() {
+        // More than a block (a MiB), so the overlap between blocks is crossed too.
+        let mut text = String::new();
+        let mut line = 0;
+        while text.len() < 1024 * 1024 + 300_000 {
+            text.push_str(SPELLINGS[line % SPELLINGS.len()]);
+            text.push_str(if line % 5 == 0 { "\n\n" } else { "\n" });
+            text.push_str(&"plain words here. ".repeat(line % 40));
+            text.push('\n');
+            line += 1;
+        }
+        let (_dir, root) = vault(&[("a.md", &text)]);
+        let rel = crate::paths::parse_relative("a.md").unwrap();
+        let search = |patterns: &Patterns| {
+            let local = CallContext::local();
+            let mut opener = root.file_opener();
+            search_file(
+                &mut opener,
+                &rel,
+                patterns,
+                later(),
+                &local,
+                100_000,
+                &|_| 0.0,
+            )
+        };
+        let windowed = [
+            "障害対応",
+            "ウィンドウマネージャー",
+            "有給休暇の繰越し",
+            "Rollback Rules",
+            "サーバー 障害",
+            "二十件",
+        ];
+        for (query, is_windowed) in windowed
+            .iter()
+            .map(|query| (*query, true))
+            .chain([("incident-4711", false), ("4711", false)])
+        {
+            let near = Patterns::new(&normalize_str(query));
+            assert_eq!(near.near.is_some(), is_windowed, "{query}");
+            let whole = Patterns {
+                near: None,
+                ..Patterns::new(&normalize_str(query))
+            };
+            let found = search(&near);
+            let FileOutcome::Searched { tally, .. } = &found else {
+                panic!("not searched: {found:?}");
+            };
+            assert!(tally.ranges > 10, "{query}: {tally:?}");
+            assert_eq!(found, search(&whole), "{query}");
+        }
+    }
+
     #[test]
     fn a_spent_budget_leaves_the_file_unscanned() {
         let (_dir, root) = vault(&[("a.md", "term\n")]);
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let patterns = Patterns::new("term");
         let local = CallContext::local();
-        let spent = search_file(&root, &rel, &patterns, Instant::now(), &local, 10, &|_| 0.0);
+        let mut opener = root.file_opener();
+        let spent = search_file(
+            &mut opener,
+            &rel,
+            &patterns,
+            Instant::now(),
+            &local,
+            10,
+            &|_| 0.0,
+        );
         assert_eq!(spent, FileOutcome::Unscanned);
     }
 

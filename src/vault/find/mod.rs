@@ -246,10 +246,11 @@ fn search_run(
     score: Score<'_>,
 ) -> Run {
     let mut best = Best::new(cap);
+    let mut opener = root.file_opener();
     let outcomes = run
         .iter()
         .map(|path| {
-            let mut outcome = search_file(root, path, patterns, deadline, call, cap, score);
+            let mut outcome = search_file(&mut opener, path, patterns, deadline, call, cap, score);
             call.work_done(1);
             if let FileOutcome::Searched { ranges, .. } = &mut outcome {
                 let found = std::mem::take(ranges).into_iter();
