@@ -155,19 +155,6 @@ impl FileDerived {
         self.first_line + index.saturating_sub(1) as LineNo
     }
 
-    /// The normalised titles from the file's top heading down to node `node`, joined by
-    /// ` > `: the section index's heading path.
-    pub(crate) fn heading_path(&self, node: u32) -> String {
-        let mut titles = vec![self.labels[node as usize].title.text.as_str()];
-        let mut parent = self.labels[node as usize].parent;
-        while let Some(above) = parent {
-            titles.push(&self.labels[above as usize].title.text);
-            parent = self.labels[above as usize].parent;
-        }
-        titles.reverse();
-        titles.join(" > ")
-    }
-
     /// Lines `first..=last` of a node's own text, as (line number, normalised text).
     pub(crate) fn own_lines(
         &self,

@@ -2,10 +2,9 @@
 //! document per section, so a search asks the index which sections hold its literals and
 //! units instead of scanning every section (issue 16).
 //!
-//! Fields: `manual_id`, `path`, `heading` (the section's heading path), `start_line`,
-//! `body` (the own text, indexed by the unit tokens of `text::units`), `words`
+//! Fields: `body` (the own text, indexed by the unit tokens of `text::units`), `words`
 //! (the same text's Latin words as written, for literals) and, as fast fields, the file's
-//! id and version, the node's index in its file and the own text's length. The query side
+//! id and version and the node's index in its file. The query side
 //! builds its terms with the same functions ([`literal`]), so index terms and query units
 //! agree by construction. Nothing is stored: the search reads section text from the
 //! corpus, so a stored copy would only cost indexing time and disk.
@@ -42,17 +41,16 @@ use std::sync::Arc;
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::derived::FileDerived;
 use crate::manual::ManualFile;
-use crate::text::lines::LineNo;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
 /// The layout of the documents; bump it with any change of fields or of what they hold.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 /// Folder under `CACHE_DIR`.
 const FOLDER: &str = "sections";
 /// A build commits after this much text or this much time, whichever comes first, so a
@@ -96,24 +94,21 @@ impl WriterBudget {
     };
 }
 
-/// The fields of a section document.
+/// The fields of a section document: only what the search reads. The heading path, the
+/// file's names, the start line and the text's length are not indexed: the search takes
+/// them from the corpus, and each field would only add mapped pages to every search's
+/// memory (issue 16: peak < 6x the corpus).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
-    manual_id: Field,
-    path: Field,
     /// [`file_id`] of the section's file (indexed too: it deletes a file's sections).
     pub(crate) file_id: Field,
     /// [`ManualFile::version`] of the file the section was read from.
     pub(crate) version: Field,
     /// Index of the node in its file.
     pub(crate) node: Field,
-    start_line: Field,
-    heading: Field,
     /// The own text, normalised.
     pub(crate) body: Field,
     pub(crate) words: Field,
-    /// Bytes of the own text (BM25's length normalisation).
-    pub(crate) length: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -125,16 +120,9 @@ fn schema() -> (Schema, Fields) {
     };
     let fast = || NumericOptions::default().set_fast();
     let fields = Fields {
-        manual_id: builder.add_text_field("manual_id", STRING),
-        path: builder.add_text_field("path", STRING),
         file_id: builder.add_u64_field("file_id", fast().set_indexed()),
         version: builder.add_u64_field("version", fast()),
         node: builder.add_u64_field("node", fast()),
-        start_line: builder.add_u64_field("start_line", fast()),
-        heading: builder.add_text_field(
-            "heading",
-            TextOptions::default().set_indexing_options(positions(tokenizer::UNITS)),
-        ),
         body: builder.add_text_field(
             "body",
             TextOptions::default().set_indexing_options(positions(tokenizer::UNITS)),
@@ -143,7 +131,6 @@ fn schema() -> (Schema, Fields) {
             "words",
             TextOptions::default().set_indexing_options(positions(tokenizer::WORDS)),
         ),
-        length: builder.add_u64_field("length", fast()),
     };
     (builder.build(), fields)
 }
@@ -158,15 +145,13 @@ pub(crate) fn file_id(manual_id: &str, path: &str) -> u64 {
     crate::text::fingerprint(&[manual_id.as_bytes(), path.as_bytes()])
 }
 
-/// One file to (re)index: its names, version, the first line of each node and the
-/// derived text. Owned, so a build can run on a thread of its own while the manual index
-/// moves on.
+/// One file to (re)index: its names, version and derived text. Owned, so a build can run
+/// on a thread of its own while the manual index moves on.
 pub(crate) struct FileSections {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// [`ManualFile::version`] of the file the sections are read from.
     pub version: u64,
-    pub node_lines: Vec<LineNo>,
     pub derived: Arc<FileDerived>,
 }
 
@@ -176,7 +161,6 @@ impl FileSections {
             manual_id: Arc::clone(manual_id),
             path: file.path().into(),
             version: file.version(),
-            node_lines: file.nodes().iter().map(|node| node.line_start).collect(),
             derived: Arc::clone(derived),
         }
     }
@@ -410,20 +394,15 @@ impl SectionIndex {
         let fields = &self.fields;
         let derived = &entry.derived;
         let mut bytes = 0;
-        for (index, &line_start) in entry.node_lines.iter().enumerate() {
-            let own = derived.own_text(index as u32);
+        for node in 0..derived.node_count() as u32 {
+            let own = derived.own_text(node);
             bytes += own.len();
             let mut doc = TantivyDocument::default();
-            doc.add_text(fields.manual_id, &entry.manual_id);
-            doc.add_text(fields.path, &entry.path);
             doc.add_u64(fields.file_id, id);
             doc.add_u64(fields.version, entry.version);
-            doc.add_u64(fields.node, index as u64);
-            doc.add_u64(fields.start_line, u64::from(line_start));
-            doc.add_text(fields.heading, derived.heading_path(index as u32));
+            doc.add_u64(fields.node, u64::from(node));
             doc.add_text(fields.body, own);
             doc.add_text(fields.words, own);
-            doc.add_u64(fields.length, own.len() as u64);
             writer.add_document(doc)?;
         }
         Ok(bytes)

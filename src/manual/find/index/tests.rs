@@ -148,7 +148,7 @@ fn an_index_on_disk_is_reopened_and_an_index_of_another_format_rebuilt() {
     std::fs::remove_dir_all(&folder).unwrap();
     std::fs::create_dir_all(&folder).unwrap();
     let mut other = Schema::builder();
-    other.add_text_field("other", STRING);
+    other.add_text_field("other", tantivy::schema::STRING);
     Index::create_in_dir(&folder, other.build()).unwrap();
     let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()));
     let corpus = synced(&mut rebuilt, &index);
