@@ -29,7 +29,7 @@
 //! has no break, so the copied lines always start a line of their own.
 
 use super::{Copy, Mode};
-use crate::text::lines::LineNo;
+use crate::text::lines::{newlines, LineNo};
 use crate::vault::profile::LineCount;
 
 /// How the origin was recorded: the schema's `CopyOrigin`.
@@ -75,18 +75,14 @@ pub(crate) fn compose(
         Some(existing) if !existing.ends_with_newline => "\n",
         _ => "",
     };
-    let first_line = lines_before + newlines(&head) + 1;
-    let last_line = first_line + newlines(&body);
+    let first_line = lines_before + newlines(head.as_bytes()) + 1;
+    let last_line = first_line + newlines(body.as_bytes());
     Composed {
         content: format!("{separator}{head}{body}\n"),
         origin,
         first_line,
         last_line,
     }
-}
-
-fn newlines(text: &str) -> LineNo {
-    memchr::memchr_iter(b'\n', text.as_bytes()).count() as LineNo
 }
 
 /// A JSON string of the copy's ref, with `-->` escaped so it cannot end an HTML comment.

@@ -29,6 +29,13 @@ pub(crate) fn line_no(requested: u64) -> LineNo {
     LineNo::try_from(requested).unwrap_or(LineNo::MAX)
 }
 
+/// The `\n` bytes in `bytes`, saturating at [`LineNo::MAX`]: how the vault's readers, the
+/// bridge and a file's first bad line count lines (a vault line ends at `\n` only).
+pub(crate) fn newlines(bytes: &[u8]) -> LineNo {
+    let count = memchr::memchr_iter(b'\n', bytes).count();
+    LineNo::try_from(count).unwrap_or(LineNo::MAX)
+}
+
 /// What ends a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Breaks {

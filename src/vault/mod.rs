@@ -30,7 +30,7 @@ use serde_json::json;
 
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::{parse_relative, RelPath, Root};
-use crate::text::lines::LineNo;
+use crate::text::lines::{newlines, LineNo};
 use policy::Access;
 
 /// Opens the vault root. The folder is created at start when missing
@@ -108,7 +108,7 @@ pub(crate) fn read_whole(
 pub(crate) fn decode_text(rel: &RelPath, bytes: Vec<u8>) -> ToolResult<String> {
     String::from_utf8(bytes).map_err(|error| {
         let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
-        not_text(rel, memchr::memchr_iter(b'\n', valid).count() as LineNo + 1)
+        not_text(rel, newlines(valid).saturating_add(1))
     })
 }
 

@@ -15,7 +15,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use crate::artifact::{LineProfile, LineRange};
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
-use crate::text::lines::LineNo;
+use crate::text::lines::{self, LineNo};
 
 use super::policy::{extension_of, Access};
 use super::target;
@@ -39,8 +39,7 @@ pub(crate) fn count_lines(reader: impl Read) -> io::Result<LineCount> {
         let Some(&final_byte) = buffer.last() else {
             break;
         };
-        let in_buffer = memchr::memchr_iter(b'\n', buffer).count();
-        newlines = newlines.saturating_add(in_buffer as LineNo);
+        newlines = newlines.saturating_add(lines::newlines(buffer));
         last = Some(final_byte);
         let consumed = buffer.len();
         reader.consume(consumed);

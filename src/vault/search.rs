@@ -26,7 +26,7 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{Entry, FileOpener, RelPath, Root};
-use crate::text::lines::{LineNo, LineTable};
+use crate::text::lines::{newlines, LineNo, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
@@ -362,9 +362,7 @@ impl<'b> LineCursor<'b> {
             *self = LineCursor::new(self.block);
         }
         let between = &self.block.text.as_bytes()[self.at..at];
-        self.line = self
-            .line
-            .saturating_add(memchr::memchr_iter(b'\n', between).count() as LineNo);
+        self.line = self.line.saturating_add(newlines(between));
         self.at = at;
         self.line
     }
@@ -508,8 +506,8 @@ impl<R: Read> Blocks<R> {
         while !self.text.is_char_boundary(keep_from) {
             keep_from += 1;
         }
-        let dropped_lines = memchr::memchr_iter(b'\n', &self.text.as_bytes()[..keep_from]).count();
-        self.first_line = self.first_line.saturating_add(dropped_lines as LineNo);
+        let dropped_lines = newlines(&self.text.as_bytes()[..keep_from]);
+        self.first_line = self.first_line.saturating_add(dropped_lines);
         self.text.drain(..keep_from);
     }
 }
