@@ -139,6 +139,7 @@ struct CallArgs {
 
 /// Parses the command line and runs the subcommand.
 pub fn main() -> ExitCode {
+    crate::allocator::return_freed_memory();
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve(cli.serve)) {
         Command::Tools(args) => tools(&args),

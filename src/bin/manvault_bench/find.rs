@@ -559,11 +559,12 @@ fn speed(options: &Options, queries: &[BenchQuery]) {
     );
     let share = |peak: u64| format!("{:.2}x", peak as f64 / bytes as f64);
     println!(
-        "peak memory by phase: first call {}, index build {}, warm calls {} (the mapped index files: {:.0} MB at the end)",
+        "peak memory by phase: first call {}, index build {}, warm calls {} (resident file pages, RssFile: {:.0} MB at the end)",
         share(first_peak),
         share(build_peak),
         share(warm_peak),
-        // The resident pages of mapped files: the section index is read through mmap.
+        // The resident pages of mapped files (the binary and its libraries): the section
+        // index is read into buffers, so its files add none (index/directory.rs).
         memory_status("RssFile") as f64 / 1e6
     );
 }

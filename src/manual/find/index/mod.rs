@@ -30,6 +30,7 @@
 //! process holds it) leaves the files unindexed, and the search scans those directly
 //! until a later update succeeds.
 
+mod directory;
 pub(crate) mod keys;
 pub(crate) mod literal;
 mod tokenizer;
@@ -39,12 +40,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tantivy::directory::MmapDirectory;
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+use tantivy::{
+    Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
+};
 
+use self::directory::ReadingDirectory;
 use super::derived::FileDerived;
 use crate::manual::ManualFile;
 use crate::text::units::INDEX_TOKENS_VERSION;
@@ -221,7 +224,7 @@ impl SectionIndex {
         refuse_symlink(folder)?;
         std::fs::create_dir_all(folder)?;
         let (schema, _) = schema();
-        let directory = MmapDirectory::open(folder)?;
+        let directory = ReadingDirectory::open(folder)?;
         let usable = match Index::exists(&directory) {
             Ok(false) => None,
             Ok(true) => Index::open(directory.clone()).ok().filter(|index| {
@@ -235,15 +238,18 @@ impl SectionIndex {
         let index = match usable {
             Some(index) => index,
             None => {
-                if Index::exists(&directory).unwrap_or(true) {
+                let directory = if Index::exists(&directory).unwrap_or(true) {
                     tracing::info!(
                         "the section index was written by another version; rebuilding it"
                     );
                     drop(directory);
                     std::fs::remove_dir_all(folder)?;
                     std::fs::create_dir_all(folder)?;
-                }
-                Index::create_in_dir(folder, schema)?
+                    ReadingDirectory::open(folder)?
+                } else {
+                    directory
+                };
+                Index::create(directory, schema, IndexSettings::default())?
             }
         };
         Self::with_index(index, Some(folder.to_path_buf()))
