@@ -1,32 +1,7 @@
 //! The words of a query: what both searches (manuals and vault) treat as one term.
 //! Pure functions of the text, like the rest of `text/`.
 
-use super::units::{is_function_word, script, Script};
-
-/// Particles and function words that separate Japanese terms (the baseline's list).
-const PARTICLES: &[&str] = &[
-    "について",
-    "における",
-    "によって",
-    "による",
-    "として",
-    "および",
-    "または",
-    "から",
-    "まで",
-    "より",
-    "など",
-    "の",
-    "を",
-    "に",
-    "は",
-    "が",
-    "と",
-    "で",
-    "へ",
-    "や",
-    "も",
-];
+use super::units::{is_function_word, script, Script, PARTICLES};
 
 /// Splits on whitespace, punctuation and particles; drops single kana or ASCII
 /// characters and English function words ([`is_function_word`], the list the units use

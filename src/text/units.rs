@@ -10,7 +10,8 @@
 //! | Latin and digit words (`apt-get`, `rotating`) | the joined form, and each part stemmed lightly (`apt`, `get`, `rotat`) | strong |
 //! | katakana runs (`ファイヤーウォール`) | the run, folded (`フアイヤウオル`: no long vowel or sokuon, small kana as large) | strong |
 //! | | its bigrams, for spelling variants (`フア`, `アイ`...) | weak |
-//! | kanji runs (`時刻`, `自動起動`) | the run, and its bigrams (`自動`, `動起`, `起動`) | strong |
+//! | kanji runs (`時刻`, `自動起動`) | the run, and its bigrams (`自動`, `起動`; of four kanji not the middle one, `動起`, which spans the join of two words) | strong |
+//! | a kanji run of 3+ before okurigana (`毎晩決まった`) | also the run without its last kanji as a word (`毎晩`) and that kanji as a stem (`決`) | strong / weak |
 //! | a single kanji (`調べる` -> `調`, `戻す` -> `戻`) | the kanji: an okurigana-insensitive stem | weak |
 //! | hiragana (particles, okurigana, function words), punctuation | nothing | |
 //!
@@ -187,6 +188,33 @@ pub(super) const ENGLISH_FUNCTION_WORDS: &[&str] = &[
     "with", "without", "would", "you", "your", "yours",
 ];
 
+/// Particles and function words that separate Japanese terms (the baseline's list): query
+/// terms are split on them ([`super::terms::split_terms`]), and a kanji run followed by
+/// one ends with a noun, not with the stem of an inflected word ([`units`]).
+pub(crate) const PARTICLES: &[&str] = &[
+    "について",
+    "における",
+    "によって",
+    "による",
+    "として",
+    "および",
+    "または",
+    "から",
+    "まで",
+    "より",
+    "など",
+    "の",
+    "を",
+    "に",
+    "は",
+    "が",
+    "と",
+    "で",
+    "へ",
+    "や",
+    "も",
+];
+
 /// Whether `word` (lowercase) is an English function word.
 pub(crate) fn is_function_word(word: &str) -> bool {
     ENGLISH_FUNCTION_WORDS.contains(&word)
@@ -256,17 +284,33 @@ fn is_vowel(b: u8) -> bool {
 pub(crate) fn units(normalized: &str) -> Vec<Unit> {
     let mut found: Vec<Unit> = Vec::new();
     let mut add = |text: String, kind: UnitKind| {
+        // A compound's head found as a word is a word, not a piece of the longer run.
+        if let Some(piece) = found.iter_mut().find(|known| {
+            kind == UnitKind::KanjiRun && known.kind == UnitKind::KanjiBigram && known.text == text
+        }) {
+            piece.kind = kind;
+            return;
+        }
         let unit = Unit { text, kind };
         if !unit.text.is_empty() && !found.contains(&unit) {
             found.push(unit);
         }
     };
     let mut forms = latin_forms(normalized).into_iter().peekable();
-    for (kind, run) in script_runs(normalized) {
+    let runs = script_runs(normalized);
+    for (position, &(kind, run)) in runs.iter().enumerate() {
         let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
         match kind {
             Script::Katakana => kana_units(run, &mut add),
-            Script::Kanji => kanji_units(run, &mut add),
+            Script::Kanji => {
+                kanji_units(run, &mut add);
+                let inflected = runs.get(position + 1).is_some_and(|&(next, text)| {
+                    next == Script::Hiragana && !PARTICLES.iter().any(|p| text.starts_with(p))
+                });
+                if inflected {
+                    stem_units(run, &mut add);
+                }
+            }
             Script::Latin if forms.peek().is_some_and(|form| form[0].start == start) => {
                 let form = forms.next().expect("peeked");
                 if form.len() > 1 {
@@ -332,9 +376,28 @@ fn kanji_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
         2 => add(run.to_owned(), UnitKind::KanjiRun),
         _ => {
             add(run.to_owned(), UnitKind::KanjiRun);
-            for pair in chars.windows(2) {
+            for (at, pair) in chars.windows(2).enumerate() {
+                // A four-kanji compound is two two-kanji words (自動 + 起動); the pair
+                // across the join (動起) is no word of it.
+                if chars.len() == 4 && at == 1 {
+                    continue;
+                }
                 add(pair.iter().collect(), UnitKind::KanjiBigram);
             }
+        }
+    }
+}
+
+/// A kanji run of three or more followed by okurigana (hiragana that is no particle)
+/// ends with the stem of an inflected word: 毎晩決まった is 毎晩 + 決まる, 組織向け is
+/// 組織 + 向け. The run before the stem is a word (a run unit, not a bigram piece) and
+/// the stem a stem unit, as a lone kanji before okurigana is.
+fn stem_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
+    let chars: Vec<char> = run.chars().collect();
+    if let [head @ .., stem] = chars.as_slice() {
+        if head.len() >= 2 {
+            add(head.iter().collect(), UnitKind::KanjiRun);
+            add(stem.to_string(), UnitKind::KanjiStem);
         }
     }
 }
@@ -547,8 +610,9 @@ mod tests {
                 "毎晩決まった時刻に自作のスクリプトを自動で走らせたい",
                 &[
                     "K:毎晩決",
-                    "K2:毎晩",
+                    "K:毎晩",
                     "K2:晩決",
+                    "K1:決",
                     "K:時刻",
                     "K:自作",
                     "k:スクリプト",
@@ -562,7 +626,19 @@ mod tests {
             ),
             (
                 "自動起動の設定",
-                &["K:自動起動", "K2:自動", "K2:動起", "K2:起動", "K:設定"],
+                &["K:自動起動", "K2:自動", "K2:起動", "K:設定"],
+            ),
+            (
+                "設定方法を調べる",
+                &["K:設定方法", "K2:設定", "K2:方法", "K1:調"],
+            ),
+            (
+                "組織向けの資料",
+                &["K:組織向", "K:組織", "K2:織向", "K1:向", "K:資料"],
+            ),
+            (
+                "暗号化が必要",
+                &["K:暗号化", "K2:暗号", "K2:号化", "K:必要"],
             ),
             (
                 "ウエッブブラウザーは何を選べばいい",

@@ -38,6 +38,13 @@
 //! * A term that begins or ends with an ASCII letter or digit only matches as a whole
 //!   word on that side: `log on` is found in `log on画面` but `eve` is not found in
 //!   `every`.
+//! * A term written only in hiragana only matches as a whole hiragana run of the phrase,
+//!   or with one particle of [`PARTICLES`] glued on either side: `すし` is found in
+//!   `すしを頼む`, but `うに` is not found in `ように` nor `まとめ` in `まとめて`. Hiragana
+//!   is where Japanese writes its grammar, and a hiragana word cut out of a longer run is
+//!   almost always a piece of an inflection or of a function word, not that word.
+//!   Terms mixing scripts (`支払い`, `お客様`) and kanji or katakana terms still match
+//!   inside compounds (`経費精算` gives `経費`).
 //! * Sudachi's expansion control is honoured per group: a term marked only-target in a
 //!   group is offered as an alternative of that group but does not trigger it.
 //! * At most [`MAX_ALTERNATIVES`] alternatives are returned per term, in this order:
@@ -48,6 +55,8 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+
+use super::units::{script, Script, PARTICLES};
 
 /// Alternatives returned per found term. Large groups (従業員 has twenty members) would
 /// otherwise multiply the work of one query; twelve keeps every spelling variant and the
@@ -216,7 +225,10 @@ impl Synonyms {
             .char_indices()
             .map(|(offset, character)| start + offset + character.len_utf8())
             .take_while(|end| end - start <= self.longest_trigger)
-            .filter(|&end| is_whole_ascii_word(haystack, start..end))
+            .filter(|&end| {
+                is_whole_ascii_word(haystack, start..end)
+                    && is_whole_hiragana_word(haystack, start..end)
+            })
             .filter_map(|end| Some((end, self.triggers.get(&haystack[start..end])?.as_slice())))
             .last()
     }
@@ -291,6 +303,31 @@ fn is_whole_ascii_word(haystack: &str, range: Range<usize>) -> bool {
     };
     let before = range.start.checked_sub(1).map(|index| &bytes[index]);
     !glued(bytes[range.start], before) && !glued(bytes[range.end - 1], bytes.get(range.end))
+}
+
+/// False when a hiragana-only match is cut out of a longer hiragana run and what it
+/// leaves of that run on a side is more than one particle (`うに` in `ように`). Matches
+/// with any other character are not judged here.
+fn is_whole_hiragana_word(haystack: &str, range: Range<usize>) -> bool {
+    let is_hiragana = |character: char| script(character) == Script::Hiragana;
+    if !haystack[range.clone()].chars().all(is_hiragana) {
+        return true;
+    }
+    let before = &haystack[..range.start];
+    let run_start = before
+        .char_indices()
+        .rev()
+        .take_while(|&(_, character)| is_hiragana(character))
+        .last()
+        .map_or(range.start, |(offset, _)| offset);
+    let after = &haystack[range.end..];
+    let run_end = range.end
+        + after
+            .find(|character: char| !is_hiragana(character))
+            .unwrap_or(after.len());
+    let leaves_a_particle_at_most = |rest: &str| rest.is_empty() || PARTICLES.contains(&rest);
+    leaves_a_particle_at_most(&before[run_start..])
+        && leaves_a_particle_at_most(&haystack[range.end..run_end])
 }
 
 /// Normalises the terms of one group and merges the ones that become equal (an
@@ -573,6 +610,33 @@ mod tests {
             alternatives_of(builtin(), "how to sign in", "sign in")[0],
             "サインイン"
         );
+    }
+
+    #[test]
+    fn hiragana_terms_match_as_whole_hiragana_words_only() {
+        // (query, dictionary term, whether it is found): grammar is no word, a hiragana
+        // word alone or with its particle is, and terms in other scripts are not judged.
+        let table = [
+            ("ように設定する", "うに", false),
+            ("ウニのように", "うに", false),
+            ("まとめて削除", "まとめ", false),
+            ("ファイルおよびフォルダ", "および", true),
+            ("うに", "うに", true),
+            ("うにを食べる", "うに", true),
+            ("夕食のおかず", "おかず", true),
+            ("すしの作り方", "すし", true),
+            ("交通費の支払について", "支払", true),
+            ("支払いについて", "支払い", true),
+            ("経費精算の方法", "経費", true),
+        ];
+        for (query, term, expected) in table {
+            let found = builtin()
+                .expansions(&normalize(query))
+                .into_iter()
+                .any(|expansion| expansion.term == term);
+            assert_eq!(found, expected, "{term} in {query}");
+        }
+        assert!(alternatives_of(builtin(), "うにを食べる", "うに").contains(&"ウニ".to_owned()));
     }
 
     #[test]
