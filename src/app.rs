@@ -84,6 +84,16 @@ impl App {
         }
     }
 
+    /// Loads the manuals and waits until the section index holds them all (benchmarks:
+    /// searches timed or counted with the index). A server never waits: its searches
+    /// scan what the index does not hold yet while a background update writes it.
+    pub fn complete_section_index(&self) -> ToolResult<()> {
+        self.with_manuals(&CallContext::local(), |index| {
+            self.finder.complete_section_index(index);
+            Ok(())
+        })
+    }
+
     /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
     /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {

@@ -6,6 +6,7 @@
 #![warn(unreachable_pub)]
 
 pub mod adaptive;
+pub mod allocator;
 pub mod app;
 pub(crate) mod artifact;
 pub(crate) mod bridge;

@@ -59,6 +59,8 @@ const USAGE: &str = "usage:
   manvault-bench answers [--example DIR] [--dah DIR]";
 
 fn main() -> ExitCode {
+    // The server's allocator setting, so the peaks measured are the server's.
+    manvault::allocator::return_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("vault") => vault::run(&args[1..]),

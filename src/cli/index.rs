@@ -15,6 +15,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
+use crate::manual::find::build_section_index;
 use crate::manual::vectors::SectionVectors;
 use crate::manual::ManualIndex;
 use crate::progress::ProgressLog;
@@ -28,10 +29,16 @@ pub(super) struct Step {
 }
 
 /// The steps, in the order they run.
-pub(super) const STEPS: &[Step] = &[Step {
-    name: "embed sections",
-    run: embed_sections,
-}];
+pub(super) const STEPS: &[Step] = &[
+    Step {
+        name: "section index",
+        run: index_sections,
+    },
+    Step {
+        name: "embed sections",
+        run: embed_sections,
+    },
+];
 
 /// Where a step reports how far it is.
 pub(super) struct Meter {
@@ -120,6 +127,27 @@ pub(super) fn run(config: &Config) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Indexes every section the section index under `CACHE_DIR` does not hold in its
+/// current version (all of them the first time), so a server answers from the index at
+/// once instead of building it on its first search.
+fn index_sections(
+    config: &Config,
+    index: &ManualIndex,
+    meter: &mut Meter,
+) -> Result<String, String> {
+    let built = build_section_index(&config.cache_dir, index, &mut |written| {
+        meter.update(written.files, written.total_files, "files")
+    })?;
+    Ok(format!(
+        "{} files ({} sections, {:.1} MB of text) indexed now, {} were current; {:.1} MB on disk",
+        built.files,
+        built.sections,
+        built.bytes as f64 / 1e6,
+        built.current,
+        built.disk_bytes as f64 / 1e6
+    ))
 }
 
 /// Embeds every section not in the vector cache yet (semantic recall); nothing to do

@@ -72,8 +72,9 @@ enum Command {
     /// Report what adaptive tuning did, per day (reads the statistics file only)
     #[command(after_help = help::settings())]
     Stats(RootArgs),
-    /// Build the caches a server fills in the background (section vectors when
-    /// EMBEDDINGS_URL is set), with a progress bar; exit 1 when a step failed
+    /// Build the caches a server would otherwise fill itself (the section index under
+    /// CACHE_DIR; section vectors when EMBEDDINGS_URL is set), with a progress bar; exit 1
+    /// when a step failed
     #[command(after_help = help::settings())]
     Index(RootArgs),
 }
@@ -138,6 +139,7 @@ struct CallArgs {
 
 /// Parses the command line and runs the subcommand.
 pub fn main() -> ExitCode {
+    crate::allocator::return_freed_memory();
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve(cli.serve)) {
         Command::Tools(args) => tools(&args),

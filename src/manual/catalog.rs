@@ -24,6 +24,10 @@ use crate::paths::{parse_relative, Root};
 pub(super) struct FileStamp {
     len: u64,
     modified: Option<SystemTime>,
+    /// Inode and status-change time where the system has them: a file replaced by one of
+    /// the same size and modification time (`cp -p`, an archive) still changes these, and
+    /// the section index, kept across restarts, must not take it for the old one.
+    identity: (u64, i64, i64),
 }
 
 impl FileStamp {
@@ -33,10 +37,35 @@ impl FileStamp {
     }
 
     fn of(metadata: &fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let identity = {
+            use std::os::unix::fs::MetadataExt;
+            (metadata.ino(), metadata.ctime(), metadata.ctime_nsec())
+        };
+        #[cfg(not(unix))]
+        let identity = (0, 0, 0);
         FileStamp {
             len: metadata.len(),
             modified: metadata.modified().ok(),
+            identity,
         }
+    }
+
+    /// One number for the stamp, the same in every process: what the section index
+    /// records as the version of a file's sections.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        let modified = self
+            .modified
+            .and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |since| since.as_nanos());
+        let (inode, changed, changed_nanos) = self.identity;
+        crate::text::fingerprint(&[
+            &self.len.to_le_bytes(),
+            &modified.to_le_bytes(),
+            &inode.to_le_bytes(),
+            &changed.to_le_bytes(),
+            &changed_nanos.to_le_bytes(),
+        ])
     }
 }
 

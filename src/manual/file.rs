@@ -48,6 +48,10 @@ pub struct ManualFile {
     lines: LineTable,
     outline: Outline,
     generation: u64,
+    /// Fingerprint of the file's stamp when it was read (0 when built from bytes): the
+    /// section index keeps it with the file's sections to know them current after a
+    /// restart.
+    version: u64,
 }
 
 impl ManualFile {
@@ -85,6 +89,7 @@ impl ManualFile {
             lines,
             outline,
             generation,
+            version: 0,
         }
     }
 
@@ -99,7 +104,19 @@ impl ManualFile {
             lines,
             outline: Outline::default(),
             generation,
+            version: 0,
         }
+    }
+
+    /// The file with the fingerprint of the stamp it was read at.
+    pub(crate) fn with_version(mut self, version: u64) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// See the field: what the section index compares to tell current sections.
+    pub(crate) fn version(&self) -> u64 {
+        self.version
     }
 
     /// Relative to the manual's folder, `/`-separated.

@@ -328,7 +328,8 @@ fn reconcile(
                     found.file_type,
                     read_manual_file(root, manual_id, &path),
                     generation,
-                );
+                )
+                .with_version(found.stamp.fingerprint());
                 if let Some(problem) = file.problem() {
                     tracing::warn!(manual_id, path = %path, problem, "manual file has a problem");
                 }

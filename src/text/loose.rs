@@ -13,7 +13,6 @@ use std::ops::Range;
 #[cfg(test)]
 use super::normalize::normalize;
 use super::normalized::{Normalized, Writer};
-use super::units::fold_kana;
 
 /// Whether `c`, in normalised text, only separates words.
 ///
@@ -50,9 +49,29 @@ fn is_separator(c: char) -> bool {
         )
 }
 
+/// Folds a katakana spelling to the form its variants share: no long-vowel mark or
+/// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
+/// both fold to `ウエブブラウザ`). `None` drops the character.
+pub(crate) fn fold_kana(c: char) -> Option<char> {
+    Some(match c {
+        'ー' | 'ッ' => return None,
+        'ァ' => 'ア',
+        'ィ' => 'イ',
+        'ゥ' => 'ウ',
+        'ェ' => 'エ',
+        'ォ' => 'オ',
+        'ャ' => 'ヤ',
+        'ュ' => 'ユ',
+        'ョ' => 'ヨ',
+        'ヮ' => 'ワ',
+        'ヴ' => 'ブ',
+        c => c,
+    })
+}
+
 /// What `c` of normalised text becomes in loose text: nothing for a separator (and for
 /// the katakana marks folding drops), its folded form otherwise.
-fn loose_char(c: char) -> Option<char> {
+pub(crate) fn loose_char(c: char) -> Option<char> {
     if is_separator(c) {
         None
     } else {

@@ -22,3 +22,16 @@ mod variants;
 
 #[cfg(test)]
 mod properties;
+
+/// A stable 64-bit digest of `parts` (SHA-256, first eight bytes): the same in every
+/// process and build, unlike `std`'s hashers, so it can be stored.
+pub(crate) fn fingerprint(parts: &[&[u8]]) -> u64 {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    let digest = hasher.finalize();
+    u64::from_le_bytes(digest[..8].try_into().expect("eight bytes"))
+}

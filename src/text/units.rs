@@ -27,6 +27,8 @@
 //! hide it. Everything here is a pure function of normalised text: the query side and
 //! the corpus side go through the same functions.
 
+use super::loose::{fold_kana, loose_char};
+
 /// Writing systems whose boundaries mark word boundaries in Japanese text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Script {
@@ -278,26 +280,6 @@ fn is_vowel(b: u8) -> bool {
     matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
 }
 
-/// Folds a katakana spelling to the form its variants share: no long-vowel mark or
-/// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
-/// both fold to `ウエブブラウザ`). `None` drops the character.
-pub(crate) fn fold_kana(c: char) -> Option<char> {
-    Some(match c {
-        'ー' | 'ッ' => return None,
-        'ァ' => 'ア',
-        'ィ' => 'イ',
-        'ゥ' => 'ウ',
-        'ェ' => 'エ',
-        'ォ' => 'オ',
-        'ャ' => 'ヤ',
-        'ュ' => 'ユ',
-        'ョ' => 'ヨ',
-        'ヮ' => 'ワ',
-        'ヴ' => 'ブ',
-        c => c,
-    })
-}
-
 /// The units of a normalised text, unique, in order of first appearance.
 pub(crate) fn units(normalized: &str) -> Vec<Unit> {
     let mut found: Vec<Unit> = Vec::new();
@@ -314,42 +296,63 @@ pub(crate) fn units(normalized: &str) -> Vec<Unit> {
             found.push(unit);
         }
     };
+    let mut forms = latin_forms(normalized).into_iter().peekable();
     let runs = script_runs(normalized);
-    let mut index = 0;
-    while index < runs.len() {
-        let (kind, run) = runs[index];
+    for (position, &(kind, run)) in runs.iter().enumerate() {
+        let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
         match kind {
             Script::Katakana => kana_units(run, &mut add),
             Script::Kanji => {
                 kanji_units(run, &mut add);
-                let inflected = runs.get(index + 1).is_some_and(|&(next, text)| {
+                let inflected = runs.get(position + 1).is_some_and(|&(next, text)| {
                     next == Script::Hiragana && !PARTICLES.iter().any(|p| text.starts_with(p))
                 });
                 if inflected {
                     stem_units(run, &mut add);
                 }
             }
-            Script::Latin => {
-                // A joined form spans runs: letters, joiners (Script::Other), letters.
-                let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
-                let mut end = start + run.len();
-                while index + 1 < runs.len() {
-                    let (next_kind, next) = runs[index + 1];
-                    let joins = next_kind == Script::Latin
-                        || (next_kind == Script::Other && next.chars().all(is_joiner));
-                    if !joins {
-                        break;
-                    }
-                    end += next.len();
-                    index += 1;
+            Script::Latin if forms.peek().is_some_and(|form| form[0].start == start) => {
+                let form = forms.next().expect("peeked");
+                if form.len() > 1 {
+                    let joined = &normalized[form[0].start..form[form.len() - 1].end];
+                    add(joined.to_owned(), UnitKind::Joined);
                 }
-                latin_units(&normalized[start..end], &mut add);
+                for part in form {
+                    let word = &normalized[part];
+                    if keeps_word(word) {
+                        add(stem(word), UnitKind::Word);
+                    }
+                }
             }
-            Script::Hiragana | Script::Other => {}
+            _ => {}
         }
-        index += 1;
     }
     found
+}
+
+/// The Latin written forms of a normalised text, in order: words joined by `-`, `_`, `.`,
+/// `/`, `:`, `@` or `+` (`apt-get`, `/etc/skel`), each as the byte ranges of its words.
+/// Query units and index tokens both cut Latin text here, so they agree on what a
+/// joined form is.
+fn latin_forms(normalized: &str) -> Vec<Vec<std::ops::Range<usize>>> {
+    let mut forms: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
+    let mut open = false;
+    for (kind, run) in script_runs(normalized) {
+        let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+        match kind {
+            Script::Latin => {
+                let range = start..start + run.len();
+                match forms.last_mut() {
+                    Some(form) if open => form.push(range),
+                    _ => forms.push(vec![range]),
+                }
+                open = true;
+            }
+            Script::Other if open && run.chars().all(is_joiner) => {}
+            _ => open = false,
+        }
+    }
+    forms
 }
 
 fn kana_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
@@ -399,22 +402,6 @@ fn stem_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
     }
 }
 
-fn latin_units(joined: &str, add: &mut impl FnMut(String, UnitKind)) {
-    let joined = joined.trim_matches(is_joiner);
-    let parts: Vec<&str> = joined
-        .split(is_joiner)
-        .filter(|part| !part.is_empty())
-        .collect();
-    if parts.len() > 1 {
-        add(joined.to_owned(), UnitKind::Joined);
-    }
-    for part in parts {
-        if keeps_word(part) {
-            add(stem(part), UnitKind::Word);
-        }
-    }
-}
-
 /// A word is a unit unless it is a function word, a single letter or a single digit.
 fn keeps_word(word: &str) -> bool {
     word.chars().count() >= 2 && !is_function_word(word)
@@ -440,6 +427,144 @@ pub(crate) fn word_matches(text: &str, range: std::ops::Range<usize>, unit: &Uni
         UnitKind::Word => stem(&text[range.start..range.end + word_end]) == unit.text,
         _ => word_end == 0,
     }
+}
+
+/// What a section index's tokens are: bump it whenever this module, `loose` or
+/// `normalize` changes the tokens of a text, so a stored index is rebuilt instead of
+/// being read with other terms than the queries look for.
+pub(crate) const INDEX_TOKENS_VERSION: u32 = 1;
+
+/// The longest joined form, in words, indexed as one token (`a/b/c/d`); a query's
+/// longer joined form is looked for as its words.
+pub(crate) const MAX_JOINED_WORDS: usize = 4;
+
+/// What an index token stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// Two consecutive kanji or kana of the loose text (kana folded), or a lone kanji:
+    /// kana and kanji units are their grams, and so is any Japanese literal.
+    Gram,
+    /// The stem of a Latin word that can be a unit ([`UnitKind::Word`]).
+    Stem,
+    /// Two to [`MAX_JOINED_WORDS`] consecutive words of a joined form, as written
+    /// ([`UnitKind::Joined`]).
+    Joined,
+    /// A Latin word as written, for literals (a stream of its own).
+    Word,
+}
+
+/// One token of a text for the section index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexToken {
+    pub(crate) text: String,
+    pub(crate) kind: TokenKind,
+    /// Index of the token's first character in the loose text, so grams, words and
+    /// their gaps keep the distances a literal has (`請求・書` and `請求書` alike).
+    pub(crate) position: u32,
+    /// Byte range in the normalised text.
+    pub(crate) bytes: std::ops::Range<usize>,
+}
+
+/// Whether a loose character takes part in grams.
+fn is_gram_char(c: char) -> bool {
+    matches!(
+        script(c),
+        Script::Kanji | Script::Katakana | Script::Hiragana
+    )
+}
+
+/// The loose position of every character start of `normalized` (and of its end), by
+/// byte offset; entries inside a character are unused.
+fn loose_positions(normalized: &str) -> Vec<u32> {
+    let mut positions = vec![0; normalized.len() + 1];
+    let mut next = 0u32;
+    for (at, c) in normalized.char_indices() {
+        positions[at] = next;
+        next += u32::from(loose_char(c).is_some());
+    }
+    positions[normalized.len()] = next;
+    positions
+}
+
+/// The unit tokens of a normalised text, by position: the grams of its loose text, the
+/// stems of its Latin words and its joined forms. Every unit of [`units`] is one token
+/// or (a kana or kanji run longer than two) consecutive grams, matching exactly where
+/// the unit matches (Latin units on whole words, kana and kanji anywhere in the loose
+/// text); any Japanese literal is a run of grams too.
+pub(crate) fn unit_tokens(normalized: &str) -> Vec<IndexToken> {
+    let positions = loose_positions(normalized);
+    let mut tokens = Vec::new();
+    let mut previous: Option<(char, usize)> = None;
+    for (at, c) in normalized.char_indices() {
+        let Some(loose) = loose_char(c) else {
+            continue;
+        };
+        if !is_gram_char(loose) {
+            previous = None;
+            continue;
+        }
+        if let Some((before, start)) = previous {
+            tokens.push(IndexToken {
+                text: [before, loose].iter().collect(),
+                kind: TokenKind::Gram,
+                position: positions[start],
+                bytes: start..at + c.len_utf8(),
+            });
+        }
+        if script(loose) == Script::Kanji {
+            tokens.push(IndexToken {
+                text: loose.to_string(),
+                kind: TokenKind::Gram,
+                position: positions[at],
+                bytes: at..at + c.len_utf8(),
+            });
+        }
+        previous = Some((loose, at));
+    }
+    for form in latin_forms(normalized) {
+        for (index, part) in form.iter().enumerate() {
+            let word = &normalized[part.clone()];
+            if keeps_word(word) {
+                tokens.push(IndexToken {
+                    text: stem(word),
+                    kind: TokenKind::Stem,
+                    position: positions[part.start],
+                    bytes: part.clone(),
+                });
+            }
+            let longest = form.len().min(index + MAX_JOINED_WORDS);
+            for last in form.iter().take(longest).skip(index + 1) {
+                tokens.push(IndexToken {
+                    text: normalized[part.start..last.end].to_owned(),
+                    kind: TokenKind::Joined,
+                    position: positions[part.start],
+                    bytes: part.start..last.end,
+                });
+            }
+        }
+    }
+    tokens.sort_by_key(|token| token.position);
+    tokens
+}
+
+/// The Latin words of a normalised text as written, at their loose positions: what a
+/// literal's Latin part is looked for by (its first and last word may be parts of
+/// longer words).
+pub(crate) fn word_tokens(normalized: &str) -> Vec<IndexToken> {
+    let positions = loose_positions(normalized);
+    script_runs(normalized)
+        .into_iter()
+        .filter(|(kind, _)| *kind == Script::Latin)
+        .map(|(_, run)| {
+            let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+            IndexToken {
+                text: run.to_owned(),
+                kind: TokenKind::Word,
+                position: positions[start],
+                bytes: start..start + run.len(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -625,5 +750,88 @@ mod tests {
         let joined = unit("apt-get", UnitKind::Joined);
         assert!(word_matches("run apt-get now", 4..11, &joined));
         assert!(!word_matches("apt-getter", 0..7, &joined));
+    }
+
+    fn shown_tokens(tokens: &[IndexToken]) -> Vec<String> {
+        tokens
+            .iter()
+            .map(|token| format!("{}@{}", token.text, token.position))
+            .collect()
+    }
+
+    #[test]
+    fn unit_tokens_are_grams_of_the_loose_text_stems_and_joined_forms() {
+        let text = normalize_str("請求・書を apt-get で");
+        let tokens = unit_tokens(&text);
+        assert_eq!(
+            shown_tokens(&tokens),
+            [
+                "請@0",
+                "請求@0",
+                "求@1",
+                "求書@1",
+                "書@2",
+                "書を@2",
+                "apt@4",
+                "apt-get@4",
+                "get@7"
+            ],
+            "the middle dot and spaces are gone from the loose text; で stands alone"
+        );
+        let words = word_tokens(&normalize_str("The apt-get Install"));
+        assert_eq!(
+            shown_tokens(&words),
+            ["the@0", "apt@3", "get@6", "install@9"]
+        );
+        let joined = unit_tokens("a/b.c-d/e");
+        let forms: Vec<&str> = joined
+            .iter()
+            .filter(|t| t.kind == TokenKind::Joined)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(
+            forms,
+            ["a/b", "a/b.c", "a/b.c-d", "b.c", "b.c-d", "b.c-d/e", "c-d", "c-d/e", "d/e"],
+            "windows of two to four words"
+        );
+    }
+
+    /// A text's own units are all found among its index tokens, the way the section
+    /// index looks for them: a Latin unit as its token, a kana or kanji unit as grams at
+    /// consecutive positions.
+    #[test]
+    fn every_unit_of_a_text_is_among_its_index_tokens() {
+        for text in [
+            "フォルダごとの容量を調べる",
+            "毎晩決まった時刻に自作のスクリプトを自動で走らせたい",
+            "ウエッブブラウザーは何を選べばいい",
+            "how do I rotate the log-rotation settings of /etc/skel",
+            "root のパスワード、ＲＡＩＤ１ と ipv6",
+        ] {
+            let normalized = normalize_str(text);
+            let tokens = unit_tokens(&normalized);
+            let has = |text: &str, kind: TokenKind| {
+                tokens.iter().any(|t| t.text == text && t.kind == kind)
+            };
+            for unit in units(&normalized) {
+                let found = match unit.kind {
+                    UnitKind::Word => has(&unit.text, TokenKind::Stem),
+                    UnitKind::Joined => has(&unit.text, TokenKind::Joined),
+                    _ => {
+                        let own = unit_tokens(&unit.text);
+                        let first = own[0].position;
+                        tokens.iter().any(|start| {
+                            own.iter().all(|gram| {
+                                tokens.iter().any(|t| {
+                                    t.text == gram.text
+                                        && t.position + first == start.position + gram.position
+                                })
+                            })
+                        })
+                    }
+                };
+                assert!(found, "{text}: {unit:?}");
+            }
+        }
     }
 }

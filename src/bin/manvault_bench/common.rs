@@ -53,10 +53,15 @@ pub fn reset_peak_memory() {
 
 /// `VmHWM` of this process, in bytes.
 pub fn peak_memory() -> u64 {
+    memory_status("VmHWM")
+}
+
+/// The field `name` of this process's `/proc/self/status` (in kB there), in bytes.
+pub fn memory_status(name: &str) -> u64 {
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|value| value.split_whitespace().next()?.parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }

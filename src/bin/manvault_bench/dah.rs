@@ -202,6 +202,9 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     };
     let app = app_for(&manuals, &workspace.0, None, &no_tuning);
+    // Counted with the section index, as a server's searches once its build landed
+    // (before, they scan: the same candidates, slightly other scores).
+    app.complete_section_index().expect("the manuals load");
     let mut runs = options
         .runs
         .as_ref()

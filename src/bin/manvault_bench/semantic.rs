@@ -306,6 +306,8 @@ impl SemanticComparison {
         let run = SemanticRun::prepare(manuals, &folder)?;
         let workspace = Scratch::new(&format!("{purpose}-semantic"));
         let app = app_for(manuals, &workspace.0, None, &run.settings(settings));
+        app.complete_section_index()
+            .map_err(|error| format!("the manuals do not load: {}", error.message))?;
         Ok(SemanticComparison {
             run,
             app,

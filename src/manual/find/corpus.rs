@@ -13,13 +13,18 @@
 //! and numbers stay attached to their line (conflict detection reads them). A term broken
 //! by a line wrap is still found by the loose text, which joins the lines of a section.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 
 use super::derived::{CorpusFile, FileDerived};
+use super::index::keys::{DocKeys, KnownFile};
+use super::index::vocabulary::Vocabulary;
+use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::links::extract_references;
 use super::resolve::ReferenceGraph;
-use crate::manual::{FileType, ManualFile, ManualIndex};
+use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 
 /// A consistent view of every manual for one index generation. Files are in the index's
 /// (manual_id, path) order, so `files[i]` is `index.files(None)[i]`.
@@ -27,10 +32,45 @@ use crate::manual::{FileType, ManualFile, ManualIndex};
 pub(crate) struct Corpus {
     pub generation: u64,
     pub files: Vec<CorpusFile>,
-    pub references: ReferenceGraph,
+    /// Shared with the next corpus of the same generation (only the section index moved
+    /// on).
+    pub references: Arc<ReferenceGraph>,
     pub node_count: usize,
     /// Mean bytes of a section's own normalised text (BM25's length normalisation).
     pub mean_node_bytes: f32,
+    /// The section index as of this generation.
+    pub(crate) sections: SectionsView,
+    /// Files with sections the index does not hold (its update failed): the search scans
+    /// them directly.
+    pub(crate) unindexed: Vec<u32>,
+}
+
+/// The section index's commit that matches a corpus, and what a search needs with it.
+pub(crate) struct SectionsView {
+    pub searcher: tantivy::Searcher,
+    pub fields: Fields,
+    pub keys: DocKeys,
+    vocabulary: OnceLock<Vocabulary>,
+}
+
+impl std::fmt::Debug for SectionsView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SectionsView")
+            .field("segments", &self.searcher.segment_readers().len())
+            .finish()
+    }
+}
+
+impl SectionsView {
+    /// The Latin words of the index, built at the first search that needs them.
+    pub(crate) fn vocabulary(&self) -> &Vocabulary {
+        self.vocabulary.get_or_init(|| {
+            Vocabulary::build(&self.searcher, self.fields.words).unwrap_or_else(|error| {
+                tracing::warn!(error = %error, "the section index's words cannot be read");
+                Vocabulary::default()
+            })
+        })
+    }
 }
 
 impl Corpus {
@@ -47,17 +87,162 @@ impl Corpus {
 pub(crate) struct CorpusCache {
     by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
     current: Option<Arc<Corpus>>,
+    /// Where the section index is kept (`None`: in memory).
+    cache_dir: Option<PathBuf>,
+    sections: Sections,
+    /// Whether a sync leaves the index update to a thread of its own (a server) or
+    /// writes it before it returns (`manvault index`, tests that read the index).
+    background: bool,
+    /// What the last update wrote to the section index.
+    last_update: Written,
+    /// A background update landed after the current corpus was made: the next sync
+    /// searches its commit.
+    landed: bool,
+    /// Holds the next background build until the test sends (or drops the sender).
+    #[cfg(test)]
+    hold: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// Where the section index is.
+#[derive(Default)]
+enum Sections {
+    /// Not opened yet: the first sync opens it.
+    #[default]
+    Unopened,
+    /// Boxed: the index is large beside a thread's handle.
+    Ready(Box<SectionIndex>),
+    /// A thread is writing it; it hands the index back with what it wrote (`None`: the
+    /// update failed, and the log says why).
+    Building(JoinHandle<(Box<SectionIndex>, Option<Written>)>),
 }
 
 impl CorpusCache {
+    /// A server's cache: its section index lives under `cache_dir` (`None`: in memory)
+    /// and is brought up to date on a thread of its own, so a search never waits for
+    /// it: until an update lands, the files it writes are scanned directly, as without an
+    /// index.
+    pub(crate) fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
+        CorpusCache {
+            cache_dir,
+            background: true,
+            ..CorpusCache::default()
+        }
+    }
+
+    /// A cache over an opened section index, updated before each sync returns.
+    pub(crate) fn with_sections(sections: SectionIndex) -> CorpusCache {
+        CorpusCache {
+            sections: Sections::Ready(Box::new(sections)),
+            ..CorpusCache::default()
+        }
+    }
+
+    /// The section index, when no update is writing it.
+    pub(crate) fn sections(&self) -> Option<&SectionIndex> {
+        match &self.sections {
+            Sections::Ready(sections) => Some(sections),
+            _ => None,
+        }
+    }
+
+    /// What the last update that landed wrote to the section index.
+    pub(crate) fn last_update(&self) -> Written {
+        self.last_update
+    }
+
+    /// Waits for a background update of the section index, if one runs; the next sync
+    /// searches with what it wrote.
+    pub(crate) fn wait_for_sections(&mut self) {
+        self.land(true);
+    }
+
+    /// Holds the next background update back until the returned sender sends or is
+    /// dropped, so a test searches while it has not landed.
+    #[cfg(test)]
+    pub(crate) fn hold_next_update(&mut self) -> std::sync::mpsc::Sender<()> {
+        let (release, hold) = std::sync::mpsc::channel();
+        self.hold = Some(hold);
+        release
+    }
+
+    /// Takes the index back from a finished background update (or waits for it when
+    /// `wait`), noting in `landed` whether it wrote a commit.
+    fn land(&mut self, wait: bool) {
+        let finished = match &self.sections {
+            Sections::Building(build) => wait || build.is_finished(),
+            _ => false,
+        };
+        if !finished {
+            return;
+        }
+        let Sections::Building(build) = std::mem::take(&mut self.sections) else {
+            unreachable!("checked above")
+        };
+        let Ok((sections, written)) = build.join() else {
+            // The index stays unopened: the next sync opens its last commit again, and
+            // the searches scan what that commit does not hold, as after a failed update.
+            tracing::error!("the section index update panicked; it is opened again");
+            return;
+        };
+        self.sections = Sections::Ready(sections);
+        if let Some(written) = written {
+            self.last_update = written;
+            self.landed = true;
+        }
+    }
+
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
     pub(crate) fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
-        if let Some(current) = &self.current {
-            if current.generation == index.generation() {
-                return Arc::clone(current);
-            }
+        self.sync_reporting(index, &mut |_| {})
+    }
+
+    /// [`Self::sync`], telling `progress` how far an update of the section index written
+    /// before the sync returns is.
+    pub(crate) fn sync_reporting(
+        &mut self,
+        index: &ManualIndex,
+        progress: &mut dyn FnMut(Written),
+    ) -> Arc<Corpus> {
+        self.land(false);
+        let landed = std::mem::take(&mut self.landed);
+        let unchanged = self
+            .current
+            .as_ref()
+            .filter(|current| current.generation == index.generation())
+            .map(Arc::clone);
+        if let (Some(current), false) = (&unchanged, landed) {
+            return Arc::clone(current);
         }
         let listed = index.files(None).expect("listing every manual cannot fail");
+        let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
+        let (files, references) = match unchanged {
+            // Only the section index moved on: the derived data still holds.
+            Some(current) => (current.files.clone(), Arc::clone(&current.references)),
+            None => {
+                let files = self.derive_changed(&listed);
+                let references = Arc::new(ReferenceGraph::resolve(&files, &file_refs));
+                (files, references)
+            }
+        };
+        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
+        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
+        let (sections, unindexed) = self.update_and_view(&files, &file_refs, progress);
+        let corpus = Arc::new(Corpus {
+            generation: index.generation(),
+            node_count,
+            mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
+            files,
+            references,
+            sections,
+            unindexed,
+        });
+        self.current = Some(Arc::clone(&corpus));
+        corpus
+    }
+
+    /// Every listed file's derived data: kept where the file did not change, derived
+    /// again (in parallel) where it did.
+    fn derive_changed(&mut self, listed: &[ListedFile]) -> Vec<CorpusFile> {
         let mut files = Vec::with_capacity(listed.len());
         let mut stale = Vec::new();
         let mut previous = std::mem::take(&mut self.by_file);
@@ -95,20 +280,165 @@ impl CorpusCache {
                 )
             })
             .collect();
-        let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
-        let references = ReferenceGraph::resolve(&files, &file_refs);
-        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
-        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
-        let corpus = Arc::new(Corpus {
-            generation: index.generation(),
-            node_count,
-            mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
-            files,
-            references,
-        });
-        self.current = Some(Arc::clone(&corpus));
-        corpus
+        files
     }
+
+    /// Starts or writes the update `files` need, and the view a search of them uses.
+    ///
+    /// In the background the view is the commit from before the update, taken before
+    /// the update starts: the files the update writes are unindexed in it, so they are
+    /// scanned, and a search never sees a half-written update. While an update runs,
+    /// the index is on its thread, and a corpus that changed meanwhile is searched by
+    /// scanning every file until the update lands and the next sync starts the rest.
+    fn update_and_view(
+        &mut self,
+        files: &[CorpusFile],
+        manual_files: &[&ManualFile],
+        progress: &mut dyn FnMut(Written),
+    ) -> (SectionsView, Vec<u32>) {
+        if matches!(self.sections, Sections::Unopened) {
+            self.sections =
+                Sections::Ready(Box::new(SectionIndex::open(self.cache_dir.as_deref())));
+        }
+        let sections = match &mut self.sections {
+            Sections::Ready(sections) => sections,
+            Sections::Building(_) => return view(&SectionIndex::open(None), files, manual_files),
+            Sections::Unopened => unreachable!("opened above"),
+        };
+        let Some((work, removed)) = stale_sections(sections, files, manual_files) else {
+            return view(sections, files, manual_files);
+        };
+        if !self.background {
+            let written = write_sections(
+                sections,
+                &work,
+                &removed,
+                WriterBudget::foreground(),
+                progress,
+            );
+            self.last_update = written.unwrap_or_default();
+            return view(sections, files, manual_files);
+        }
+        let before = view(sections, files, manual_files);
+        let Sections::Ready(mut sections) = std::mem::take(&mut self.sections) else {
+            unreachable!("matched above")
+        };
+        #[cfg(test)]
+        let hold = self.hold.take();
+        self.sections = Sections::Building(std::thread::spawn(move || {
+            #[cfg(test)]
+            if let Some(hold) = hold {
+                // A dropped sender releases the build as a sent message does.
+                hold.recv().ok();
+            }
+            let written = write_sections(
+                &mut sections,
+                &work,
+                &removed,
+                WriterBudget::BACKGROUND,
+                &mut |_| {},
+            );
+            (sections, written)
+        }));
+        before
+    }
+}
+
+/// The files whose sections the index does not hold in their current version, and the
+/// ids of the files it holds that are gone; `None` when there is nothing to write.
+fn stale_sections(
+    sections: &SectionIndex,
+    files: &[CorpusFile],
+    manual_files: &[&ManualFile],
+) -> Option<(Vec<FileSections>, Vec<u64>)> {
+    let stale: Vec<FileSections> = files
+        .iter()
+        .zip(manual_files)
+        .filter(|(file, manual_file)| !sections.holds(&file.manual_id, manual_file))
+        .map(|(file, manual_file)| FileSections::new(&file.manual_id, manual_file, &file.derived))
+        .collect();
+    let current: HashSet<u64> = files
+        .iter()
+        .map(|file| file_id(&file.manual_id, &file.path))
+        .collect();
+    let removed: Vec<u64> = sections
+        .indexed_files()
+        .filter(|id| !current.contains(id))
+        .collect();
+    (!stale.is_empty() || !removed.is_empty()).then_some((stale, removed))
+}
+
+/// Writes the sections of `stale` and drops those of `removed`. A failure (another
+/// process holds the writer, the disk is full) is logged and gives `None`; the files
+/// stay unindexed and are tried again at the next sync of a changed corpus.
+fn write_sections(
+    sections: &mut SectionIndex,
+    stale: &[FileSections],
+    removed: &[u64],
+    budget: WriterBudget,
+    progress: &mut dyn FnMut(Written),
+) -> Option<Written> {
+    match sections.update(stale, removed, budget, progress) {
+        Ok(written) => {
+            tracing::info!(
+                files = written.files,
+                sections = written.sections,
+                removed = removed.len(),
+                "section index updated"
+            );
+            Some(written)
+        }
+        Err(error) => {
+            tracing::warn!(
+                error = %error,
+                files = stale.len(),
+                "the section index could not be updated; those files are scanned directly"
+            );
+            None
+        }
+    }
+}
+
+/// The index's current commit mapped onto `files`, and the files it does not hold.
+fn view(
+    sections: &SectionIndex,
+    files: &[CorpusFile],
+    manual_files: &[&ManualFile],
+) -> (SectionsView, Vec<u32>) {
+    let known: HashMap<u64, KnownFile> = files
+        .iter()
+        .zip(manual_files)
+        .enumerate()
+        .map(|(at, (file, manual_file))| {
+            let known = KnownFile {
+                index: at as u32,
+                version: manual_file.version(),
+                nodes: file.derived.node_count() as u32,
+            };
+            (file_id(&file.manual_id, &file.path), known)
+        })
+        .collect();
+    let searcher = sections.searcher();
+    let fields = sections.fields();
+    let keys = DocKeys::build(&searcher, &fields, &known).unwrap_or_else(|error| {
+        tracing::warn!(error = %error, "the section index cannot be read; files are scanned directly");
+        DocKeys::default()
+    });
+    let unindexed = (0..files.len() as u32)
+        .filter(|&at| {
+            let file = &files[at as usize];
+            file.derived.node_count() > 0
+                && !(sections.holds(&file.manual_id, manual_files[at as usize])
+                    && keys.holds_file(at))
+        })
+        .collect();
+    let view = SectionsView {
+        searcher,
+        fields,
+        keys,
+        vocabulary: OnceLock::new(),
+    };
+    (view, unindexed)
 }
 
 /// Everything the search derives from `file`: the references only in Markdown.

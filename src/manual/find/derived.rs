@@ -34,10 +34,6 @@ pub(crate) struct FileDerived {
     /// Byte offset in `body` where each node's own text starts; one more entry closes
     /// the last node.
     pub node_starts: Vec<u32>,
-    /// Loose own text of each node (lines joined, separators removed), each followed by
-    /// `\n`, which loose text never contains.
-    pub loose: String,
-    pub loose_starts: Vec<u32>,
     /// Per node: normalised and loose title, index of the parent node.
     pub labels: Vec<NodeLabel>,
     /// Page title (front matter, else first title, else file stem) and the words of the
@@ -85,24 +81,13 @@ impl FileDerived {
             body.push('\n');
         }
         let mut node_starts = Vec::with_capacity(nodes.len() + 1);
-        let mut loose = String::with_capacity(body.len());
-        let mut loose_starts = Vec::with_capacity(nodes.len() + 1);
         for node in nodes {
             let start = line_starts[(node.line_start - first_line) as usize];
             node_starts.push(start);
         }
         node_starts.push(offset(&body));
-        for window in node_starts.windows(2) {
-            loose_starts.push(offset(&loose));
-            loose.push_str(&loose_normalized(
-                &body[window[0] as usize..window[1] as usize],
-            ));
-            loose.push('\n');
-        }
-        loose_starts.push(offset(&loose));
-        // Both were sized for the worst case; the corpus keeps them for the server's life.
+        // Sized for the worst case; the corpus keeps it for the server's life.
         body.shrink_to_fit();
-        loose.shrink_to_fit();
         let ids: HashMap<&str, u32> = nodes
             .iter()
             .enumerate()
@@ -125,8 +110,6 @@ impl FileDerived {
             body,
             line_starts,
             node_starts,
-            loose,
-            loose_starts,
             labels,
             page,
             references: Vec::new(),
@@ -143,11 +126,14 @@ impl FileDerived {
         &self.body[self.node_starts[node] as usize..self.node_starts[node + 1] as usize]
     }
 
-    /// Loose own text of node `node` (what the corpus tests compare against).
-    #[cfg(test)]
-    pub(crate) fn own_loose(&self, node: u32) -> &str {
-        let node = node as usize;
-        &self.loose[self.loose_starts[node] as usize..self.loose_starts[node + 1] as usize]
+    /// Loose own text of node `node` (lines joined, separators removed) followed by `\n`,
+    /// which loose text never contains. Loosened on demand, not kept: the search loosens
+    /// only the sections it verifies, and a second copy of every text would cost as much
+    /// memory as the normalised one.
+    pub(crate) fn own_loose(&self, node: u32) -> String {
+        let mut loose = loose_normalized(self.own_text(node));
+        loose.push('\n');
+        loose
     }
 
     /// The normalised text of file line `line` (no terminator).

@@ -52,6 +52,9 @@ pub(crate) struct RankedSource {
     /// A signal every candidate this source admits carries, whatever else found it (the
     /// items' own `signals` are reported only where no evidence made the candidate).
     pub marks: Signals,
+    /// The best score of the whole list when `items` are only part of it (the sections
+    /// a search verified): shares stay what they were in the whole list.
+    pub best_of_list: f32,
 }
 
 /// What the other sources add to one section.
@@ -80,7 +83,7 @@ pub(crate) fn fuse(
             .items
             .iter()
             .map(|item| item.score)
-            .fold(0.0f32, f32::max);
+            .fold(source.best_of_list, f32::max);
         if best <= 0.0 {
             continue;
         }
@@ -160,6 +163,7 @@ mod tests {
             weight: 0.5,
             items: vec![item(1, 1.0, true), item(0, 0.5, true), item(2, 0.4, false)],
             marks: Signals::SEMANTIC,
+            best_of_list: 0.0,
         };
         let mut candidates = fuse(&scored, &[semantic], 1, |_| true);
         candidates.sort_by_key(|c| c.key);

@@ -17,10 +17,12 @@
 //!   `manual_hits` lists from a trace.
 
 pub(crate) mod actions;
+mod candidates;
 pub(crate) mod corpus;
 mod derived;
 mod fuse;
 pub(crate) mod hits;
+pub(crate) mod index;
 pub(crate) mod integrate;
 pub(crate) mod links;
 pub(crate) mod plan;
@@ -138,6 +140,8 @@ pub(crate) struct FindSettings {
     pub trace_ttl: Duration,
     /// The team's synonyms file (may be absent).
     pub synonyms_path: Option<PathBuf>,
+    /// Where the section index is kept (`CACHE_DIR`); `None` keeps it in memory.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl FindSettings {
@@ -153,6 +157,7 @@ impl FindSettings {
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
             synonyms_path: Some(config.synonyms_path.clone()),
+            cache_dir: Some(config.cache_dir.clone()),
         }
     }
 }
@@ -278,8 +283,8 @@ impl Finder {
     ) -> Finder {
         Finder {
             traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
+            corpus: Mutex::new(CorpusCache::new(settings.cache_dir.clone())),
             settings,
-            corpus: Mutex::new(CorpusCache::default()),
             synonyms: Mutex::new(None),
             vectors,
         }
@@ -293,6 +298,16 @@ impl Finder {
     /// The corpus for the index as it is now (building or updating the derived data).
     pub(crate) fn corpus(&self, index: &ManualIndex) -> Arc<Corpus> {
         lock(&self.corpus).sync(index)
+    }
+
+    /// Brings the section index in line with `index` and waits for it (a background
+    /// update runs after a start without an index, or after manuals changed); the next
+    /// search uses it. For benchmarks and tests: a server never waits.
+    pub(crate) fn complete_section_index(&self, index: &ManualIndex) {
+        let mut corpus = lock(&self.corpus);
+        corpus.sync(index);
+        corpus.wait_for_sections();
+        corpus.sync(index);
     }
 
     /// The synonym dictionary, reloaded when the user file changed since the last load.
@@ -342,6 +357,8 @@ impl Finder {
             index.files(Some(id))?;
         }
         let corpus = self.corpus(index);
+        // The budget bounds the search, not the derivation of changed files before it.
+        let searching = Instant::now();
         let listed = index.files(None)?;
         let files: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
         let plan = Plan::new(
@@ -349,7 +366,8 @@ impl Finder {
             &self.synonyms(),
             &request.also,
         );
-        let deadline = started + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
+        let deadline =
+            searching + Duration::from_millis(request.time_ms.unwrap_or(DEFAULT_TIME_MS));
         let max_candidates = request
             .max_candidates
             .unwrap_or(DEFAULT_MAX_CANDIDATES)
@@ -368,6 +386,7 @@ impl Finder {
             call,
             thresholds: request.thresholds.unwrap_or(self.settings.thresholds),
             max_stage,
+            max_candidates,
             semantic: semantic.as_ref(),
         };
         let scope = match &base {
@@ -410,6 +429,46 @@ impl Finder {
     }
 }
 
+/// What `manvault index` reports of the section index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SectionIndexBuilt {
+    /// Files, sections and bytes of text indexed now.
+    pub files: u64,
+    pub sections: u64,
+    pub bytes: u64,
+    /// Files whose sections the index already held.
+    pub current: u64,
+    pub disk_bytes: u64,
+}
+
+/// Brings the section index under `cache_dir` in line with `index` (`manvault index`);
+/// `progress` gets the running totals. An error says why the index cannot be kept there
+/// or was not completed.
+pub(crate) fn build_section_index(
+    cache_dir: &std::path::Path,
+    index: &ManualIndex,
+    progress: &mut dyn FnMut(self::index::Written),
+) -> Result<SectionIndexBuilt, String> {
+    let sections = self::index::SectionIndex::open_on_disk(cache_dir)
+        .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?;
+    let mut cache = CorpusCache::with_sections(sections);
+    let corpus = cache.sync_reporting(index, progress);
+    if !corpus.unindexed.is_empty() {
+        return Err(format!(
+            "{} files could not be indexed (the log says why); a server scans them directly",
+            corpus.unindexed.len()
+        ));
+    }
+    let written = cache.last_update();
+    Ok(SectionIndexBuilt {
+        files: written.files,
+        sections: written.sections,
+        bytes: written.bytes,
+        current: corpus.files.len() as u64 - written.files,
+        disk_bytes: cache.sections().map_or(0, |s| s.disk_bytes()),
+    })
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -440,6 +499,7 @@ pub(crate) mod testing {
             trace_max_keep: 10,
             trace_ttl: Duration::from_secs(60),
             synonyms_path: None,
+            cache_dir: None,
         }
     }
 

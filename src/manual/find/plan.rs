@@ -81,16 +81,28 @@ impl PatternSet {
             .enumerate()
             .skip(start / 64)
             .flat_map(|(index, &word)| {
-                (0..64)
-                    .filter(move |bit| word & (1 << bit) != 0)
-                    .map(move |bit| index * 64 + bit)
+                let mut rest = word;
+                std::iter::from_fn(move || {
+                    (rest != 0).then(|| {
+                        let bit = rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        index * 64 + bit
+                    })
+                })
             })
             .filter(move |&pattern| pattern >= start)
     }
 
     /// Whether any pattern below `end` is in the set.
     pub(crate) fn any_below(&self, end: usize) -> bool {
-        self.iter_from(0).next().is_some_and(|first| first < end)
+        self.0.iter().enumerate().any(|(index, &word)| {
+            let below = match end.saturating_sub(index * 64) {
+                0 => 0,
+                bits @ 1..=63 => (1u64 << bits) - 1,
+                _ => u64::MAX,
+            };
+            word & below != 0
+        })
     }
 }
 
@@ -148,6 +160,9 @@ pub(crate) struct Plan {
     pub patterns: Vec<Pattern>,
     pub terms: Vec<TermPatterns>,
     pub phrase: Option<usize>,
+    /// The query's phrase in loose form (whether or not it is a pattern): what a label's
+    /// loose text is compared with, once per plan rather than once per section.
+    pub phrase_loose: String,
     /// The phrase with one dictionary word replaced (`security レビュー` ->
     /// `セキュリティ レビュー`), so a heading written in the other script still counts as
     /// the whole phrase.
@@ -287,10 +302,15 @@ impl Plan {
             }
         }
         let no_words = vec![None; patterns.len()];
+        let phrase_loose = phrase.map_or_else(
+            || crate::text::loose::loose_normalized(&query.phrase),
+            |p| patterns[p].loose.clone(),
+        );
         Plan {
             normalized: Matcher::new(&normal_texts, words),
             loose: Matcher::new(&loose_texts, no_words),
             query,
+            phrase_loose,
             patterns,
             terms,
             phrase,
@@ -451,6 +471,28 @@ mod tests {
         let path = dir.path().join("synonyms.txt");
         std::fs::write(&path, user).unwrap();
         Synonyms::load(Some(std::fs::read(&path)), &normalize_str).0
+    }
+
+    #[test]
+    fn a_pattern_set_lists_its_patterns_in_order_and_bounds_them() {
+        let patterns = [0, 5, 63, 64, 65, 127, 128, 300];
+        let mut set = PatternSet::default();
+        for pattern in patterns {
+            set.insert(pattern);
+        }
+        for start in [0, 1, 63, 64, 66, 129, 301] {
+            let expected: Vec<usize> = patterns.into_iter().filter(|&p| p >= start).collect();
+            assert_eq!(
+                set.iter_from(start).collect::<Vec<_>>(),
+                expected,
+                "from {start}"
+            );
+        }
+        for end in [0, 1, 5, 6, 64, 65, 128, 129, 300, 301, 1000] {
+            let expected = patterns.iter().any(|&p| p < end);
+            assert_eq!(set.any_below(end), expected, "below {end}");
+        }
+        assert!(!PatternSet::default().any_below(64));
     }
 
     fn all_hits(plan: &Plan, text: &str) -> Vec<(String, usize)> {

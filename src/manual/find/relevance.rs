@@ -19,7 +19,7 @@ use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem, UNITS_WEIGHT};
 use super::plan::{Origin, PatternSet, Plan};
 use super::scan::{NodeHits, ScanResult};
-use super::score::AncestorTitles;
+use super::score::TitleSets;
 use super::Signals;
 use crate::text::units::Form;
 
@@ -33,33 +33,44 @@ const LINK_TF: f32 = 2.0;
 const ANCESTOR_TF: f32 = 1.0;
 
 /// Scores every scanned section holding any unit of the plan, best first, as a source
-/// for `fuse` that admits the sections holding a strong unit of their own.
-pub(crate) fn rank_units(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> RankedSource {
+/// for `fuse` that admits the sections holding a strong unit of their own. `df` are the
+/// units' document frequencies when known (from the section index, which counts every
+/// section, not only those `scan` kept); otherwise they are counted over `scan`. Only
+/// the sections `keep` accepts are scored (the sections a search verified).
+pub(crate) fn rank_units(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    df: Option<&[u32]>,
+    keep: &dyn Fn(&NodeHits) -> bool,
+    titles: &mut TitleSets,
+) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
         marks: Signals::default(),
+        best_of_list: 0.0,
     };
     if plan.units.is_empty() {
         return source;
     }
-    let mut ancestors = AncestorTitles::default();
     let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
-    let mut df = vec![0u32; plan.units.len()];
-    for (key, hits) in &scan.hits {
+    let mut counted = vec![0u32; plan.units.len()];
+    for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
         let mut above = PatternSet::default();
-        for (normal, loose) in ancestors.of(plan, corpus, *key) {
+        for (normal, loose) in titles.of_ancestors(plan, corpus, *key) {
             above.union(&normal);
             above.union(&loose);
         }
         let found = unit_frequencies(plan, hits, &above);
         for frequency in found.iter().filter(|frequency| frequency.own) {
-            df[frequency.unit] += 1;
+            counted[frequency.unit] += 1;
         }
         if !found.is_empty() {
             occurrences.push((*key, found));
         }
     }
+    let df = df.unwrap_or(&counted);
     let sections = scan.scanned_nodes.max(1) as f32;
     let idf: Vec<f32> = df
         .iter()
@@ -227,14 +238,21 @@ mod tests {
             later,
             &crate::call::CallContext::local(),
         );
-        rank_units(&plan, &corpus, &result)
-            .items
-            .iter()
-            .map(|item| {
-                let path = &corpus.files[item.key.file as usize].path;
-                (path.trim_end_matches(".md").to_owned(), item.admits)
-            })
-            .collect()
+        rank_units(
+            &plan,
+            &corpus,
+            &result,
+            None,
+            &|_| true,
+            &mut TitleSets::default(),
+        )
+        .items
+        .iter()
+        .map(|item| {
+            let path = &corpus.files[item.key.file as usize].path;
+            (path.trim_end_matches(".md").to_owned(), item.admits)
+        })
+        .collect()
     }
 
     #[test]

@@ -123,6 +123,11 @@ impl ReferenceGraph {
             .map(|&index| &self.references[index as usize])
     }
 
+    /// Every section links point at, with their texts.
+    pub(crate) fn link_texts(&self) -> impl Iterator<Item = (NodeKey, &Label)> {
+        self.link_texts.iter().map(|(key, label)| (*key, label))
+    }
+
     /// Texts of the links pointing at `node`, one per line.
     pub(crate) fn link_text(&self, node: NodeKey) -> Option<&Label> {
         self.link_texts.get(&node)

@@ -12,7 +12,7 @@
 //! before each chunk; what it did not reach is returned as unscanned, so the caller can
 //! report it and a later search can start from there.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::corpus::Corpus;
@@ -50,6 +50,10 @@ pub(crate) struct NodeHits {
     /// Occurrences in the loose body, per pattern that occurred, by pattern.
     pub loose_counts: Vec<(u32, u16)>,
     labels: Option<Box<LabelHits>>,
+    /// Found by the section index and not yet verified by the scan: ranked, never
+    /// answered (a flag, not a set beside the hits, so the search's rounds skip these
+    /// sections without a lookup each).
+    pub provisional: bool,
 }
 
 /// Matches in a section's own title and in the texts of links pointing at it.
@@ -93,6 +97,26 @@ impl NodeHits {
         self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
     }
 
+    /// Sets the matches in the section's own title (kept only when there are any).
+    pub(super) fn set_titles(&mut self, title: PatternSet, title_loose: PatternSet) {
+        if title.is_empty() && title_loose.is_empty() {
+            return;
+        }
+        let labels = self.labels.get_or_insert_with(Box::default);
+        labels.title = title;
+        labels.title_loose = title_loose;
+    }
+
+    /// Sets the matches in the texts of links pointing at the section.
+    pub(super) fn set_links(&mut self, links: PatternSet, links_loose: PatternSet) {
+        if links.is_empty() && links_loose.is_empty() {
+            return;
+        }
+        let labels = self.labels.get_or_insert_with(Box::default);
+        labels.links = links;
+        labels.links_loose = links_loose;
+    }
+
     /// Occurrences of `pattern` in the normalised body.
     pub(crate) fn count(&self, pattern: usize) -> u16 {
         count_in(&self.counts, pattern)
@@ -104,20 +128,22 @@ impl NodeHits {
     }
 
     /// Patterns matched anywhere, normalised or loose.
-    pub(crate) fn any(&self) -> PatternSet {
-        let mut all = self.body.clone();
-        all.union(&self.body_loose);
-        if let Some(labels) = &self.labels {
-            for set in [
-                &labels.title,
-                &labels.title_loose,
-                &labels.links,
-                &labels.links_loose,
-            ] {
-                all.union(set);
-            }
-        }
-        all
+    /// The section's pattern sets: normalised and loose body, title and link texts.
+    pub(crate) fn sets(&self) -> [&PatternSet; 6] {
+        let labels = self.labels();
+        [
+            &self.body,
+            &self.body_loose,
+            &labels.title,
+            &labels.title_loose,
+            &labels.links,
+            &labels.links_loose,
+        ]
+    }
+
+    /// Whether `pattern` matched anywhere in the section.
+    pub(crate) fn holds(&self, pattern: usize) -> bool {
+        self.sets().into_iter().any(|set| set.contains(pattern))
     }
 }
 
@@ -162,6 +188,16 @@ impl ScanResult {
         self.scanned_files += other.scanned_files;
         self.scanned_nodes += other.scanned_nodes;
         self.unscanned.extend(other.unscanned);
+    }
+
+    /// Replaces the hits of the sections `keys` by those of `exact`, a scan of the same
+    /// sections (its sections left unscanned lose their hits and are listed unscanned).
+    pub(crate) fn replace(&mut self, keys: &HashSet<NodeKey>, exact: ScanResult) {
+        self.hits.retain(|(key, _)| !keys.contains(key));
+        self.hits.extend(exact.hits);
+        self.hits.sort_unstable_by_key(|(key, _)| *key);
+        self.pages.extend(exact.pages);
+        self.unscanned.extend(exact.unscanned);
     }
 
     pub(crate) fn get(&self, key: NodeKey) -> Option<&NodeHits> {
@@ -305,29 +341,41 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
             run[0] as usize,
             *run.last().expect("runs are not empty") as usize,
         );
+        // The run's loose text, loosened now (the corpus keeps only the normalised one).
+        let mut loose_text = String::new();
+        let mut loose_starts = Vec::with_capacity(run.len() + 1);
+        for node in first..=last {
+            loose_starts.push(loose_text.len() as u32);
+            loose_text.push_str(&derived.own_loose(node as u32));
+        }
+        loose_starts.push(loose_text.len() as u32);
         for loose in [false, true] {
-            let starts = if loose {
-                &derived.loose_starts
+            // Where each node of the run starts in the text scanned, the run's first at 0.
+            let (text, starts) = if loose {
+                (loose_text.as_str(), &loose_starts[..])
             } else {
-                &derived.node_starts
+                (
+                    derived.body.as_str(),
+                    &derived.node_starts[first..=last + 1],
+                )
             };
-            let base = starts[first] as usize;
-            let end = starts[last + 1] as usize;
-            let mut node = first;
+            let base = starts[0] as usize;
+            let mut node = 0;
             let mut found = |pattern: usize, at: usize| {
                 // Matches come in text order, so the node only moves forward.
                 while starts[node + 1] as usize <= base + at {
-                    tally.flush(node as u32, loose, &mut local);
+                    tally.flush((first + node) as u32, loose, &mut local);
                     node += 1;
                 }
                 tally.add(pattern);
             };
+            let run_text = &text[base..starts[starts.len() - 1] as usize];
             if loose {
-                plan.scan_loose(&derived.loose[base..end], &mut found);
+                plan.scan_loose(run_text, &mut found);
             } else {
-                plan.scan_normalized(&derived.body[base..end], &mut found);
+                plan.scan_normalized(run_text, &mut found);
             }
-            tally.flush(node as u32, loose, &mut local);
+            tally.flush((first + node) as u32, loose, &mut local);
         }
     }
     for &node in nodes {
@@ -478,7 +526,7 @@ mod tests {
         assert!(keys.is_sorted());
         assert!(keys
             .iter()
-            .all(|&key| one.get(key).unwrap().any() == three.get(key).unwrap().any()));
+            .all(|&key| one.get(key).unwrap().sets() == three.get(key).unwrap().sets()));
     }
 
     #[test]

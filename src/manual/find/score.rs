@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 
 use super::corpus::Corpus;
-use super::derived::NodeKey;
+use super::derived::{Label, NodeKey};
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -73,9 +73,8 @@ pub(crate) struct Scored {
 pub(crate) fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
     let mut df = vec![0usize; plan.terms.len()];
     for (_, hits) in &scan.hits {
-        let any = hits.any();
         for (term, count) in plan.terms.iter().zip(df.iter_mut()) {
-            *count += usize::from(any.contains(term.exact));
+            *count += usize::from(hits.holds(term.exact));
         }
     }
     df.into_iter()
@@ -83,29 +82,41 @@ pub(crate) fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) ->
         .collect()
 }
 
-/// Scores every section with evidence of a term, best first (a section that only holds
-/// units is ranked by `relevance`).
-pub(crate) fn score_all(plan: &Plan, corpus: &Corpus, scan: &ScanResult) -> Vec<Scored> {
+/// Scores every section with evidence of a term that `keep` accepts, best first (a
+/// section that only holds units is ranked by `relevance`). The terms' weights count
+/// every section of `scan`, kept or not.
+pub(crate) fn score_all(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    keep: &dyn Fn(&NodeHits) -> bool,
+    titles: &mut TitleSets,
+) -> Vec<Scored> {
     let weights = term_weights(plan, scan, corpus.node_count);
     let terms = plan.first_unit_pattern;
+    let empty = NodeHits::default();
     let mut keys: Vec<NodeKey> = scan
         .hits
         .iter()
-        .filter(|(_, hits)| hits.any().any_below(terms))
+        .filter(|(_, hits)| keep(hits) && hits.sets().into_iter().any(|set| set.any_below(terms)))
         .map(|(key, _)| *key)
         .collect();
-    keys.extend(scan.pages.keys().map(|&file| NodeKey { file, node: 0 }));
+    keys.extend(
+        scan.pages
+            .keys()
+            .map(|&file| NodeKey { file, node: 0 })
+            .filter(|&key| keep(scan.get(key).unwrap_or(&empty))),
+    );
     keys.sort();
     keys.dedup();
-    let mut ancestors = AncestorTitles::default();
-    let empty = NodeHits::default();
+    let no_page = PageHits::default();
     let mut scored: Vec<Scored> = keys
         .into_iter()
         .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
-            let page = scan.pages.get(&key.file).cloned().unwrap_or_default();
-            let above = ancestors.of(plan, corpus, key);
+            let page = scan.pages.get(&key.file).unwrap_or(&no_page);
+            let above = titles.of_ancestors(plan, corpus, key);
             score_node(plan, corpus, &weights, key, hits, page, &above)
         })
         .collect();
@@ -119,7 +130,7 @@ fn score_node(
     weights: &[f32],
     key: NodeKey,
     hits: &NodeHits,
-    page: PageHits,
+    page: &PageHits,
     ancestors: &[(PatternSet, PatternSet)],
 ) -> Scored {
     let top_of_page = key.node == 0;
@@ -228,12 +239,10 @@ fn phrase_bonus(
 ) -> f32 {
     let phrase = &plan.query.phrase;
     let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
-    let phrase_loose: String = plan.phrase.map_or_else(
-        || crate::text::loose::loose_normalized(phrase),
-        |p| plan.patterns[p].loose.clone(),
-    );
-    let equals =
-        |text: &str, loose: &str| text == phrase || (!loose.is_empty() && loose == phrase_loose);
+    let phrase_loose = &plan.phrase_loose;
+    let equals = |text: &str, loose: &str| {
+        text == phrase || (!loose.is_empty() && loose == phrase_loose.as_str())
+    };
     let mut bonus = 0.0f32;
     if equals(&title.text, &title.loose) {
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
@@ -266,7 +275,7 @@ fn phrase_bonus(
 }
 
 /// Strict terms all present as written (normalised, not loose) in the section.
-fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Signals) -> f32 {
+fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Signals) -> f32 {
     if plan.strict.is_empty() {
         return 0.0;
     }
@@ -282,15 +291,30 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: PageHits, signals: &mut Sign
     }
 }
 
-/// Title matches of each section's ancestors, computed once per ancestor.
+/// The plan's matches in section titles, computed once per distinct title text and
+/// search: the section index's hits, the evidence score and the units' BM25 of every
+/// round read the same titles, and titles repeat across sections ("概要", "手順", the
+/// same sub-headings under every chapter).
 #[derive(Default)]
-pub(crate) struct AncestorTitles {
-    memo: HashMap<NodeKey, (PatternSet, PatternSet)>,
+pub(crate) struct TitleSets {
+    memo: HashMap<String, (PatternSet, PatternSet)>,
 }
 
-impl AncestorTitles {
+impl TitleSets {
+    /// The (normalised, loose) pattern sets of `title`.
+    pub(crate) fn of_title(&mut self, plan: &Plan, title: &Label) -> &(PatternSet, PatternSet) {
+        if !self.memo.contains_key(title.text.as_str()) {
+            let sets = (
+                plan.set_normalized(&title.text),
+                plan.set_loose(&title.loose),
+            );
+            self.memo.insert(title.text.clone(), sets);
+        }
+        &self.memo[title.text.as_str()]
+    }
+
     /// The (normalised, loose) pattern sets of the headings above `key` that match any.
-    pub(crate) fn of(
+    pub(crate) fn of_ancestors(
         &mut self,
         plan: &Plan,
         corpus: &Corpus,
@@ -300,17 +324,7 @@ impl AncestorTitles {
         let mut found = Vec::new();
         let mut parent = labels[key.node as usize].parent;
         while let Some(node) = parent {
-            let ancestor = NodeKey {
-                file: key.file,
-                node,
-            };
-            let title = &labels[node as usize].title;
-            let sets = self.memo.entry(ancestor).or_insert_with(|| {
-                (
-                    plan.set_normalized(&title.text),
-                    plan.set_loose(&title.loose),
-                )
-            });
+            let sets = self.of_title(plan, &labels[node as usize].title);
             if !sets.0.is_empty() || !sets.1.is_empty() {
                 found.push(sets.clone());
             }
@@ -365,10 +379,16 @@ mod tests {
             Instant::now() + Duration::from_secs(60),
             &crate::call::CallContext::local(),
         );
-        let scored = score_all(&plan, &corpus, &result)
-            .into_iter()
-            .map(|s| (s.key, s))
-            .collect();
+        let scored = score_all(
+            &plan,
+            &corpus,
+            &result,
+            &|_| true,
+            &mut TitleSets::default(),
+        )
+        .into_iter()
+        .map(|s| (s.key, s))
+        .collect();
         (scored, corpus, dir, index)
     }
 

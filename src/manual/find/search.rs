@@ -3,19 +3,21 @@
 //! hold and `max_stage` allows, the candidate cap, Stage 3.5 (`integrate`), and the
 //! trace, summary and next actions built from the verdict.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
+use super::candidates::{index_hits, ScopeFilter};
 use super::corpus::Corpus;
 use super::derived::NodeKey;
-use super::fuse::fuse;
+use super::fuse::{fuse, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{in_scope, scan, Scope};
-use super::score::{score_all, term_weights, Scored, Way};
+use super::scan::{in_scope, scan, NodeHits, ScanResult, Scope};
+use super::score::{score_all, term_weights, Scored, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
@@ -34,6 +36,12 @@ const MIN_CANDIDATE_SCORE: f32 = 0.25;
 const MIN_PIECES_RELEVANCE: f32 = 0.45;
 /// Weaker sections Stage 4 adds at most per condition.
 const RELAXED_LIMIT: usize = 10;
+/// Sections the scan verifies in one round, per candidate the search may answer: the
+/// index's ranking is close to the scan's, so twice the cap holds the scan's best.
+const VERIFY_PER_CANDIDATE: usize = 2;
+/// Rounds of verification at most (a round verifies the next best of the one ranking
+/// when the previous rounds left fewer candidates than the cap).
+const VERIFY_ROUNDS: usize = 4;
 
 /// What one search works with.
 pub(super) struct Search<'a> {
@@ -47,13 +55,71 @@ pub(super) struct Search<'a> {
     pub call: &'a CallContext,
     pub thresholds: Thresholds,
     pub max_stage: u8,
+    pub max_candidates: usize,
     /// The `semantic` source, when semantic recall is on.
     pub semantic: Option<&'a SemanticSearch<'a>>,
+}
+
+/// Stages 0-1 over a scope: the hits of every section with evidence, exact for the
+/// sections the scan verified, provisional (the index's) for the others.
+pub(super) struct Stage01 {
+    scanned: ScanResult,
+    provisional: HashSet<NodeKey>,
+    unit_df: Vec<u32>,
+    /// The best units score over every section the index found: the verified sections'
+    /// unit shares are taken against it, as if every section had been scored.
+    units_best: f32,
+    /// The candidates of the one ranking, best first: those the scan has not verified
+    /// are the overflow, listed unscanned.
+    ranked: Vec<NodeKey>,
+    /// The titles' matches, kept from the index's hits through every fusion of the
+    /// search.
+    titles: RefCell<TitleSets>,
+}
+
+/// Which sections a fusion scores.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scoring {
+    /// Every section the index or the scan found: the one ranking of a search.
+    Everything,
+    /// Only the sections the scan verified (the others keep their provisional hits).
+    Verified,
+}
+
+/// Stages 0-1 as the later stages take them.
+struct Verified {
+    candidates: Vec<Candidate>,
+    scored: Vec<Scored>,
+    overflow: Vec<NodeKey>,
+}
+
+impl Stage01 {
+    /// The time budget ran out before the scan could verify `keys` (sorted): they are
+    /// left unscanned, as a scan cut by the deadline leaves its sections.
+    fn left_unverified(&mut self, keys: &[NodeKey]) {
+        let set: HashSet<NodeKey> = keys.iter().copied().collect();
+        self.provisional.retain(|key| !set.contains(key));
+        self.scanned.hits.retain(|(key, _)| !set.contains(key));
+        self.scanned.unscanned.extend(scope_of(keys));
+    }
+
+    fn merge(&mut self, other: Stage01) {
+        self.scanned.merge(other.scanned);
+        self.provisional.extend(other.provisional);
+        for (mine, theirs) in self.unit_df.iter_mut().zip(other.unit_df) {
+            *mine += theirs;
+        }
+        self.units_best = self.units_best.max(other.units_best);
+        self.ranked.extend(other.ranked);
+    }
 }
 
 /// The candidates of a search and how they came about.
 pub(super) struct SearchResult {
     candidates: Vec<Candidate>,
+    /// Candidates the index found but the scan did not verify before the cap: listed
+    /// unscanned (`candidate_cap`), never answered on provisional evidence.
+    overflow: Vec<NodeKey>,
     scanned_files: usize,
     scanned_nodes: usize,
     unscanned: Vec<Unscanned>,
@@ -109,8 +175,142 @@ impl Search<'_> {
             .collect()
     }
 
-    /// `Err(cancelled)` as soon as the call is cancelled after the scan: the scoring and
-    /// the stages after it take a large share of a warm search, and a cancelled search
+    /// Stages 0-1 over `scope`: the section index's provisional hits, ranked once (the
+    /// expensive evidence scoring runs over every section the index found only here),
+    /// then rounds of the scan over the best of that ranking (and over every section of
+    /// files the index does not hold), until the verified candidates fill the cap or
+    /// none are left. Each round counts the verified candidates by scoring only the
+    /// verified sections.
+    fn stage01(&self, scope: &Scope, extra: &[RankedSource]) -> Stage01 {
+        if self.out_of_time() {
+            return Stage01 {
+                scanned: ScanResult {
+                    unscanned: scope.clone(),
+                    ..ScanResult::default()
+                },
+                provisional: HashSet::new(),
+                unit_df: vec![0; self.plan.units.len()],
+                units_best: 0.0,
+                ranked: Vec::new(),
+                titles: RefCell::default(),
+            };
+        }
+        let brought: HashSet<NodeKey> = extra
+            .iter()
+            .flat_map(|source| source.items.iter().map(|item| item.key))
+            .collect();
+        let mut titles = TitleSets::default();
+        let found = index_hits(self.corpus, self.plan, scope, &brought, &mut titles);
+        let mut stage = Stage01 {
+            provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
+            scanned: found.scan,
+            unit_df: found.unit_df,
+            units_best: 0.0,
+            ranked: Vec::new(),
+            titles: RefCell::new(titles),
+        };
+        let unindexed: Scope = scope
+            .iter()
+            .filter(|(file, _)| self.corpus.unindexed.binary_search(file).is_ok())
+            .cloned()
+            .collect();
+        if !unindexed.is_empty() {
+            let direct = scan(self.corpus, self.plan, &unindexed, self.deadline, self.call);
+            let filter = ScopeFilter::new(self.corpus, &unindexed);
+            stage.provisional.retain(|key| !filter.contains(*key));
+            for (key, hits) in &mut stage.scanned.hits {
+                hits.provisional &= !filter.contains(*key);
+            }
+            let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
+            stage.scanned.replace(&keys, direct);
+        }
+        let (scored, candidates, units_best) = self.fused(&stage, extra, Scoring::Everything);
+        stage.units_best = units_best;
+        // The candidates first, then the best of the rest, which Stage 4 may add.
+        let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+        let mut seen = HashSet::new();
+        let order: Vec<NodeKey> = candidates
+            .iter()
+            .map(|c| c.key)
+            .chain(relaxed)
+            .filter(|key| stage.provisional.contains(key) && seen.insert(*key))
+            .collect();
+        stage.ranked = candidates.iter().map(|c| c.key).collect();
+        drop((scored, candidates));
+        let mut order = order.chunks(self.max_candidates * VERIFY_PER_CANDIDATE);
+        for _ in 0..VERIFY_ROUNDS {
+            let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
+            let verified = candidates
+                .iter()
+                .filter(|c| !stage.provisional.contains(&c.key))
+                .count();
+            if verified >= self.max_candidates {
+                break;
+            }
+            let Some(next) = order.next() else {
+                break;
+            };
+            let mut next = next.to_vec();
+            next.sort_unstable();
+            if self.out_of_time() {
+                stage.left_unverified(&next);
+                break;
+            }
+            let keys: HashSet<NodeKey> = next.iter().copied().collect();
+            let exact = scan(
+                self.corpus,
+                self.plan,
+                &scope_of(&next),
+                self.deadline,
+                self.call,
+            );
+            stage.provisional.retain(|key| !keys.contains(key));
+            stage.scanned.replace(&keys, exact);
+        }
+        stage
+    }
+
+    /// Whether the time budget is spent or the call cancelled.
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline || self.call.is_cancelled()
+    }
+
+    /// The evidence scores and the fused candidates of Stages 0-1, best first, and the
+    /// best units score of the sections scored.
+    fn fused(
+        &self,
+        stage: &Stage01,
+        extra: &[RankedSource],
+        scoring: Scoring,
+    ) -> (Vec<Scored>, Vec<Candidate>, f32) {
+        let keep = |hits: &NodeHits| match scoring {
+            Scoring::Everything => true,
+            Scoring::Verified => !hits.provisional,
+        };
+        let mut titles = stage.titles.borrow_mut();
+        let scored = score_all(self.plan, self.corpus, &stage.scanned, &keep, &mut titles);
+        let mut units = rank_units(
+            self.plan,
+            self.corpus,
+            &stage.scanned,
+            Some(&stage.unit_df),
+            &keep,
+            &mut titles,
+        );
+        drop(titles);
+        let units_best = units.items.first().map_or(0.0, |item| item.score);
+        if scoring == Scoring::Verified {
+            units.best_of_list = stage.units_best;
+        }
+        let mut sources = vec![units];
+        sources.extend(extra.iter().cloned());
+        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        candidates.sort_by(Candidate::best_first);
+        (scored, candidates, units_best)
+    }
+
+    /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
+    /// the stages after them take a large share of a warm search, and a cancelled search
     /// answers nothing anyway.
     pub(super) fn run(
         &self,
@@ -118,19 +318,25 @@ impl Search<'_> {
         narrowed: bool,
         manual_id: Option<&str>,
     ) -> ToolResult<SearchResult> {
-        let mut scanned = scan(self.corpus, self.plan, &scope, self.deadline, self.call);
-        self.call.check_cancelled()?;
-        let scored = score_all(self.plan, self.corpus, &scanned);
-        self.call.check_cancelled()?;
-        let mut sources = vec![rank_units(self.plan, self.corpus, &scanned)];
         let mut warnings = Vec::new();
+        // The semantic source joins every fusion, so the verification rounds also check
+        // the sections it ranks high. Waiting for the query's vector is pointless once
+        // the call is cancelled.
+        self.call.check_cancelled()?;
+        let mut extra = Vec::new();
         if let Some(semantic) = self.semantic {
-            sources.extend(semantic.source(self.corpus, self.files, &scope));
+            extra.extend(semantic.source(self.corpus, self.files, &scope));
             if let Some(warning) = semantic.report().warning {
                 warnings.push(format!("semantic signal missing: {warning}"));
             }
         }
-        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        let mut stage = self.stage01(&scope, &extra);
+        self.call.check_cancelled()?;
+        let Verified {
+            mut candidates,
+            scored,
+            overflow,
+        } = self.verified(&stage, &extra);
         self.call.check_cancelled()?;
         let in_scope = |key: NodeKey| in_scope(&scope, key);
         self.stage2(&mut candidates, &mut warnings);
@@ -144,8 +350,9 @@ impl Search<'_> {
             .collect();
         let mut result = SearchResult {
             escalations: escalations(&evident, self.plan.query.intent, self.thresholds),
-            time_cut: !scanned.unscanned.is_empty(),
+            time_cut: !stage.scanned.unscanned.is_empty(),
             candidates,
+            overflow,
             scanned_files: 0,
             scanned_nodes: 0,
             unscanned: Vec::new(),
@@ -168,29 +375,46 @@ impl Search<'_> {
                         .extend(self.unscanned(outside, CutoffReason::StageCap));
                 }
             } else {
-                let more = outside.map(|outside| {
-                    scan(self.corpus, self.plan, &outside, self.deadline, self.call)
-                });
-                let widened_scored = more.map(|more| {
-                    scanned.merge(more);
-                    score_all(self.plan, self.corpus, &scanned)
+                let widened_scored = outside.map(|outside| {
+                    stage.merge(self.stage01(&outside, &[]));
+                    self.verified(&stage, &[]).scored
                 });
                 let all_scored = widened_scored.as_deref().unwrap_or(&scored);
                 self.stage4(all_scored, &mut result);
-                result.time_cut = !scanned.unscanned.is_empty();
+                result.time_cut = !stage.scanned.unscanned.is_empty();
             }
         }
-        result.scanned_files = scanned.scanned_files;
-        result.scanned_nodes = scanned.scanned_nodes;
-        result.weights = term_weights(self.plan, &scanned, self.corpus.node_count);
-        let left = self.unscanned(&scanned.unscanned, CutoffReason::TimeBudget);
+        result.scanned_files = stage.scanned.scanned_files;
+        result.scanned_nodes = stage.scanned.scanned_nodes;
+        result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
+        let left = self.unscanned(&stage.scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
         self.call.check_cancelled()?;
         Ok(result)
     }
 
+    /// The fused candidates and evidence scores of the sections the scan verified, and
+    /// the provisional candidates beyond them.
+    fn verified(&self, stage: &Stage01, extra: &[RankedSource]) -> Verified {
+        let (scored, candidates, _) = self.fused(stage, extra, Scoring::Verified);
+        let candidates: Vec<Candidate> = candidates
+            .into_iter()
+            .filter(|c| !stage.provisional.contains(&c.key))
+            .collect();
+        Verified {
+            candidates,
+            scored,
+            overflow: stage
+                .ranked
+                .iter()
+                .filter(|key| stage.provisional.contains(key))
+                .copied()
+                .collect(),
+        }
+    }
+
     fn stage2(&self, candidates: &mut Vec<Candidate>, warnings: &mut Vec<String>) {
-        if Instant::now() >= self.deadline || self.call.is_cancelled() {
+        if self.out_of_time() {
             warnings.push("stage 2 skipped: time budget spent".into());
             return;
         }
@@ -230,7 +454,7 @@ impl Search<'_> {
         warnings: &mut Vec<String>,
         in_scope: &dyn Fn(NodeKey) -> bool,
     ) {
-        if Instant::now() >= self.deadline || self.call.is_cancelled() {
+        if self.out_of_time() {
             warnings.push("stage 3 skipped: time budget spent".into());
             return;
         }
@@ -351,6 +575,13 @@ fn is_json(file: &ManualFile) -> bool {
         .is_some_and(|node| node.kind == NodeKind::JsonFile)
 }
 
+/// The scope of `keys` (sorted).
+fn scope_of(keys: &[NodeKey]) -> Scope {
+    keys.chunk_by(|a, b| a.file == b.file)
+        .map(|run| (run[0].file, Some(run.iter().map(|key| key.node).collect())))
+        .collect()
+}
+
 /// Whether Stages 0-1 evidence makes a section a candidate (see the constants).
 fn is_candidate(scored: &Scored) -> bool {
     let whole_term = scored.ways.iter().any(|way| *way >= Way::Synonym);
@@ -371,19 +602,23 @@ impl SearchResult {
             rank_fused(&mut self.candidates, &Tuning::current());
         }
         self.integrated = self.candidates.len();
-        let over = self.candidates.len() > max_candidates;
+        let over = self.candidates.len() > max_candidates || !self.overflow.is_empty();
         if over {
             let mut by_file: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-            for candidate in self.candidates.split_off(max_candidates) {
-                by_file
-                    .entry(candidate.key.file)
-                    .or_default()
-                    .push(candidate.key.node);
+            let cut = self
+                .candidates
+                .split_off(max_candidates.min(self.candidates.len()))
+                .into_iter()
+                .map(|candidate| candidate.key)
+                .chain(std::mem::take(&mut self.overflow));
+            for key in cut {
+                by_file.entry(key.file).or_default().push(key.node);
             }
             let scope: Scope = by_file
                 .into_iter()
                 .map(|(file, mut nodes)| {
                     nodes.sort_unstable();
+                    nodes.dedup();
                     (file, Some(nodes))
                 })
                 .collect();

@@ -237,6 +237,7 @@ impl<'a> SemanticSearch<'a> {
             weight: tuning.weight,
             items,
             marks: Signals::SEMANTIC,
+            best_of_list: 0.0,
         }
     }
 }

@@ -98,6 +98,79 @@ fn signals_of(items: &[HitItem], place: &str) -> Vec<&'static str> {
     items[at].signals.clone()
 }
 
+/// Every item of the kinds a search lists, in order, with its reason, signals and
+/// links, but not its score (see the test below).
+fn listed(finder: &Finder, outcome: &FindOutcome) -> String {
+    [HitKind::Candidates, HitKind::Conflicts, HitKind::Gaps]
+        .into_iter()
+        .flat_map(|kind| hits(finder, outcome, kind))
+        .map(|item| {
+            format!(
+                "{:?}",
+                HitItem {
+                    score: None,
+                    ..item
+                }
+            )
+        })
+        .collect()
+}
+
+/// The candidates are the same; their scores are not quite: the scan records the weak
+/// units (a single kanji) of every section it reads, the index only those of the
+/// sections a literal or a strong unit brings, and the units' weights count them.
+#[test]
+fn a_search_before_the_background_index_build_lands_scans_and_lists_what_the_index_lists() {
+    let (_dir, index) = index(FILES);
+    let finder = Finder::new(settings());
+    let release = lock(&finder.corpus).hold_next_update();
+    let queries = [
+        "有給休暇の繰越し",
+        "rollback commander",
+        "繰越し 10日",
+        "broken zeppelin",
+    ];
+    let find = |query| {
+        finder
+            .find(&index, &request(query), &CallContext::local())
+            .expect("search")
+    };
+    let scanned: Vec<(String, Summary)> = queries
+        .iter()
+        .map(|query| {
+            let outcome = find(query);
+            (listed(&finder, &outcome), outcome.summary)
+        })
+        .collect();
+    let corpus = finder.corpus(&index);
+    assert_eq!(
+        corpus.unindexed.len(),
+        corpus.files.len(),
+        "while the build is held, every file is scanned"
+    );
+    assert!(
+        lock(&finder.corpus).sections().is_none(),
+        "the build is running"
+    );
+
+    release.send(()).expect("the build waits");
+    finder.complete_section_index(&index);
+    assert_eq!(lock(&finder.corpus).last_update().files, 4);
+    for (query, (scanned_items, scanned_summary)) in queries.iter().zip(scanned) {
+        let outcome = find(query);
+        assert!(
+            finder.corpus(&index).unindexed.is_empty(),
+            "after the build, the index answers"
+        );
+        assert_eq!(listed(&finder, &outcome), scanned_items, "{query}");
+        assert_eq!(
+            format!("{:?}", outcome.summary),
+            format!("{scanned_summary:?}"),
+            "{query}"
+        );
+    }
+}
+
 #[test]
 fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
     let (_dir, index) = index(FILES);

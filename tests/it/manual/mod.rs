@@ -5,6 +5,7 @@ mod bench_corpus;
 mod catalog;
 mod excepts;
 mod fixture;
+mod index_kill;
 mod read;
 mod refresh;
 mod sections;
