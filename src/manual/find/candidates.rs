@@ -21,7 +21,7 @@ use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::index::literal::IndexPattern;
 use super::plan::Plan;
-use super::scan::{NodeHits, PageHits, ScanResult, Scope};
+use super::scan::{NodeHits, PageHits, ScanResult, Scope, ScopeFilter};
 use super::score::TitleSets;
 use crate::text::units::Form;
 
@@ -32,29 +32,6 @@ pub(super) struct IndexHits {
     pub scan: ScanResult,
     /// Sections of the scope holding each unit of the plan (BM25's document frequency).
     pub unit_df: Vec<u32>,
-}
-
-/// Which nodes of each file a scope holds.
-pub(super) struct ScopeFilter {
-    files: Vec<Option<Option<Vec<u32>>>>,
-}
-
-impl ScopeFilter {
-    pub(super) fn new(corpus: &Corpus, scope: &Scope) -> ScopeFilter {
-        let mut files = vec![None; corpus.files.len()];
-        for (file, nodes) in scope {
-            files[*file as usize] = Some(nodes.clone());
-        }
-        ScopeFilter { files }
-    }
-
-    pub(super) fn contains(&self, key: NodeKey) -> bool {
-        match self.files.get(key.file as usize) {
-            Some(Some(None)) => true,
-            Some(Some(Some(nodes))) => nodes.binary_search(&key.node).is_ok(),
-            _ => false,
-        }
-    }
 }
 
 /// Asks the section index for every pattern of `plan` within `scope`. `brought` are the

@@ -28,14 +28,30 @@ pub(crate) type ScopeEntry = (u32, Option<Vec<u32>>);
 /// Which sections to scan, in scan order.
 pub(crate) type Scope = Vec<ScopeEntry>;
 
-/// Whether `scope` holds the section `key`: its whole file, or the node among the file's.
-pub(super) fn in_scope(scope: &Scope, key: NodeKey) -> bool {
-    scope.iter().any(|(file, nodes)| {
-        *file == key.file
-            && nodes
-                .as_ref()
-                .is_none_or(|nodes| nodes.binary_search(&key.node).is_ok())
-    })
+/// Which nodes of each file a scope holds, indexed by file: whether a section is in
+/// the scope without walking it.
+pub(super) struct ScopeFilter {
+    files: Vec<Option<Option<Vec<u32>>>>,
+}
+
+impl ScopeFilter {
+    pub(super) fn new(corpus: &Corpus, scope: &Scope) -> ScopeFilter {
+        let mut files = vec![None; corpus.files.len()];
+        for (file, nodes) in scope {
+            files[*file as usize] = Some(nodes.clone());
+        }
+        ScopeFilter { files }
+    }
+
+    /// Whether the scope holds the section `key`: its whole file, or the node among the
+    /// file's.
+    pub(super) fn contains(&self, key: NodeKey) -> bool {
+        match self.files.get(key.file as usize) {
+            Some(Some(None)) => true,
+            Some(Some(Some(nodes))) => nodes.binary_search(&key.node).is_ok(),
+            _ => false,
+        }
+    }
 }
 
 /// What one section matched. Most sections match only in their body, so the label
@@ -382,25 +398,15 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
         let key = NodeKey { file, node };
         let title = &derived.labels[node as usize].title;
         let mut hits = local.remove(&node).unwrap_or_default();
-        let mut labels = LabelHits {
-            title: plan.set_normalized(&title.text),
-            title_loose: plan.set_loose(&title.loose),
-            ..LabelHits::default()
-        };
+        hits.set_titles(
+            plan.set_normalized(&title.text),
+            plan.set_loose(&title.loose),
+        );
         if let Some(links) = corpus.references.link_text(key) {
-            labels.links = plan.set_normalized(&links.text);
-            labels.links_loose = plan.set_loose(&links.loose);
-        }
-        let any_label = [
-            &labels.title,
-            &labels.title_loose,
-            &labels.links,
-            &labels.links_loose,
-        ]
-        .iter()
-        .any(|set| !set.is_empty());
-        if any_label {
-            hits.labels = Some(Box::new(labels));
+            hits.set_links(
+                plan.set_normalized(&links.text),
+                plan.set_loose(&links.loose),
+            );
         }
         if !hits.is_empty() {
             result.hits.push((key, hits));

@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
-use super::candidates::{index_hits, ScopeFilter};
+use super::candidates::index_hits;
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::fuse::{fuse, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
-use super::scan::{in_scope, scan, NodeHits, ScanResult, Scope};
+use super::scan::{scan, NodeHits, ScanResult, Scope, ScopeFilter};
 use super::score::{score_all, term_weights, Scored, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
@@ -338,7 +338,8 @@ impl Search<'_> {
             overflow,
         } = self.verified(&stage, &extra);
         self.call.check_cancelled()?;
-        let in_scope = |key: NodeKey| in_scope(&scope, key);
+        let filter = ScopeFilter::new(self.corpus, &scope);
+        let in_scope = |key: NodeKey| filter.contains(key);
         self.stage2(&mut candidates, &mut warnings);
         self.stage3(&scored, &mut candidates, &mut warnings, &in_scope);
         // Sections found by meaning alone are thin evidence: Stage 4's conditions (too

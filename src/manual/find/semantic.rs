@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem};
-use super::scan::{in_scope, Scope};
+use super::scan::{Scope, ScopeFilter};
 use super::stages::Candidate;
 use super::Signals;
 use crate::embed::EmbedErrorKind;
@@ -201,6 +201,7 @@ impl<'a> SemanticSearch<'a> {
             .collect();
         let manual_ids: Vec<&str> = manual_ids.into_iter().collect();
         let hits = self.vectors.top_k(vector, &manual_ids, tuning.listed);
+        let filter = ScopeFilter::new(corpus, scope);
         let mut kept_per_manual: std::collections::HashMap<&str, usize> = Default::default();
         let mut items = Vec::new();
         let lowest = hits.last().map_or(0.0, |hit| hit.score);
@@ -209,7 +210,7 @@ impl<'a> SemanticSearch<'a> {
             else {
                 continue;
             };
-            if !in_scope(scope, key) {
+            if !filter.contains(key) {
                 continue;
             }
             let rank = if tuning.per_manual {
