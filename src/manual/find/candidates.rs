@@ -105,14 +105,14 @@ pub(super) fn index_hits(
     for (file, nodes) in scope {
         let count = match nodes {
             Some(nodes) => nodes.len(),
-            None => corpus.files[*file as usize].derived.node_count(),
+            None => corpus.files[*file as usize].outline.node_count(),
         };
         if count == 0 {
             continue;
         }
         scan.scanned_files += 1;
         scan.scanned_nodes += count;
-        let page = &corpus.files[*file as usize].derived.page;
+        let page = &corpus.files[*file as usize].outline.page;
         let page_hits = PageHits {
             normalized: plan.set_normalized(&page.text),
             loose: plan.set_loose(&page.loose),
@@ -127,7 +127,7 @@ pub(super) fn index_hits(
             node.counts.sort_unstable();
             node.loose_counts.sort_unstable();
             node.provisional = true;
-            let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
+            let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
             let (normal, loose) = titles.of_title(plan, title);
             if !normal.is_empty() || !loose.is_empty() {
                 node.set_titles(normal.clone(), loose.clone());

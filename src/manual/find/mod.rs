@@ -34,6 +34,7 @@ pub(crate) mod score;
 mod search;
 mod semantic;
 pub(crate) mod stages;
+mod texts;
 pub(crate) mod trace;
 
 use std::path::PathBuf;
@@ -501,6 +502,12 @@ pub(crate) mod testing {
             synonyms_path: None,
             cache_dir: None,
         }
+    }
+
+    /// The files of `index` in corpus order, what a search's `files` are.
+    pub(crate) fn sources(index: &ManualIndex) -> Vec<&ManualFile> {
+        let listed = index.files(None).expect("every manual lists");
+        listed.into_iter().map(|entry| entry.file).collect()
     }
 
     /// The corpus of `index` and the key of the node of `path` starting at `line`.

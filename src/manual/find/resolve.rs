@@ -53,7 +53,7 @@ impl ReferenceGraph {
         let mut graph = ReferenceGraph::default();
         let mut link_texts: HashMap<NodeKey, Vec<&str>> = HashMap::new();
         for (file_index, file) in files.iter().enumerate() {
-            for (raw_index, raw) in file.derived.references.iter().enumerate() {
+            for (raw_index, raw) in file.outline.references().iter().enumerate() {
                 let from = NodeKey {
                     file: file_index as u32,
                     node: raw.node,
@@ -183,7 +183,7 @@ impl<'a> Targets<'a> {
                     .or_default()
                     .push(index);
             }
-            for (node_index, label) in file.derived.labels.iter().enumerate() {
+            for (node_index, label) in file.outline.labels.iter().enumerate() {
                 let key = NodeKey {
                     file: index,
                     node: node_index as u32,
