@@ -300,22 +300,27 @@ impl CorpusCache {
             }
         }
         let mut stored = self.stored_outlines(listed, &changed);
-        let mut stale = Vec::new();
-        for position in changed {
+        let (read, stale): (Vec<usize>, Vec<usize>) = changed.into_iter().partition(|&position| {
             let entry = &listed[position];
-            match stored.remove(&file_id(entry.manual_id, entry.file.path())) {
-                Some(outline) => {
-                    files[position] = Some(CorpusFile {
-                        manual_id: entry.manual_id.into(),
-                        path: entry.file.path().into(),
-                        outline: Arc::new(FileOutline::new(entry.file, outline)),
-                        pinned: None,
-                    })
-                }
-                None => stale.push(position),
-            }
+            stored.contains_key(&file_id(entry.manual_id, entry.file.path()))
+        });
+        // The labels, normalised on every core; the stored part is moved in after.
+        let outlines = map_parallel(read.iter().map(|&position| listed[position].file), |file| {
+            FileOutline::new(file, StoredOutline::default())
+        });
+        for (position, mut outline) in read.into_iter().zip(outlines) {
+            let entry = &listed[position];
+            outline.stored = stored
+                .remove(&file_id(entry.manual_id, entry.file.path()))
+                .expect("partitioned by it");
+            files[position] = Some(CorpusFile {
+                manual_id: entry.manual_id.into(),
+                path: entry.file.path().into(),
+                outline: Arc::new(outline),
+                pinned: None,
+            });
         }
-        let derived = derive_parallel(stale.iter().map(|&position| listed[position].file));
+        let derived = map_parallel(stale.iter().map(|&position| listed[position].file), derive);
         for (position, (outline, text)) in stale.into_iter().zip(derived) {
             let entry = &listed[position];
             files[position] = Some(CorpusFile {
@@ -568,17 +573,18 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     (FileOutline::new(file, stored), text)
 }
 
-/// Derives `files` on every available core, keeping their order. Files are dealt out
-/// round-robin by size so threads finish together.
-fn derive_parallel<'a>(
+/// `work` on each of `files` on every available core, keeping their order. Files are
+/// dealt out round-robin by size so threads finish together.
+fn map_parallel<'a, T: Send>(
     files: impl Iterator<Item = &'a ManualFile>,
-) -> Vec<(FileOutline, FileText)> {
+    work: impl Fn(&ManualFile) -> T + Sync,
+) -> Vec<T> {
     let files: Vec<&ManualFile> = files.collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
     if threads <= 1 {
-        return files.into_iter().map(derive).collect();
+        return files.into_iter().map(work).collect();
     }
     let mut by_size: Vec<usize> = (0..files.len()).collect();
     by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
@@ -592,22 +598,22 @@ fn derive_parallel<'a>(
                 .collect()
         })
         .collect();
-    let mut results: Vec<Option<(FileOutline, FileText)>> = files.iter().map(|_| None).collect();
+    let mut results: Vec<Option<T>> = files.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .iter()
             .map(|share| {
-                let files = &files;
+                let (files, work) = (&files, &work);
                 scope.spawn(move || {
                     share
                         .iter()
-                        .map(|&position| (position, derive(files[position])))
+                        .map(|&position| (position, work(files[position])))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for handle in handles {
-            for (position, derived) in handle.join().expect("deriving a file does not panic") {
+            for (position, derived) in handle.join().expect("the work on a file does not panic") {
                 results[position] = Some(derived);
             }
         }

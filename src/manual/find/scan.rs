@@ -269,25 +269,14 @@ fn scan_in_parts(
     threads: usize,
     call: &CallContext,
 ) -> ScanResult {
-    let size = |entry: &ScopeEntry| text_size(corpus, entry);
-    let total: usize = scope.iter().map(size).sum();
     if threads <= 1 {
         return scan_part(corpus, files, plan, scope, deadline, call);
     }
-    let mut parts: Vec<&[ScopeEntry]> = Vec::with_capacity(threads);
-    let mut start = 0;
-    let mut taken = 0;
-    for (index, entry) in scope.iter().enumerate() {
-        taken += size(entry);
-        if taken * threads >= total * (parts.len() + 1) && parts.len() + 1 < threads {
-            parts.push(&scope[start..=index]);
-            start = index + 1;
-        }
-    }
-    parts.push(&scope[start..]);
+    let parts = equal_parts(scope, threads, |entry| text_size(corpus, entry));
     std::thread::scope(|threads| {
         let handles: Vec<_> = parts
-            .iter()
+            .into_iter()
+            .map(|part| &scope[part])
             .map(|part| threads.spawn(move || scan_part(corpus, files, plan, part, deadline, call)))
             .collect();
         let mut result = ScanResult::default();
@@ -296,6 +285,27 @@ fn scan_in_parts(
         }
         result
     })
+}
+
+/// `items` cut into at most `parts` consecutive ranges of about equal `weight`, so
+/// threads given one each finish together and their results join in item order.
+pub(crate) fn equal_parts<T>(
+    items: &[T],
+    parts: usize,
+    weight: impl Fn(&T) -> usize,
+) -> Vec<std::ops::Range<usize>> {
+    let total: usize = items.iter().map(&weight).sum();
+    let mut cut = Vec::with_capacity(parts);
+    let (mut start, mut taken) = (0, 0);
+    for (index, item) in items.iter().enumerate() {
+        taken += weight(item);
+        if taken * parts >= total * (cut.len() + 1) && cut.len() + 1 < parts {
+            cut.push(start..index + 1);
+            start = index + 1;
+        }
+    }
+    cut.push(start..items.len());
+    cut
 }
 
 fn scan_part(
