@@ -25,6 +25,7 @@ pub(crate) mod hits;
 pub(crate) mod index;
 pub(crate) mod integrate;
 pub(crate) mod links;
+mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
 mod relevance;

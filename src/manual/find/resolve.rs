@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
 use super::links::{leading_digits, section_number};
-use super::scan::equal_parts;
+use super::parts::equal_parts;
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::units::{script, Script};

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use super::corpus::Corpus;
 use super::derived::{FileText, NodeKey};
+use super::parts::equal_parts;
 use super::plan::{PatternSet, Plan};
 use crate::call::CallContext;
 use crate::manual::ManualFile;
@@ -285,27 +286,6 @@ fn scan_in_parts(
         }
         result
     })
-}
-
-/// `items` cut into at most `parts` consecutive ranges of about equal `weight`, so
-/// threads given one each finish together and their results join in item order.
-pub(crate) fn equal_parts<T>(
-    items: &[T],
-    parts: usize,
-    weight: impl Fn(&T) -> usize,
-) -> Vec<std::ops::Range<usize>> {
-    let total: usize = items.iter().map(&weight).sum();
-    let mut cut = Vec::with_capacity(parts);
-    let (mut start, mut taken) = (0, 0);
-    for (index, item) in items.iter().enumerate() {
-        taken += weight(item);
-        if taken * parts >= total * (cut.len() + 1) && cut.len() + 1 < parts {
-            cut.push(start..index + 1);
-            start = index + 1;
-        }
-    }
-    cut.push(start..items.len());
-    cut
 }
 
 fn scan_part(
