@@ -55,16 +55,12 @@ impl ReferenceGraph {
         let mut link_texts: HashMap<NodeKey, Vec<&str>> = HashMap::new();
         let resolved = resolve_in_parallel(&targets, files);
         for ((file_index, file), resolved) in files.iter().enumerate().zip(resolved) {
-            for ((raw_index, raw), resolved) in
-                file.outline.references().iter().enumerate().zip(resolved)
-            {
+            for (raw_index, resolved) in resolved {
+                let raw = &file.outline.references()[raw_index];
                 let from = NodeKey {
                     file: file_index as u32,
                     node: raw.node,
                 };
-                if resolved.external {
-                    continue;
-                }
                 if resolved.nodes.is_empty() && resolved.expected {
                     graph.push(from, raw.line, None, raw_index);
                 }
@@ -137,18 +133,20 @@ impl ReferenceGraph {
     }
 }
 
-/// The targets of every file's references, per file in `files` order. Resolution reads
+/// The targets of every file's references that do not point outside the manuals, with
+/// their index in the file's references, per file in `files` order (external links, most
+/// of a site's, are left out so they are not all held at once). Resolution reads
 /// only `targets`, so files are cut into consecutive parts of about equal reference
 /// counts, one per core: it is the larger part of a start over a current section index
 /// (60 000 links and 7 000 cues at 55 MB of manuals).
-fn resolve_in_parallel(targets: &Targets, files: &[CorpusFile]) -> Vec<Vec<Resolved>> {
+fn resolve_in_parallel(targets: &Targets, files: &[CorpusFile]) -> Vec<Vec<(usize, Resolved)>> {
     let count = |file: &CorpusFile| file.outline.references().len();
     let total: usize = files.iter().map(count).sum();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(total / 1000 + 1);
     let parts = equal_parts(files, threads, count);
-    let resolve_part = |part: std::ops::Range<usize>| -> Vec<Vec<Resolved>> {
+    let resolve_part = |part: std::ops::Range<usize>| -> Vec<Vec<(usize, Resolved)>> {
         // A URL resolves the same from every file of a manual, and manuals repeat theirs
         // (a site's home, a tracker): resolved once per manual, not once per link.
         let mut urls: HashMap<(&str, &str), Resolved> = HashMap::new();
@@ -158,12 +156,16 @@ fn resolve_in_parallel(targets: &Targets, files: &[CorpusFile]) -> Vec<Vec<Resol
             file.outline
                 .references()
                 .iter()
-                .map(|raw| match &raw.target {
-                    RawTarget::Link { destination, .. } if is_url(destination) => urls
-                        .entry((&file.manual_id, destination))
-                        .or_insert_with(|| targets.resolve(from_file, raw))
-                        .clone(),
-                    _ => targets.resolve(from_file, raw),
+                .enumerate()
+                .filter_map(|(raw_index, raw)| {
+                    let resolved = match &raw.target {
+                        RawTarget::Link { destination, .. } if is_url(destination) => urls
+                            .entry((&file.manual_id, destination))
+                            .or_insert_with(|| targets.resolve(from_file, raw))
+                            .clone(),
+                        _ => targets.resolve(from_file, raw),
+                    };
+                    (!resolved.external).then_some((raw_index, resolved))
                 })
                 .collect()
         })
