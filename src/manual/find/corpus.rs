@@ -43,6 +43,8 @@ pub(crate) struct Corpus {
     /// Files with sections the index does not hold (its update failed): the search scans
     /// them directly.
     pub(crate) unindexed: Vec<u32>,
+    /// Postings of the page titles and link texts (`labels`), built at the first search.
+    pub(crate) labels: super::labels::LabelsOnce,
 }
 
 /// The section index's commit that matches a corpus, and what a search needs with it.
@@ -235,6 +237,7 @@ impl CorpusCache {
             references,
             sections,
             unindexed,
+            labels: Default::default(),
         });
         self.current = Some(Arc::clone(&corpus));
         corpus

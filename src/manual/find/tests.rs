@@ -171,6 +171,54 @@ fn a_search_before_the_background_index_build_lands_scans_and_lists_what_the_ind
     }
 }
 
+/// The label postings only spare the automata labels that hold no literal: a search
+/// lists the same items, in the same order, as when every label is walked.
+#[test]
+fn a_search_answers_the_same_with_the_label_postings_and_with_the_walk() {
+    let (_dir, index) = index(FILES);
+    let queries = [
+        "有給休暇の繰越し",
+        "繰越し 10日",
+        "rollback commander",
+        "ＲＯＬＬＢＡＣＫ",
+        "who decides",
+        "Who Decides security lead",
+        "gone",
+        "休暇",
+        "繰",
+        "faq",
+        "deploy incident",
+        "broken zeppelin",
+    ];
+    let answers = |walk: bool| -> Vec<String> {
+        let finder = Finder::new(settings());
+        finder.complete_section_index(&index);
+        let corpus = finder.corpus(&index);
+        if walk {
+            let walking = labels::CorpusLabels::walking(&corpus);
+            assert!(corpus.labels.set(walking).is_ok(), "no search ran yet");
+        }
+        queries
+            .iter()
+            .map(|query| {
+                let outcome = finder
+                    .find(&index, &request(query), &CallContext::local())
+                    .expect("search");
+                assert!(
+                    std::sync::Arc::ptr_eq(&finder.corpus(&index), &corpus),
+                    "the search read the corpus whose labels were set"
+                );
+                format!("{}{:?}", listed(&finder, &outcome), outcome.summary)
+            })
+            .collect()
+    };
+    let walked = answers(true);
+    assert!(walked.iter().any(|answer| answer.contains("incident.md")));
+    for ((query, indexed), walked) in queries.iter().zip(answers(false)).zip(walked) {
+        assert_eq!(indexed, walked, "{query}");
+    }
+}
+
 #[test]
 fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
     let (_dir, index) = index(FILES);
