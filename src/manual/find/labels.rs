@@ -13,12 +13,9 @@
 //! superset, which the automata then verify). A one-character literal is looked up by its
 //! character; an empty one never matches (`Literals::new`).
 
-use std::sync::OnceLock;
-
 use rustc_hash::FxHashMap;
 
-use super::corpus::Corpus;
-use super::derived::{Label, NodeKey};
+use super::derived::{CorpusFile, Label, NodeKey};
 use super::plan::Plan;
 
 /// The labels of a corpus a search matches, with their postings.
@@ -36,16 +33,20 @@ pub(crate) struct CorpusLabels {
 }
 
 impl CorpusLabels {
-    fn new(corpus: &Corpus) -> CorpusLabels {
-        let mut links: Vec<(NodeKey, &Label)> = corpus.references.link_texts().collect();
+    /// The labels of `files` and of the link texts `links` (a target and its text).
+    pub(crate) fn new<'a>(
+        files: &[CorpusFile],
+        links: impl Iterator<Item = (NodeKey, &'a Label)>,
+    ) -> CorpusLabels {
+        let mut links: Vec<(NodeKey, &Label)> = links.collect();
         links.sort_unstable_by_key(|(key, _)| *key);
-        let mut title_starts = Vec::with_capacity(corpus.files.len());
+        let mut title_starts = Vec::with_capacity(files.len());
         let mut titles = Vec::new();
-        for file in &corpus.files {
+        for file in files {
             title_starts.push(titles.len() as u32);
             titles.extend(file.derived.labels.iter().map(|node| &node.title));
         }
-        let pages: Vec<&Label> = corpus.files.iter().map(|file| &file.derived.page).collect();
+        let pages: Vec<&Label> = files.iter().map(|file| &file.derived.page).collect();
         let link_texts: Vec<&Label> = links.iter().map(|(_, label)| *label).collect();
         CorpusLabels {
             pages: LabelGrams::new(&pages),
@@ -56,15 +57,14 @@ impl CorpusLabels {
         }
     }
 
-    /// Labels that admit every label to every query: the walk the postings replace,
-    /// which a test compares a search's answer with.
+    /// These labels admitting every label to every query: the walk the postings
+    /// replace, which tests compare a search's answer with.
     #[cfg(test)]
-    pub(crate) fn walking(corpus: &Corpus) -> CorpusLabels {
-        let mut labels = CorpusLabels::new(corpus);
-        for grams in [&mut labels.pages, &mut labels.links, &mut labels.titles] {
+    pub(crate) fn walking(mut self) -> CorpusLabels {
+        for grams in [&mut self.pages, &mut self.links, &mut self.titles] {
             grams.walk = true;
         }
-        labels
+        self
     }
 
     /// The number of the title text of section `key` (equal titles, one number), as
@@ -74,17 +74,6 @@ impl CorpusLabels {
         self.titles.text_of[label as usize]
     }
 }
-
-impl Corpus {
-    /// The label postings, built at the first search of this corpus (a sync that does
-    /// not search pays nothing for them).
-    pub(crate) fn labels(&self) -> &CorpusLabels {
-        self.labels.get_or_init(|| CorpusLabels::new(self))
-    }
-}
-
-/// The field of [`Corpus`] that holds its [`CorpusLabels`] once built.
-pub(crate) type LabelsOnce = OnceLock<CorpusLabels>;
 
 /// Character and bigram postings of one family of labels, in both forms. The postings
 /// are of the distinct texts: equal labels (a link text repeated on many pages, a
@@ -356,59 +345,6 @@ mod tests {
                     "{query:?} should match some label of the table"
                 );
             }
-        }
-    }
-
-    const FILES: &[(&str, &str)] = &[
-        (
-            "m/keihi.md",
-            "# 経費\n\n経費の話。\n\n## 出張旅費\n\n出張の旅費は精算する。\n\n## 会議\n\n[出張と旅費の規則](#出張旅費)を見る。[ﾛｰﾙﾊﾞｯｸ](ops.md#rollback)\n",
-        ),
-        ("m/ryoko.md", "# 旅行\n\n## 概要\n\nその他。\n"),
-        (
-            "m/ops.md",
-            "# Operations\n\n## 概要\n\nSee [Rollback steps](#rollback).\n\n## Rollback\n\nRoll back within 10 minutes.\n",
-        ),
-    ];
-
-    /// The index's hits of a search of every file, with the corpus's labels as built or
-    /// walked.
-    fn index_hits_of(query: &str, walk: bool) -> String {
-        let (_dir, index) = testing::index(FILES);
-        let corpus = crate::manual::find::corpus::CorpusCache::default().sync(&index);
-        if walk {
-            assert!(corpus.labels.set(CorpusLabels::walking(&corpus)).is_ok());
-        }
-        let plan = testing::plan(query);
-        let scope = testing::every_file(&corpus);
-        let found = crate::manual::find::candidates::index_hits(
-            &corpus,
-            &plan,
-            &scope,
-            &Default::default(),
-            &mut crate::manual::find::score::TitleSets::default(),
-        );
-        let mut pages: Vec<_> = found.scan.pages.iter().collect();
-        pages.sort_unstable_by_key(|(file, _)| **file);
-        format!("{:?} {pages:?} {:?}", found.scan.hits, found.unit_df)
-    }
-
-    #[test]
-    fn the_index_hits_are_the_same_with_the_postings_and_with_the_walk() {
-        for query in [
-            "出張旅費",
-            "旅費の規則",
-            "rollback",
-            "ロールバック",
-            "ＲＯＬＬＢＡＣＫ steps",
-            "概要",
-            "旅",
-            "operations",
-            "経費 会議",
-        ] {
-            let walked = index_hits_of(query, true);
-            assert!(walked.contains("NodeHits"), "{query} finds something");
-            assert_eq!(index_hits_of(query, false), walked, "{query}");
         }
     }
 
