@@ -22,6 +22,7 @@ use super::derived::{CorpusFile, FileDerived};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
+use super::labels::CorpusLabels;
 use super::links::extract_references;
 use super::resolve::ReferenceGraph;
 use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
@@ -43,6 +44,9 @@ pub(crate) struct Corpus {
     /// Files with sections the index does not hold (its update failed): the search scans
     /// them directly.
     pub(crate) unindexed: Vec<u32>,
+    /// Postings of the page titles, link texts and titles (`labels`), built at the
+    /// first search.
+    pub(crate) labels: OnceLock<CorpusLabels>,
 }
 
 /// The section index's commit that matches a corpus, and what a search needs with it.
@@ -74,6 +78,16 @@ impl SectionsView {
 }
 
 impl Corpus {
+    /// The label postings, built at the first search of this corpus (a sync that does
+    /// not search pays nothing for them).
+    pub(crate) fn labels(&self) -> &CorpusLabels {
+        self.labels.get_or_init(|| self.new_labels())
+    }
+
+    pub(crate) fn new_labels(&self) -> CorpusLabels {
+        CorpusLabels::new(&self.files, self.references.link_texts())
+    }
+
     pub(crate) fn file_index(&self, manual_id: &str, path: &str) -> Option<u32> {
         self.files
             .binary_search_by(|file| (&*file.manual_id, &*file.path).cmp(&(manual_id, path)))
@@ -235,6 +249,7 @@ impl CorpusCache {
             references,
             sections,
             unindexed,
+            labels: Default::default(),
         });
         self.current = Some(Arc::clone(&corpus));
         corpus

@@ -24,6 +24,7 @@ mod fuse;
 pub(crate) mod hits;
 pub(crate) mod index;
 pub(crate) mod integrate;
+mod labels;
 pub(crate) mod links;
 pub(crate) mod plan;
 pub(crate) mod query;
@@ -501,6 +502,22 @@ pub(crate) mod testing {
             synonyms_path: None,
             cache_dir: None,
         }
+    }
+
+    /// The plan of `query` with the built-in synonyms and no `also` wordings.
+    pub(crate) fn plan(query: &str) -> super::plan::Plan {
+        super::plan::Plan::new(
+            super::query::Query::parse(query, None),
+            &crate::text::synonyms::Synonyms::load(None, &crate::text::normalize::normalize_str).0,
+            &[],
+        )
+    }
+
+    /// Every whole file of `corpus`.
+    pub(crate) fn every_file(corpus: &Corpus) -> super::scan::Scope {
+        (0..corpus.files.len() as u32)
+            .map(|file| (file, None))
+            .collect()
     }
 
     /// The corpus of `index` and the key of the node of `path` starting at `line`.
