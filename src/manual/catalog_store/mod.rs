@@ -150,39 +150,43 @@ fn parser_fingerprint() -> u64 {
 }
 
 fn encode<'a>(files: impl Iterator<Item = (&'a str, &'a ManualFile)>) -> Vec<u8> {
-    let mut payload = Writer::default();
-    payload.u32(0); // the entry count, set below
+    // One buffer, lengths and checksum patched in at the end: a second copy of a catalog
+    // of many megabytes would add to the peak of the build that writes it.
+    let mut out = Writer::default();
+    out.bytes.extend_from_slice(MAGIC);
+    out.u32(FORMAT_VERSION);
+    out.u64(parser_fingerprint());
+    let lengths_at = out.bytes.len();
+    out.u64(0); // payload length
+    out.u32(0); // CRC-32
+    out.u32(0); // entry count
     let mut count = 0u32;
-    let mut body = Writer::default();
     for (manual_id, file) in files {
         let text_len = file.text().len();
         if file.problem().is_some() || text_len > MAX_TEXT_BYTES {
             continue;
         }
-        body.bytes.clear();
-        body.parse(&ParseRef {
+        out.str(manual_id);
+        out.str(file.path());
+        out.u64(file.version());
+        let body_at = out.bytes.len();
+        out.u32(0); // body length
+        out.parse(&ParseRef {
             file_type: file.file_type(),
             text_len,
             lines: file.line_table().ranges(),
             outline: file.outline(),
         });
-        payload.str(manual_id);
-        payload.str(file.path());
-        payload.u64(file.version());
-        payload.u32(body.bytes.len() as u32);
-        payload.bytes.extend_from_slice(&body.bytes);
+        let body_len = (out.bytes.len() - body_at - 4) as u32;
+        out.bytes[body_at..body_at + 4].copy_from_slice(&body_len.to_le_bytes());
         count += 1;
     }
-    payload.bytes[..4].copy_from_slice(&count.to_le_bytes());
-    let mut file = Writer::default();
-    file.bytes.reserve(HEADER_BYTES + payload.bytes.len());
-    file.bytes.extend_from_slice(MAGIC);
-    file.u32(FORMAT_VERSION);
-    file.u64(parser_fingerprint());
-    file.u64(payload.bytes.len() as u64);
-    file.u32(crc32fast::hash(&payload.bytes));
-    file.bytes.extend_from_slice(&payload.bytes);
-    file.bytes
+    out.bytes[HEADER_BYTES..HEADER_BYTES + 4].copy_from_slice(&count.to_le_bytes());
+    let payload_len = (out.bytes.len() - HEADER_BYTES) as u64;
+    let crc = crc32fast::hash(&out.bytes[HEADER_BYTES..]);
+    out.bytes[lengths_at..lengths_at + 8].copy_from_slice(&payload_len.to_le_bytes());
+    out.bytes[lengths_at + 8..HEADER_BYTES].copy_from_slice(&crc.to_le_bytes());
+    out.bytes
 }
 
 /// The entries of the catalog file, or `None` when there is none or it cannot be used
