@@ -15,7 +15,7 @@ use crate::contract;
 use crate::error::{ToolError, ToolResult};
 use crate::manual::find::{FindSettings, Finder};
 use crate::manual::vectors::{IndexSource, SectionVectors};
-use crate::manual::ManualIndex;
+use crate::manual::{CatalogStore, ManualIndex};
 use crate::memory::Memory;
 use crate::paths::{Root, STALE_TEMP_AGE};
 use crate::progress::{IndexProgress, ProgressLog};
@@ -186,6 +186,7 @@ impl App {
             None => ManualIndex::build_reporting(
                 &self.config.manuals_root,
                 self.config.max_manual_file_bytes,
+                CatalogStore::open(&self.config.cache_dir, &self.config.vault_root),
                 &mut progress,
             )
             .map(|built| {

@@ -6,7 +6,7 @@ use crate::vault::profile::LineCount;
 const PAGE: &str = "---\ntitle: 休暇\nsource_refs:\n  - old/a.md#L1-L2\nowner: 人事\n---\n\n# 休暇\n\n## 申請\n\n申請は三日前まで。\n\n### 例外\n\n急病は事後。\n\n## 取消\n\n取消は上長へ。\n";
 
 fn page() -> ManualFile {
-    ManualFile::load("leave.md".into(), FileType::Md, Ok(PAGE.into()), 0)
+    ManualFile::load("leave.md".into(), FileType::Md, Ok(PAGE.into()), None, 0)
 }
 
 fn span(start_line: LineNo, end_line: LineNo) -> LineSpan {
@@ -122,7 +122,7 @@ fn a_ref_cannot_close_the_comment_and_json_stays_json() {
         .contains(r#"["handbook/a--\u003eb.md#L20-L20"]"#));
 
     let json = "{\n  \"form\": \"leave\"\n}";
-    let file = ManualFile::load("f.json".into(), FileType::Json, Ok(json.into()), 0);
+    let file = ManualFile::load("f.json".into(), FileType::Json, Ok(json.into()), None, 0);
     let whole = select(&file, 1, Selection::File).unwrap();
     let composed = compose(
         &Copy::of("handbook", &file, whole),

@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::config::Config;
 use crate::manual::find::build_section_index;
 use crate::manual::vectors::SectionVectors;
-use crate::manual::ManualIndex;
+use crate::manual::{CatalogStore, ManualIndex};
 use crate::progress::ProgressLog;
 
 /// One cache-building step.
@@ -94,8 +94,13 @@ impl Meter {
 pub(super) fn run(config: &Config) -> ExitCode {
     let terminal = std::io::stderr().is_terminal();
     let started = Instant::now();
-    let index = match ManualIndex::build_limited(&config.manuals_root, config.max_manual_file_bytes)
-    {
+    let catalog = CatalogStore::open(&config.cache_dir, &config.vault_root);
+    let index = match ManualIndex::build_reporting(
+        &config.manuals_root,
+        config.max_manual_file_bytes,
+        catalog,
+        &mut |_| {},
+    ) {
         Ok(index) => index,
         Err(error) => {
             eprintln!("manvault index: the manuals cannot be read: {error}");

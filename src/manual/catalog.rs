@@ -17,7 +17,7 @@ use walkdir::WalkDir;
 
 use super::file::FileType;
 use crate::error::ToolError;
-use crate::paths::{parse_relative, Root};
+use crate::paths::{parse_relative, FileOpener};
 
 /// What tells a changed file from an unchanged one without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,13 +191,19 @@ fn relative_path(folder: &Path, path: &Path) -> String {
 
 /// Reads a manual file through the path-safety layer: the path is checked and opened
 /// component by component from the manuals root without following any symlink, so a link
-/// swapped in after the scan (even as a middle folder) is refused, not followed. This is
-/// the one place manual content is opened.
-pub(super) fn read_manual_file(root: &Root, manual_id: &str, path: &str) -> io::Result<Vec<u8>> {
+/// swapped in after the scan (even as a middle folder) is refused, not followed. The
+/// opener keeps the last folder open, so the files of one folder (read in path order)
+/// cost one `openat` each instead of one per component. This is the one place manual
+/// content is opened.
+pub(super) fn read_manual_file(
+    opener: &mut FileOpener<'_>,
+    manual_id: &str,
+    path: &str,
+) -> io::Result<Vec<u8>> {
     let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
     let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
-    let mut file = root.open_file(&relative).map_err(refused)?;
-    let mut content = Vec::new();
+    let (mut file, size) = opener.open(&relative).map_err(refused)?;
+    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.read_to_end(&mut content)?;
     Ok(content)
 }

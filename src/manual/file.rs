@@ -39,6 +39,19 @@ impl FileType {
     }
 }
 
+/// What the persisted catalog (`catalog_store`) keeps of one file: enough to rebuild its
+/// [`ManualFile`] from its text without parsing it. Defined here, beside what it
+/// rebuilds, so that the catalog depends on the file model and not the reverse.
+#[derive(Debug)]
+pub(crate) struct StoredParse {
+    pub(crate) file_type: FileType,
+    /// Bytes of the decoded text (a byte-order mark removed): a text of another length
+    /// is not the one the outline was made from.
+    pub(crate) text_len: usize,
+    pub(crate) lines: LineTable,
+    pub(crate) outline: Outline,
+}
+
 #[derive(Debug)]
 pub struct ManualFile {
     path: String,
@@ -56,19 +69,36 @@ pub struct ManualFile {
 
 impl ManualFile {
     /// Builds the file `path` (relative to its manual) from what reading it returned.
-    /// `generation` is the index generation that loaded it.
+    /// `generation` is the index generation that loaded it. The line table and outline
+    /// come from `stored` (the persisted catalog's entry for this version of the file)
+    /// instead of a parse when they were made from a text of the same type and length.
     pub(crate) fn load(
         path: String,
         file_type: FileType,
         content: io::Result<Vec<u8>>,
+        stored: Option<StoredParse>,
         generation: u64,
     ) -> Self {
-        match content
+        let text = content
             .map_err(|error| format!("unreadable: {}", error.kind()))
-            .and_then(decode)
-        {
-            Ok(text) => Self::parse(path, file_type, text, generation),
-            Err(problem) => Self::with_problem(path, file_type, problem, generation),
+            .and_then(decode);
+        match (text, stored) {
+            (Ok(text), Some(stored))
+                if stored.file_type == file_type && stored.text_len == text.len() =>
+            {
+                ManualFile {
+                    path,
+                    file_type,
+                    problem: None,
+                    text,
+                    lines: stored.lines,
+                    outline: stored.outline,
+                    generation,
+                    version: 0,
+                }
+            }
+            (Ok(text), _) => Self::parse(path, file_type, text, generation),
+            (Err(problem), _) => Self::with_problem(path, file_type, problem, generation),
         }
     }
 
@@ -162,6 +192,15 @@ impl ManualFile {
     /// The line holding byte `offset` of [`Self::text`].
     pub(crate) fn line_at_offset(&self, offset: usize) -> LineNo {
         self.lines.line_at(offset)
+    }
+
+    /// What the persisted catalog keeps of the file, with [`Self::outline`].
+    pub(super) fn line_table(&self) -> &LineTable {
+        &self.lines
+    }
+
+    pub(super) fn outline(&self) -> &Outline {
+        &self.outline
     }
 
     /// In document order.

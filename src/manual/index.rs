@@ -19,12 +19,13 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootScan};
+use super::catalog_store::CatalogStore;
 use super::file::ManualFile;
 use super::node::Node;
 use super::validate::{normalize_relative_path, validate_manual_id};
 use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::paths::Root;
+use crate::paths::{FileOpener, Root};
 use crate::progress::{IndexProgress, ProgressFn};
 use crate::text::lines::LineNo;
 
@@ -48,6 +49,9 @@ pub struct ManualIndex {
     folders: Vec<PathBuf>,
     /// Files larger than this are skipped (`MAX_MANUAL_FILE_BYTES`).
     max_file_bytes: u64,
+    /// The persisted outlines and line tables (`CACHE_DIR`): read by the first build,
+    /// written when files were parsed or dropped; a snapshot has none.
+    catalog: Option<CatalogStore>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -81,14 +85,16 @@ impl ManualIndex {
 
     /// Scans and loads every manual under `root`, skipping files over `max_file_bytes`.
     pub(crate) fn build_limited(root: impl Into<PathBuf>, max_file_bytes: u64) -> io::Result<Self> {
-        Self::build_reporting(root, max_file_bytes, &mut |_| {})
+        Self::build_reporting(root, max_file_bytes, None, &mut |_| {})
     }
 
-    /// [`ManualIndex::build_limited`], telling `progress` its running totals (see
+    /// [`ManualIndex::build_limited`], taking the outlines of unchanged files from
+    /// `catalog` and keeping it current, and telling `progress` its running totals (see
     /// [`ManualIndex::refresh_reporting`]).
     pub(crate) fn build_reporting(
         root: impl Into<PathBuf>,
         max_file_bytes: u64,
+        catalog: Option<CatalogStore>,
         progress: &mut ProgressFn,
     ) -> io::Result<Self> {
         let root: PathBuf = root.into();
@@ -100,6 +106,7 @@ impl ManualIndex {
             symlinked_manuals: BTreeSet::new(),
             generation: 0,
             watch: Some(ChangeWatch::default()),
+            catalog,
         };
         index.refresh_reporting(progress)?;
         Ok(index)
@@ -116,6 +123,7 @@ impl ManualIndex {
             watch: None,
             folders: Vec::new(),
             max_file_bytes: self.max_file_bytes,
+            catalog: None,
         }
     }
 
@@ -161,23 +169,43 @@ impl ManualIndex {
             running.bytes += bytes;
             progress(running);
         };
+        let mut loader = Loader {
+            opener: root.file_opener(),
+            generation: next_generation,
+            max_file_bytes: self.max_file_bytes,
+            catalog: self.catalog.as_mut(),
+            parsed: 0,
+            dropped: 0,
+        };
         let mut manuals = BTreeMap::new();
         for (manual_id, tree) in trees {
             let previous = self.manuals.remove(&manual_id).unwrap_or_default();
-            let (manual, manual_changed) = reconcile(
-                &root,
-                &manual_id,
-                previous,
-                tree,
-                next_generation,
-                self.max_file_bytes,
-                &mut on_file,
-            );
+            let (manual, manual_changed) =
+                loader.reconcile(&manual_id, previous, tree, &mut on_file);
             changed |= manual_changed;
             manuals.insert(manual_id, manual);
         }
+        // Manuals left over were deleted.
+        let dropped = loader.dropped
+            + self
+                .manuals
+                .values()
+                .map(|manual| manual.files.len())
+                .sum::<usize>();
+        let parsed = loader.parsed;
         self.manuals = manuals;
         self.symlinked_manuals = symlinked_manuals;
+        if let Some(catalog) = &mut self.catalog {
+            let unclaimed = catalog.drop_unclaimed();
+            if changed && (parsed > 0 || dropped > 0 || unclaimed) {
+                catalog.save(self.manuals.iter().flat_map(|(manual_id, manual)| {
+                    manual
+                        .files
+                        .values()
+                        .map(move |entry| (manual_id.as_str(), &*entry.file))
+                }));
+            }
+        }
         if changed {
             self.generation = next_generation;
             tracing::info!(
@@ -290,67 +318,93 @@ impl ManualIndex {
     }
 }
 
-/// Carries over unchanged files of `previous` and loads the rest of `tree`.
-fn reconcile(
-    root: &Root,
-    manual_id: &str,
-    mut previous: Manual,
-    tree: ManualTree,
+/// What one refresh loads files with, and what it counted.
+struct Loader<'a> {
+    opener: FileOpener<'a>,
+    /// The generation the loaded files get.
     generation: u64,
     max_file_bytes: u64,
-    on_file: &mut dyn FnMut(&ManualFile, u64),
-) -> (Manual, bool) {
-    let mut changed = previous.symlinks != tree.symlinks;
-    let mut files = BTreeMap::new();
-    let mut oversized = BTreeMap::new();
-    for (path, found) in tree.files {
-        let bytes = found.stamp.len();
-        if bytes > max_file_bytes {
-            if previous.oversized.get(&path) != Some(&bytes) {
-                tracing::warn!(
-                    manual_id,
-                    path = %path,
-                    bytes,
-                    max_bytes = max_file_bytes,
-                    "manual file skipped: larger than MAX_MANUAL_FILE_BYTES"
-                );
+    catalog: Option<&'a mut CatalogStore>,
+    /// Files parsed (not taken from the catalog) that the catalog would keep.
+    parsed: usize,
+    /// Files dropped (deleted or grown over the limit).
+    dropped: usize,
+}
+
+impl Loader<'_> {
+    /// Carries over unchanged files of `previous` and loads the rest of `tree`.
+    fn reconcile(
+        &mut self,
+        manual_id: &str,
+        mut previous: Manual,
+        tree: ManualTree,
+        on_file: &mut dyn FnMut(&ManualFile, u64),
+    ) -> (Manual, bool) {
+        let max_file_bytes = self.max_file_bytes;
+        let mut changed = previous.symlinks != tree.symlinks;
+        let mut files = BTreeMap::new();
+        let mut oversized = BTreeMap::new();
+        for (path, found) in tree.files {
+            let bytes = found.stamp.len();
+            if bytes > max_file_bytes {
+                if previous.oversized.get(&path) != Some(&bytes) {
+                    tracing::warn!(
+                        manual_id,
+                        path = %path,
+                        bytes,
+                        max_bytes = max_file_bytes,
+                        "manual file skipped: larger than MAX_MANUAL_FILE_BYTES"
+                    );
+                }
+                changed |= previous.files.contains_key(&path);
+                oversized.insert(path, bytes);
+                continue;
             }
-            changed |= previous.files.contains_key(&path);
-            oversized.insert(path, bytes);
-            continue;
+            let entry = match previous.files.remove(&path) {
+                Some(kept) if kept.stamp == found.stamp => kept,
+                _ => {
+                    changed = true;
+                    let version = found.stamp.fingerprint();
+                    let stored = self
+                        .catalog
+                        .as_deref_mut()
+                        .and_then(|catalog| catalog.claim(manual_id, &path, version));
+                    let reused = stored.is_some();
+                    let file = ManualFile::load(
+                        path.clone(),
+                        found.file_type,
+                        read_manual_file(&mut self.opener, manual_id, &path),
+                        stored,
+                        self.generation,
+                    )
+                    .with_version(version);
+                    match file.problem() {
+                        Some(problem) => {
+                            tracing::warn!(manual_id, path = %path, problem, "manual file has a problem")
+                        }
+                        None if !reused => self.parsed += 1,
+                        None => {}
+                    }
+                    IndexedFile {
+                        stamp: found.stamp,
+                        file: Arc::new(file),
+                    }
+                }
+            };
+            on_file(&entry.file, bytes);
+            files.insert(path, entry);
         }
-        let entry = match previous.files.remove(&path) {
-            Some(kept) if kept.stamp == found.stamp => kept,
-            _ => {
-                changed = true;
-                let file = ManualFile::load(
-                    path.clone(),
-                    found.file_type,
-                    read_manual_file(root, manual_id, &path),
-                    generation,
-                )
-                .with_version(found.stamp.fingerprint());
-                if let Some(problem) = file.problem() {
-                    tracing::warn!(manual_id, path = %path, problem, "manual file has a problem");
-                }
-                IndexedFile {
-                    stamp: found.stamp,
-                    file: Arc::new(file),
-                }
-            }
-        };
-        on_file(&entry.file, bytes);
-        files.insert(path, entry);
+        changed |= !previous.files.is_empty(); // files left over were deleted
+        self.dropped += previous.files.len();
+        (
+            Manual {
+                files,
+                symlinks: tree.symlinks,
+                oversized,
+            },
+            changed,
+        )
     }
-    changed |= !previous.files.is_empty(); // files left over were deleted
-    (
-        Manual {
-            files,
-            symlinks: tree.symlinks,
-            oversized,
-        },
-        changed,
-    )
 }
 
 /// `forbidden` when the path runs through a skipped symlink (naming that component, never

@@ -5,13 +5,15 @@
 //! The server layer converts between these types and the published schemas.
 //!
 //! Code map: `catalog` finds manuals and files (and is the only code that opens them);
-//! `file` holds one file's text, line table and nodes; `sections` derives the nodes of a
+//! `catalog_store` keeps each file's outline and line table under `CACHE_DIR`, so a
+//! start parses only changed files; `file` holds one file's text, line table and nodes; `sections` derives the nodes of a
 //! Markdown file from comrak's AST; `index` keeps everything in memory and refreshes it;
 //! `reference` resolves a client's `ref`; `read` is `manual_read`; `exceptions` is the
 //! exception vocabulary and its matcher; `excepts` is `manual_excepts`; `find` is the
 //! search engine behind `manual_find` and `manual_hits`.
 
 mod catalog;
+mod catalog_store;
 pub(crate) mod exceptions;
 pub(crate) mod excepts;
 mod excerpt;
@@ -29,6 +31,7 @@ mod validate;
 pub mod vectors;
 mod watch;
 
+pub(crate) use catalog_store::CatalogStore;
 pub use exceptions::ExceptionCategory;
 pub use excepts::{manual_excepts, ExceptItem, ExceptsPage, ExceptsRequest};
 pub use file::{FileType, ManualFile};

@@ -82,6 +82,17 @@ impl LineTable {
         LineTable { lines }
     }
 
+    /// A table kept on disk (`manual::catalog_store`), read back: the caller has checked
+    /// that the ranges are in order and inside the text they number.
+    pub(crate) fn from_ranges(lines: Vec<Range<usize>>) -> Self {
+        LineTable { lines }
+    }
+
+    /// Each line's content range, in order (what `manual::catalog_store` keeps).
+    pub(crate) fn ranges(&self) -> &[Range<usize>] {
+        &self.lines
+    }
+
     pub(crate) fn line_count(&self) -> LineNo {
         self.lines.len() as LineNo
     }

@@ -568,3 +568,41 @@ fn the_readme_walkthrough_script_runs() {
         "{note}"
     );
 }
+
+/// A second start takes the outlines from the manual catalog under `CACHE_DIR` (written
+/// by the first, which parsed every file) and answers exactly as the first did; a start
+/// that parsed nothing leaves the catalog alone.
+#[test]
+fn a_start_from_the_manual_catalog_answers_as_the_start_that_parsed() {
+    let workspace = example_copy();
+    let script = workspace.path().join("calls.jsonl");
+    let mut calls = vec![r#"{"tool": "manual_list", "arguments": {}}"#.to_owned()];
+    for manual_id in ["handbook", "ops-guide"] {
+        calls.push(format!(
+            r#"{{"tool": "manual_toc", "arguments": {{"manual_id": "{manual_id}", "limit": 1000}}}}"#
+        ));
+        calls.push(format!(
+            r#"{{"tool": "manual_ls", "arguments": {{"manual_id": "{manual_id}"}}}}"#
+        ));
+    }
+    calls.push(
+        r#"{"tool": "manual_read", "arguments": {"ref": {"manual_id": "handbook", "path": "01-leave.md", "start_line": 10}, "scope": "section"}}"#.to_owned(),
+    );
+    std::fs::write(&script, calls.join("\n")).unwrap();
+    let catalog = workspace.path().join("vault/.system/cache/catalog.bin");
+    let parsed = run_script(workspace.path(), &script);
+    let written = std::fs::metadata(&catalog)
+        .expect("catalog written")
+        .modified()
+        .unwrap();
+    let restored = run_script(workspace.path(), &script);
+    assert_eq!(restored, parsed);
+    assert!(
+        parsed.iter().all(|entry| entry.get("answer").is_some()),
+        "{parsed:#?}"
+    );
+    assert_eq!(
+        std::fs::metadata(&catalog).unwrap().modified().unwrap(),
+        written
+    );
+}

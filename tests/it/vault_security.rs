@@ -68,7 +68,13 @@ impl Workspace {
             manuals: Some(manuals),
             vault: Some(vault.clone()),
         };
-        let config = Config::load(&|_| None, &flags).unwrap();
+        // Derived data (the manual catalog a bridge call's first look at the manuals
+        // writes) goes beside `base` too, so that "a refused call leaves the vault
+        // unchanged" compares the vault's own files.
+        let cache = temp.path().canonicalize().unwrap().join("cache");
+        let cache = cache.to_str().unwrap().to_owned();
+        let lookup = move |name: &str| (name == "CACHE_DIR").then(|| cache.clone());
+        let config = Config::load(&lookup, &flags).unwrap();
         Workspace {
             _temp: temp,
             app: App::new(config),

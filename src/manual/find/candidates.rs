@@ -15,7 +15,9 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 
 use super::corpus::Corpus;
 use super::derived::NodeKey;
@@ -47,7 +49,7 @@ pub(super) fn index_hits(
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
-    let mut hits: HashMap<NodeKey, NodeHits> = HashMap::new();
+    let mut hits: FxHashMap<NodeKey, NodeHits> = FxHashMap::default();
     let found = |pattern: IndexPattern| -> Vec<(NodeKey, u32)> {
         match pattern.sections(&view.searcher, &view.keys, &keep) {
             Ok(found) => found.unwrap_or_default(),
@@ -102,6 +104,7 @@ pub(super) fn index_hits(
     }
     add_link_texts(corpus, plan, &filter, &mut hits);
     let mut scan = ScanResult::default();
+    let pages = corpus.labels().pages.candidates(plan);
     for (file, nodes) in scope {
         let count = match nodes {
             Some(nodes) => nodes.len(),
@@ -112,6 +115,9 @@ pub(super) fn index_hits(
         }
         scan.scanned_files += 1;
         scan.scanned_nodes += count;
+        if pages.binary_search(file).is_err() {
+            continue;
+        }
         let page = &corpus.files[*file as usize].outline.page;
         let page_hits = PageHits {
             normalized: plan.set_normalized(&page.text),
@@ -127,8 +133,7 @@ pub(super) fn index_hits(
             node.counts.sort_unstable();
             node.loose_counts.sort_unstable();
             node.provisional = true;
-            let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
-            let (normal, loose) = titles.of_title(plan, title);
+            let (normal, loose) = titles.of_title(plan, corpus, key);
             if !normal.is_empty() || !loose.is_empty() {
                 node.set_titles(normal.clone(), loose.clone());
             }
@@ -152,17 +157,23 @@ fn clamp(count: u32) -> u16 {
     count.min(u32::from(u16::MAX)) as u16
 }
 
-/// The sections of the scope that links point at with text holding a pattern.
+/// The sections of the scope that links point at with text holding a pattern (only the
+/// link texts the label postings admit are matched).
 fn add_link_texts(
     corpus: &Corpus,
     plan: &Plan,
     filter: &ScopeFilter,
-    hits: &mut HashMap<NodeKey, NodeHits>,
+    hits: &mut FxHashMap<NodeKey, NodeHits>,
 ) {
-    for (key, label) in corpus.references.link_texts() {
+    let labels = corpus.labels();
+    for id in labels.links.candidates(plan) {
+        let key = labels.link_keys[id as usize];
         if !filter.contains(key) {
             continue;
         }
+        let Some(label) = corpus.references.link_text(key) else {
+            continue;
+        };
         let normalized = plan.set_normalized(&label.text);
         let loose = plan.set_loose(&label.loose);
         if normalized.is_empty() && loose.is_empty() {

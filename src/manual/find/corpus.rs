@@ -26,6 +26,7 @@ use super::derived::{CorpusFile, FileOutline, FileText, StoredOutline};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
+use super::labels::CorpusLabels;
 use super::links::extract_references;
 use super::resolve::ReferenceGraph;
 use super::texts::TextCache;
@@ -51,6 +52,9 @@ pub(crate) struct Corpus {
     /// Where the texts of files not pinned are kept (shared with the cache's other
     /// corpora).
     texts: Arc<TextCache>,
+    /// Postings of the page titles, link texts and titles (`labels`), built at the
+    /// first search.
+    pub(crate) labels: OnceLock<CorpusLabels>,
 }
 
 /// The section index's commit that matches a corpus, and what a search needs with it.
@@ -96,6 +100,16 @@ impl Corpus {
     #[cfg(test)]
     pub(crate) fn texts(&self) -> &TextCache {
         &self.texts
+    }
+
+    /// The label postings, built at the first search of this corpus (a sync that does
+    /// not search pays nothing for them).
+    pub(crate) fn labels(&self) -> &CorpusLabels {
+        self.labels.get_or_init(|| self.new_labels())
+    }
+
+    pub(crate) fn new_labels(&self) -> CorpusLabels {
+        CorpusLabels::new(&self.files, self.references.link_texts())
     }
 
     pub(crate) fn file_index(&self, manual_id: &str, path: &str) -> Option<u32> {
@@ -267,6 +281,7 @@ impl CorpusCache {
             references,
             sections,
             unindexed,
+            labels: Default::default(),
         });
         self.current = Some(Arc::clone(&corpus));
         corpus

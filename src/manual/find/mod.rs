@@ -24,6 +24,7 @@ mod fuse;
 pub(crate) mod hits;
 pub(crate) mod index;
 pub(crate) mod integrate;
+mod labels;
 pub(crate) mod links;
 mod parts;
 pub(crate) mod plan;
@@ -509,6 +510,22 @@ pub(crate) mod testing {
     pub(crate) fn sources(index: &ManualIndex) -> Vec<&ManualFile> {
         let listed = index.files(None).expect("every manual lists");
         listed.into_iter().map(|entry| entry.file).collect()
+    }
+
+    /// The plan of `query` with the built-in synonyms and no `also` wordings.
+    pub(crate) fn plan(query: &str) -> super::plan::Plan {
+        super::plan::Plan::new(
+            super::query::Query::parse(query, None),
+            &crate::text::synonyms::Synonyms::load(None, &crate::text::normalize::normalize_str).0,
+            &[],
+        )
+    }
+
+    /// Every whole file of `corpus`.
+    pub(crate) fn every_file(corpus: &Corpus) -> super::scan::Scope {
+        (0..corpus.files.len() as u32)
+            .map(|file| (file, None))
+            .collect()
     }
 
     /// The corpus of `index` and the key of the node of `path` starting at `line`.

@@ -183,6 +183,8 @@ struct Matcher {
     literals: Literals,
     /// Per plan pattern: the unit whose whole-word rule a match must pass, if any.
     words: Vec<Option<Unit>>,
+    /// The non-empty texts: what a label must contain to match (`labels` looks them up).
+    needles: Vec<String>,
 }
 
 impl Matcher {
@@ -191,6 +193,11 @@ impl Matcher {
         Matcher {
             literals: Literals::new(texts),
             words,
+            needles: texts
+                .iter()
+                .filter(|text| !text.is_empty())
+                .map(|&text| text.to_owned())
+                .collect(),
         }
     }
 
@@ -339,6 +346,17 @@ impl Plan {
 
     pub(crate) fn set_loose(&self, text: &str) -> PatternSet {
         self.loose.set_of(text)
+    }
+
+    /// The literals [`Plan::set_normalized`] looks for: a text holding none of them
+    /// matches nothing.
+    pub(crate) fn needles_normalized(&self) -> &[String] {
+        &self.normalized.needles
+    }
+
+    /// The literals [`Plan::set_loose`] looks for.
+    pub(crate) fn needles_loose(&self) -> &[String] {
+        &self.loose.needles
     }
 }
 

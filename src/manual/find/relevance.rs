@@ -59,8 +59,8 @@ pub(crate) fn rank_units(
     for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
         let mut above = PatternSet::default();
         for (normal, loose) in titles.of_ancestors(plan, corpus, *key) {
-            above.union(&normal);
-            above.union(&loose);
+            above.union(normal);
+            above.union(loose);
         }
         let found = unit_frequencies(plan, hits, &above);
         for frequency in found.iter().filter(|frequency| frequency.own) {

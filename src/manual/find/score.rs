@@ -19,10 +19,10 @@
 //! section first: a query matching a sub-heading ranks that sub-section, while its parent
 //! is credited only through the weaker ancestor row.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::corpus::Corpus;
-use super::derived::{Label, NodeKey};
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -131,7 +131,7 @@ fn score_node(
     key: NodeKey,
     hits: &NodeHits,
     page: &PageHits,
-    ancestors: &[(PatternSet, PatternSet)],
+    ancestors: &[&(PatternSet, PatternSet)],
 ) -> Scored {
     let top_of_page = key.node == 0;
     let page_weight = if top_of_page {
@@ -291,26 +291,50 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Sig
     }
 }
 
-/// The plan's matches in section titles, computed once per distinct title text and
-/// search: the section index's hits, the evidence score and the units' BM25 of every
-/// round read the same titles, and titles repeat across sections ("概要", "手順", the
-/// same sub-headings under every chapter).
+/// The plan's matches in section titles, computed once per distinct title and search:
+/// the section index's hits, the evidence score and the units' BM25 of every round read
+/// the same titles, and titles repeat across sections ("概要", "手順", the same
+/// sub-headings under every chapter). Titles are known by their id in the corpus's label
+/// postings (`labels`), and only those the postings admit for the plan are matched; the
+/// others hold no pattern.
 #[derive(Default)]
 pub(crate) struct TitleSets {
-    memo: HashMap<String, (PatternSet, PatternSet)>,
+    /// Ids of the titles that may hold a pattern of the plan, ascending (at first use).
+    admitted: Option<Vec<u32>>,
+    memo: FxHashMap<u32, (PatternSet, PatternSet)>,
 }
 
+/// The sets of a title that holds no pattern.
+static NO_SETS: (PatternSet, PatternSet) = (PatternSet::EMPTY, PatternSet::EMPTY);
+
 impl TitleSets {
-    /// The (normalised, loose) pattern sets of `title`.
-    pub(crate) fn of_title(&mut self, plan: &Plan, title: &Label) -> &(PatternSet, PatternSet) {
-        if !self.memo.contains_key(title.text.as_str()) {
-            let sets = (
+    /// The (normalised, loose) pattern sets of the title of section `key`.
+    pub(crate) fn of_title(
+        &mut self,
+        plan: &Plan,
+        corpus: &Corpus,
+        key: NodeKey,
+    ) -> &(PatternSet, PatternSet) {
+        let id = self.match_title(plan, corpus, key);
+        id.map_or(&NO_SETS, |id| &self.memo[&id])
+    }
+
+    /// Matches the title of `key` unless known; its id when it may hold a pattern.
+    fn match_title(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey) -> Option<u32> {
+        let labels = corpus.labels();
+        let id = labels.title_id(key);
+        let admitted = self
+            .admitted
+            .get_or_insert_with(|| labels.titles.candidate_texts(plan));
+        admitted.binary_search(&id).ok()?;
+        self.memo.entry(id).or_insert_with(|| {
+            let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
+            (
                 plan.set_normalized(&title.text),
                 plan.set_loose(&title.loose),
-            );
-            self.memo.insert(title.text.clone(), sets);
-        }
-        &self.memo[title.text.as_str()]
+            )
+        });
+        Some(id)
     }
 
     /// The (normalised, loose) pattern sets of the headings above `key` that match any.
@@ -319,18 +343,22 @@ impl TitleSets {
         plan: &Plan,
         corpus: &Corpus,
         key: NodeKey,
-    ) -> Vec<(PatternSet, PatternSet)> {
+    ) -> Vec<&(PatternSet, PatternSet)> {
         let labels = &corpus.files[key.file as usize].outline.labels;
-        let mut found = Vec::new();
+        let mut ids = Vec::new();
         let mut parent = labels[key.node as usize].parent;
         while let Some(node) = parent {
-            let sets = self.of_title(plan, &labels[node as usize].title);
-            if !sets.0.is_empty() || !sets.1.is_empty() {
-                found.push(sets.clone());
-            }
+            let above = NodeKey {
+                file: key.file,
+                node,
+            };
+            ids.extend(self.match_title(plan, corpus, above));
             parent = labels[node as usize].parent;
         }
-        found
+        ids.into_iter()
+            .map(|id| &self.memo[&id])
+            .filter(|(normal, loose)| !normal.is_empty() || !loose.is_empty())
+            .collect()
     }
 }
 
@@ -340,11 +368,8 @@ mod tests {
 
     use super::*;
     use crate::manual::find::corpus::CorpusCache;
-    use crate::manual::find::query::Query;
     use crate::manual::find::scan::scan;
-    use crate::manual::find::testing::{index, key};
-    use crate::text::normalize::normalize_str;
-    use crate::text::synonyms::Synonyms;
+    use crate::manual::find::testing::{self, index, key};
 
     const FILES: &[(&str, &str)] = &[
         (
@@ -364,14 +389,8 @@ mod tests {
     ) {
         let (dir, index) = index(FILES);
         let corpus = CorpusCache::default().sync(&index);
-        let plan = Plan::new(
-            Query::parse(query, None),
-            &Synonyms::load(None, &normalize_str).0,
-            &[],
-        );
-        let scope = (0..corpus.files.len() as u32)
-            .map(|file| (file, None))
-            .collect();
+        let plan = testing::plan(query);
+        let scope = testing::every_file(&corpus);
         let result = scan(
             &corpus,
             &crate::manual::find::testing::sources(&index),

@@ -171,6 +171,54 @@ fn a_search_before_the_background_index_build_lands_scans_and_lists_what_the_ind
     }
 }
 
+/// The label postings only spare the automata labels that hold no literal: a search
+/// lists the same items, in the same order, as when every label is walked.
+#[test]
+fn a_search_answers_the_same_with_the_label_postings_and_with_the_walk() {
+    let (_dir, index) = index(FILES);
+    let queries = [
+        "有給休暇の繰越し",
+        "繰越し 10日",
+        "rollback commander",
+        "ＲＯＬＬＢＡＣＫ",
+        "who decides",
+        "Who Decides security lead",
+        "gone",
+        "休暇",
+        "繰",
+        "faq",
+        "deploy incident",
+        "broken zeppelin",
+    ];
+    let answers = |walk: bool| -> Vec<String> {
+        let finder = Finder::new(settings());
+        finder.complete_section_index(&index);
+        let corpus = finder.corpus(&index);
+        if walk {
+            let walking = corpus.new_labels().walking();
+            assert!(corpus.labels.set(walking).is_ok(), "no search ran yet");
+        }
+        queries
+            .iter()
+            .map(|query| {
+                let outcome = finder
+                    .find(&index, &request(query), &CallContext::local())
+                    .expect("search");
+                assert!(
+                    std::sync::Arc::ptr_eq(&finder.corpus(&index), &corpus),
+                    "the search read the corpus whose labels were set"
+                );
+                format!("{}{:?}", listed(&finder, &outcome), outcome.summary)
+            })
+            .collect()
+    };
+    let walked = answers(true);
+    assert!(walked.iter().any(|answer| answer.contains("incident.md")));
+    for ((query, indexed), walked) in queries.iter().zip(answers(false)).zip(walked) {
+        assert_eq!(indexed, walked, "{query}");
+    }
+}
+
 #[test]
 fn the_matching_sub_section_ranks_first_and_the_summary_counts_it() {
     let (_dir, index) = index(FILES);
@@ -816,4 +864,57 @@ fn a_start_over_a_current_index_derives_no_text_and_a_search_only_its_candidates
         .expect("a changed file is derived again, whole, until the index holds it");
     assert!(text.body.contains("deputy"));
     assert!(changed.unindexed.contains(&(at as u32)));
+}
+
+const LABELLED: &[(&str, &str)] = &[
+    (
+        "m/keihi.md",
+        "# 経費\n\n経費の話。\n\n## 出張旅費\n\n出張の旅費は精算する。\n\n## 会議\n\n[出張と旅費の規則](#出張旅費)を見る。[ﾛｰﾙﾊﾞｯｸ](ops.md#rollback)\n",
+    ),
+    ("m/ryoko.md", "# 旅行\n\n## 概要\n\nその他。\n"),
+    (
+        "m/ops.md",
+        "# Operations\n\n## 概要\n\nSee [Rollback steps](#rollback).\n\n## Rollback\n\nRoll back within 10 minutes.\n",
+    ),
+];
+
+/// The index's hits of a search of every file, with the corpus's labels as built or
+/// walked.
+fn index_hits_of(query: &str, walk: bool) -> String {
+    let (_dir, index) = index(LABELLED);
+    let corpus = CorpusCache::default().sync(&index);
+    if walk {
+        assert!(corpus.labels.set(corpus.new_labels().walking()).is_ok());
+    }
+    let plan = testing::plan(query);
+    let scope = testing::every_file(&corpus);
+    let found = candidates::index_hits(
+        &corpus,
+        &plan,
+        &scope,
+        &Default::default(),
+        &mut score::TitleSets::default(),
+    );
+    let mut pages: Vec<_> = found.scan.pages.iter().collect();
+    pages.sort_unstable_by_key(|(file, _)| **file);
+    format!("{:?} {pages:?} {:?}", found.scan.hits, found.unit_df)
+}
+
+#[test]
+fn the_index_hits_are_the_same_with_the_postings_and_with_the_walk() {
+    for query in [
+        "出張旅費",
+        "旅費の規則",
+        "rollback",
+        "ロールバック",
+        "ＲＯＬＬＢＡＣＫ steps",
+        "概要",
+        "旅",
+        "operations",
+        "経費 会議",
+    ] {
+        let walked = index_hits_of(query, true);
+        assert!(walked.contains("NodeHits"), "{query} finds something");
+        assert_eq!(index_hits_of(query, false), walked, "{query}");
+    }
 }

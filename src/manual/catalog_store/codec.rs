@@ -1,0 +1,244 @@
+//! The byte layout of the persisted catalog: little-endian integers and length-prefixed
+//! UTF-8 strings, read back with bounds checks only.
+//!
+//! Why a hand-written binary layout: a start reads one entry per manual file (5,000 at
+//! 55 MB, 20,000 at 220 MB) with its line table (100,000 lines per 13 MB of Markdown)
+//! and its nodes; this layout is decoded at memory speed with no parser, no per-field
+//! allocation beside the strings a [`Node`] owns, and one integrity check over the
+//! whole file (CRC-32, see `catalog_store`). Node ids, paths and parent ids are not
+//! stored: they are derived from the file's path and the node's line and parent index,
+//! exactly as `sections` derives them, so they cannot disagree.
+//!
+//! An entry's body is length-prefixed, so a malformed body is caught at its own end
+//! (every byte of it read, none past it).
+
+use std::ops::Range;
+
+use crate::manual::file::{FileType, StoredParse};
+use crate::manual::lines::LineSpan;
+use crate::manual::node::{Node, NodeKind};
+use crate::manual::sections::Outline;
+use crate::text::lines::{LineNo, LineTable};
+
+/// Marks a parent-less node and an absent string.
+const NONE: u32 = u32::MAX;
+
+/// Appends values in the layout [`Reader`] reads.
+#[derive(Default)]
+pub(super) struct Writer {
+    pub(super) bytes: Vec<u8>,
+}
+
+impl Writer {
+    pub(super) fn u8(&mut self, value: u8) {
+        self.bytes.push(value);
+    }
+
+    pub(super) fn u32(&mut self, value: u32) {
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    pub(super) fn u64(&mut self, value: u64) {
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    pub(super) fn str(&mut self, value: &str) {
+        self.u32(value.len() as u32);
+        self.bytes.extend_from_slice(value.as_bytes());
+    }
+
+    fn optional_str(&mut self, value: Option<&str>) {
+        match value {
+            Some(value) => self.str(value),
+            None => self.u32(NONE),
+        }
+    }
+
+    /// One entry's body: see [`read_parse`].
+    pub(super) fn parse(&mut self, stored: &ParseRef<'_>) {
+        self.u8(match stored.file_type {
+            FileType::Md => 0,
+            FileType::Json => 1,
+        });
+        self.u64(stored.text_len as u64);
+        // A line as its length and whether a two-byte terminator (`\r\n`) follows it:
+        // the next line starts after the terminator, so starts need not be stored.
+        self.u32(stored.lines.len() as u32);
+        let mut ranges = stored.lines.iter().peekable();
+        while let Some(line) = ranges.next() {
+            let two_byte_break = ranges.peek().is_some_and(|next| next.start == line.end + 2);
+            self.u32(((line.end - line.start) as u32) << 1 | u32::from(two_byte_break));
+        }
+        self.optional_str(stored.outline.page_title.as_deref());
+        self.u32(stored.outline.code_blocks.len() as u32);
+        for block in &stored.outline.code_blocks {
+            self.u32(block.start_line);
+            self.u32(block.end_line);
+        }
+        let nodes = &stored.outline.nodes;
+        self.u32(nodes.len() as u32);
+        for (index, node) in nodes.iter().enumerate() {
+            self.u8(match node.kind {
+                NodeKind::Heading => 0,
+                NodeKind::Preamble => 1,
+                NodeKind::JsonFile => 2,
+            });
+            self.u8(node.level);
+            self.u32(node.line_start);
+            self.u32(node.line_end);
+            // A parent comes before its children, mostly just before.
+            let parent = node.parent_id.as_deref().and_then(|parent| {
+                nodes[..index]
+                    .iter()
+                    .rposition(|candidate| candidate.node_id == parent)
+            });
+            self.u32(parent.map_or(NONE, |index| index as u32));
+            self.str(&node.title);
+            self.optional_str(node.anchor.as_deref());
+        }
+    }
+}
+
+/// What [`Writer::parse`] takes from a file.
+pub(super) struct ParseRef<'a> {
+    pub(super) file_type: FileType,
+    pub(super) text_len: usize,
+    pub(super) lines: &'a [Range<usize>],
+    pub(super) outline: &'a Outline,
+}
+
+/// Reads values from a byte slice; every read past the end or of a malformed value is
+/// `None`, which the caller turns into "rebuild".
+pub(super) struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub(super) fn take(&mut self, len: usize) -> Option<&'a [u8]> {
+        if len > self.bytes.len() {
+            return None;
+        }
+        let (taken, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Some(taken)
+    }
+
+    pub(super) fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    pub(super) fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    pub(super) fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    pub(super) fn str(&mut self) -> Option<&'a str> {
+        let len = self.u32()?;
+        simdutf8::basic::from_utf8(self.take(len as usize)?).ok()
+    }
+
+    fn optional_str(&mut self) -> Option<Option<&'a str>> {
+        let len = self.u32()?;
+        if len == NONE {
+            return Some(None);
+        }
+        let bytes = self.take(len as usize)?;
+        Some(Some(simdutf8::basic::from_utf8(bytes).ok()?))
+    }
+}
+
+/// Decodes one entry's body (written by [`Writer::parse`]) for the file `path`, or
+/// `None` when it is malformed.
+pub(super) fn read_parse(path: &str, body: &[u8]) -> Option<StoredParse> {
+    let mut reader = Reader::new(body);
+    let file_type = match reader.u8()? {
+        0 => FileType::Md,
+        1 => FileType::Json,
+        _ => return None,
+    };
+    let text_len = usize::try_from(reader.u64()?).ok()?;
+    let lines = read_lines(&mut reader, text_len)?;
+    let page_title = reader.optional_str()?.map(str::to_owned);
+    let block_count = reader.u32()? as usize;
+    let mut code_blocks = Vec::with_capacity(block_count.min(body.len() / 8));
+    for _ in 0..block_count {
+        code_blocks.push(LineSpan {
+            start_line: reader.u32()?,
+            end_line: reader.u32()?,
+        });
+    }
+    let node_count = reader.u32()? as usize;
+    let mut nodes: Vec<Node> = Vec::with_capacity(node_count.min(body.len() / 18));
+    for index in 0..node_count {
+        let kind = match reader.u8()? {
+            0 => NodeKind::Heading,
+            1 => NodeKind::Preamble,
+            2 => NodeKind::JsonFile,
+            _ => return None,
+        };
+        let level = reader.u8()?;
+        let line_start: LineNo = reader.u32()?;
+        let line_end: LineNo = reader.u32()?;
+        let parent = reader.u32()?;
+        let parent_id = match parent {
+            NONE => None,
+            parent if (parent as usize) < index => Some(nodes[parent as usize].node_id.clone()),
+            _ => return None,
+        };
+        let node_id = match kind {
+            NodeKind::JsonFile => Node::json_id(path),
+            _ => Node::markdown_id(path, line_start),
+        };
+        nodes.push(Node {
+            kind,
+            node_id,
+            path: path.to_owned(),
+            title: reader.str()?.to_owned(),
+            anchor: reader.optional_str()?.map(str::to_owned),
+            level,
+            parent_id,
+            line_start,
+            line_end,
+        });
+    }
+    reader.is_empty().then_some(StoredParse {
+        file_type,
+        text_len,
+        lines,
+        outline: Outline {
+            nodes,
+            page_title,
+            code_blocks,
+        },
+    })
+}
+
+/// The line table written by [`Writer::parse`], checked to lie in order inside a text of
+/// `text_len` bytes.
+fn read_lines(reader: &mut Reader<'_>, text_len: usize) -> Option<LineTable> {
+    let count = reader.u32()? as usize;
+    let packed = reader.take(count.checked_mul(4)?)?;
+    let mut lines = Vec::with_capacity(count);
+    let mut start = 0usize;
+    for word in packed.chunks_exact(4) {
+        let word = u32::from_le_bytes(word.try_into().ok()?);
+        let end = start.checked_add((word >> 1) as usize)?;
+        if end > text_len {
+            return None;
+        }
+        lines.push(start..end);
+        start = end + 1 + (word & 1) as usize;
+    }
+    (!lines.is_empty()).then(|| LineTable::from_ranges(lines))
+}
