@@ -108,7 +108,7 @@ pub(super) fn index_hits(
     for (file, nodes) in scope {
         let count = match nodes {
             Some(nodes) => nodes.len(),
-            None => corpus.files[*file as usize].derived.node_count(),
+            None => corpus.files[*file as usize].outline.node_count(),
         };
         if count == 0 {
             continue;
@@ -118,7 +118,7 @@ pub(super) fn index_hits(
         if pages.binary_search(file).is_err() {
             continue;
         }
-        let page = &corpus.files[*file as usize].derived.page;
+        let page = &corpus.files[*file as usize].outline.page;
         let page_hits = PageHits {
             normalized: plan.set_normalized(&page.text),
             loose: plan.set_loose(&page.loose),

@@ -1,13 +1,17 @@
-//! The search's view of the manuals: every section's own text normalised and loosened
-//! once, its labels (title, page title, path words), and the references between
-//! sections, so a query only scans memory.
+//! The search's view of the manuals: every file's outline (labels: title, page title, path
+//! words; raw references; body length), the references between sections, the section
+//! index's commit, and each file's normalised text on demand.
 //!
-//! Deriving this costs about as much as parsing the manuals, so it is done once per file
-//! and kept until the file changes: [`CorpusCache::sync`] compares each file's
-//! generation with the one its derived data was built from and rebuilds only what
-//! changed (in parallel on the available cores). The cross-file part (references
-//! resolved to sections, link texts attached to their targets) is rebuilt whenever any
-//! file changed, from the per-file data, without touching text again.
+//! Outlines are made once per file and kept until the file changes: [`CorpusCache::sync`]
+//! compares each file's generation with the one its outline was built from and rebuilds
+//! only what changed. A file the section index holds in its current version gets its
+//! outline from the catalog's titles and the index's stored part, without its body being
+//! read; its text is derived when a search first reads it ([`Corpus::text`], through
+//! `texts`). Any other file (no index yet, a failed update, a file a background update is
+//! writing) is derived whole, in parallel on the available cores, and its text pinned:
+//! the scan reads it at every search and the index writer needs it. The cross-file part
+//! (references resolved to sections, link texts attached to their targets) is rebuilt
+//! whenever any file changed, from the outlines, without touching text again.
 //!
 //! Own text is normalised line by line, so a match maps to its line with a binary search
 //! and numbers stay attached to their line (conflict detection reads them). A term broken
@@ -18,13 +22,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
-use super::derived::{CorpusFile, FileDerived};
+use super::derived::{CorpusFile, FileOutline, FileText, StoredOutline};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
 use super::resolve::ReferenceGraph;
+use super::texts::TextCache;
 use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 
 /// A consistent view of every manual for one index generation. Files are in the index's
@@ -44,6 +49,9 @@ pub(crate) struct Corpus {
     /// Files with sections the index does not hold (its update failed): the search scans
     /// them directly.
     pub(crate) unindexed: Vec<u32>,
+    /// Where the texts of files not pinned are kept (shared with the cache's other
+    /// corpora).
+    texts: Arc<TextCache>,
     /// Postings of the page titles, link texts and titles (`labels`), built at the
     /// first search.
     pub(crate) labels: OnceLock<CorpusLabels>,
@@ -78,6 +86,22 @@ impl SectionsView {
 }
 
 impl Corpus {
+    /// The normalised text of file `file`, whose source is `source` (`files[file]` of
+    /// the search): pinned, kept in the text cache, or derived now.
+    pub(crate) fn text(&self, file: u32, source: &ManualFile) -> Arc<FileText> {
+        let entry = &self.files[file as usize];
+        match &entry.pinned {
+            Some(text) => Arc::clone(text),
+            None => self.texts.get(&entry.manual_id, &entry.path, source),
+        }
+    }
+
+    /// The text cache (tests count its derivations).
+    #[cfg(test)]
+    pub(crate) fn texts(&self) -> &TextCache {
+        &self.texts
+    }
+
     /// The label postings, built at the first search of this corpus (a sync that does
     /// not search pays nothing for them).
     pub(crate) fn labels(&self) -> &CorpusLabels {
@@ -99,7 +123,9 @@ impl Corpus {
 /// Keeps derived data between calls; see the module documentation.
 #[derive(Default)]
 pub(crate) struct CorpusCache {
-    by_file: HashMap<(Arc<str>, Arc<str>), Arc<FileDerived>>,
+    /// The files of the last sync, by names: what the next one keeps of them.
+    by_file: HashMap<(Arc<str>, Arc<str>), CorpusFile>,
+    texts: Arc<TextCache>,
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
     cache_dir: Option<PathBuf>,
@@ -229,8 +255,9 @@ impl CorpusCache {
         }
         let listed = index.files(None).expect("listing every manual cannot fail");
         let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
-        let (files, references) = match unchanged {
-            // Only the section index moved on: the derived data still holds.
+        self.open_sections();
+        let (mut files, references) = match unchanged {
+            // Only the section index moved on: the outlines still hold.
             Some(current) => (current.files.clone(), Arc::clone(&current.references)),
             None => {
                 let files = self.derive_changed(&listed);
@@ -238,10 +265,15 @@ impl CorpusCache {
                 (files, references)
             }
         };
-        let node_count: usize = files.iter().map(|file| file.derived.node_count()).sum();
-        let body_bytes: usize = files.iter().map(|file| file.derived.body.len()).sum();
+        self.unpin_indexed(&mut files, &file_refs);
+        let node_count: usize = files.iter().map(|file| file.outline.node_count()).sum();
+        let body_bytes: u64 = files
+            .iter()
+            .map(|file| file.outline.stored.body_bytes)
+            .sum();
         let (sections, unindexed) = self.update_and_view(&files, &file_refs, progress);
         let corpus = Arc::new(Corpus {
+            texts: Arc::clone(&self.texts),
             generation: index.generation(),
             node_count,
             mean_node_bytes: body_bytes as f32 / node_count.max(1) as f32,
@@ -255,47 +287,122 @@ impl CorpusCache {
         corpus
     }
 
-    /// Every listed file's derived data: kept where the file did not change, derived
-    /// again (in parallel) where it did.
+    /// Opens the section index at the first sync.
+    fn open_sections(&mut self) {
+        if matches!(self.sections, Sections::Unopened) {
+            self.sections =
+                Sections::Ready(Box::new(SectionIndex::open(self.cache_dir.as_deref())));
+        }
+    }
+
+    /// Every listed file's outline: kept where the file did not change, read from the
+    /// section index where it holds the file, derived whole (in parallel, text pinned)
+    /// elsewhere.
     fn derive_changed(&mut self, listed: &[ListedFile]) -> Vec<CorpusFile> {
-        let mut files = Vec::with_capacity(listed.len());
-        let mut stale = Vec::new();
+        let mut files: Vec<Option<CorpusFile>> = Vec::with_capacity(listed.len());
+        let mut changed = Vec::new();
         let mut previous = std::mem::take(&mut self.by_file);
         for (position, entry) in listed.iter().enumerate() {
             let key: (Arc<str>, Arc<str>) = (entry.manual_id.into(), entry.file.path().into());
             match previous.remove(&key) {
-                Some(derived) if derived.generation == entry.file.generation() => {
-                    files.push(Some(derived))
+                Some(file) if file.outline.generation == entry.file.generation() => {
+                    files.push(Some(file))
                 }
                 _ => {
-                    stale.push(position);
+                    changed.push(position);
                     files.push(None);
                 }
             }
         }
-        let rebuilt = derive_parallel(stale.iter().map(|&position| listed[position].file));
-        for (position, derived) in stale.into_iter().zip(rebuilt) {
-            files[position] = Some(Arc::new(derived));
-        }
-        let files: Vec<CorpusFile> = listed
-            .iter()
-            .zip(files)
-            .map(|(entry, derived)| CorpusFile {
+        let mut stored = self.stored_outlines(listed, &changed);
+        let (read, stale): (Vec<usize>, Vec<usize>) = changed.into_iter().partition(|&position| {
+            let entry = &listed[position];
+            stored.contains_key(&file_id(entry.manual_id, entry.file.path()))
+        });
+        // The labels, normalised on every core; the stored part is moved in after.
+        let outlines = map_parallel(read.iter().map(|&position| listed[position].file), |file| {
+            FileOutline::new(file, StoredOutline::default())
+        });
+        for (position, mut outline) in read.into_iter().zip(outlines) {
+            let entry = &listed[position];
+            outline.stored = stored
+                .remove(&file_id(entry.manual_id, entry.file.path()))
+                .expect("partitioned by it");
+            files[position] = Some(CorpusFile {
                 manual_id: entry.manual_id.into(),
                 path: entry.file.path().into(),
-                derived: derived.expect("every stale file was rebuilt"),
-            })
+                outline: Arc::new(outline),
+                pinned: None,
+            });
+        }
+        let derived = map_parallel(stale.iter().map(|&position| listed[position].file), derive);
+        for (position, (outline, text)) in stale.into_iter().zip(derived) {
+            let entry = &listed[position];
+            files[position] = Some(CorpusFile {
+                manual_id: entry.manual_id.into(),
+                path: entry.file.path().into(),
+                outline: Arc::new(outline),
+                pinned: Some(Arc::new(text)),
+            });
+        }
+        let files: Vec<CorpusFile> = files
+            .into_iter()
+            .map(|file| file.expect("every changed file was read or derived"))
             .collect();
         self.by_file = files
             .iter()
             .map(|file| {
                 (
                     (Arc::clone(&file.manual_id), Arc::clone(&file.path)),
-                    Arc::clone(&file.derived),
+                    file.clone(),
                 )
             })
             .collect();
         files
+    }
+
+    /// The stored outlines of the files at `positions` that the section index holds in
+    /// their current version (none while an update is writing the index).
+    fn stored_outlines(
+        &self,
+        listed: &[ListedFile],
+        positions: &[usize],
+    ) -> HashMap<u64, StoredOutline> {
+        let Some(sections) = self.sections() else {
+            return HashMap::new();
+        };
+        let wanted: HashSet<u64> = positions
+            .iter()
+            .map(|&position| &listed[position])
+            .filter(|entry| sections.holds(entry.manual_id, entry.file))
+            .map(|entry| file_id(entry.manual_id, entry.file.path()))
+            .collect();
+        sections.stored_outlines(&wanted).unwrap_or_else(|error| {
+            tracing::warn!(error = %error, "the section index's outlines cannot be read; files are derived");
+            HashMap::new()
+        })
+    }
+
+    /// Hands the pinned texts of the files the section index now holds (a background
+    /// update landed) to the text cache, which keeps them within its budget: the scan no
+    /// longer reads them at every search.
+    fn unpin_indexed(&mut self, files: &mut [CorpusFile], manual_files: &[&ManualFile]) {
+        let Some(sections) = self.sections() else {
+            return;
+        };
+        let mut unpinned = Vec::new();
+        for (file, manual_file) in files.iter_mut().zip(manual_files) {
+            if file.pinned.is_some() && sections.holds(&file.manual_id, manual_file) {
+                let text = file.pinned.take().expect("checked above");
+                self.texts.keep(&file.manual_id, &file.path, text);
+                unpinned.push((Arc::clone(&file.manual_id), Arc::clone(&file.path)));
+            }
+        }
+        for key in unpinned {
+            if let Some(kept) = self.by_file.get_mut(&key) {
+                kept.pinned = None;
+            }
+        }
     }
 
     /// Starts or writes the update `files` need, and the view a search of them uses.
@@ -311,16 +418,13 @@ impl CorpusCache {
         manual_files: &[&ManualFile],
         progress: &mut dyn FnMut(Written),
     ) -> (SectionsView, Vec<u32>) {
-        if matches!(self.sections, Sections::Unopened) {
-            self.sections =
-                Sections::Ready(Box::new(SectionIndex::open(self.cache_dir.as_deref())));
-        }
         let sections = match &mut self.sections {
             Sections::Ready(sections) => sections,
             Sections::Building(_) => return view(&SectionIndex::open(None), files, manual_files),
             Sections::Unopened => unreachable!("opened above"),
         };
-        let Some((work, removed)) = stale_sections(sections, files, manual_files) else {
+        let Some((work, removed)) = stale_sections(sections, &self.texts, files, manual_files)
+        else {
             return view(sections, files, manual_files);
         };
         if !self.background {
@@ -363,6 +467,7 @@ impl CorpusCache {
 /// ids of the files it holds that are gone; `None` when there is nothing to write.
 fn stale_sections(
     sections: &SectionIndex,
+    texts: &TextCache,
     files: &[CorpusFile],
     manual_files: &[&ManualFile],
 ) -> Option<(Vec<FileSections>, Vec<u64>)> {
@@ -370,7 +475,18 @@ fn stale_sections(
         .iter()
         .zip(manual_files)
         .filter(|(file, manual_file)| !sections.holds(&file.manual_id, manual_file))
-        .map(|(file, manual_file)| FileSections::new(&file.manual_id, manual_file, &file.derived))
+        .map(|(file, manual_file)| FileSections {
+            manual_id: Arc::clone(&file.manual_id),
+            path: Arc::clone(&file.path),
+            version: manual_file.version(),
+            outline: Arc::clone(&file.outline),
+            // Pinned, since the index does not hold it; through the cache should the
+            // index have lost it since the outline was read.
+            text: file
+                .pinned
+                .clone()
+                .unwrap_or_else(|| texts.get(&file.manual_id, &file.path, manual_file)),
+        })
         .collect();
     let current: HashSet<u64> = files
         .iter()
@@ -428,7 +544,7 @@ fn view(
             let known = KnownFile {
                 index: at as u32,
                 version: manual_file.version(),
-                nodes: file.derived.node_count() as u32,
+                nodes: file.outline.node_count() as u32,
             };
             (file_id(&file.manual_id, &file.path), known)
         })
@@ -442,7 +558,7 @@ fn view(
     let unindexed = (0..files.len() as u32)
         .filter(|&at| {
             let file = &files[at as usize];
-            file.derived.node_count() > 0
+            file.outline.node_count() > 0
                 && !(sections.holds(&file.manual_id, manual_files[at as usize])
                     && keys.holds_file(at))
         })
@@ -457,23 +573,33 @@ fn view(
 }
 
 /// Everything the search derives from `file`: the references only in Markdown.
-fn derive(file: &ManualFile) -> FileDerived {
-    let mut derived = FileDerived::without_references(file);
-    if file.file_type() == FileType::Md {
-        derived.references = extract_references(file, &derived);
-    }
-    derived
+fn derive(file: &ManualFile) -> (FileOutline, FileText) {
+    let text = FileText::derive(file);
+    let references = if file.file_type() == FileType::Md {
+        extract_references(file, &text)
+    } else {
+        Vec::new()
+    };
+    let stored = StoredOutline {
+        body_bytes: text.body.len() as u64,
+        node_bytes: text.node_bytes(),
+        references,
+    };
+    (FileOutline::new(file, stored), text)
 }
 
-/// Derives `files` on every available core, keeping their order. Files are dealt out
-/// round-robin by size so threads finish together.
-fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileDerived> {
+/// `work` on each of `files` on every available core, keeping their order. Files are
+/// dealt out round-robin by size so threads finish together.
+fn map_parallel<'a, T: Send>(
+    files: impl Iterator<Item = &'a ManualFile>,
+    work: impl Fn(&ManualFile) -> T + Sync,
+) -> Vec<T> {
     let files: Vec<&ManualFile> = files.collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
     if threads <= 1 {
-        return files.into_iter().map(derive).collect();
+        return files.into_iter().map(work).collect();
     }
     let mut by_size: Vec<usize> = (0..files.len()).collect();
     by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
@@ -487,22 +613,22 @@ fn derive_parallel<'a>(files: impl Iterator<Item = &'a ManualFile>) -> Vec<FileD
                 .collect()
         })
         .collect();
-    let mut results: Vec<Option<FileDerived>> = files.iter().map(|_| None).collect();
+    let mut results: Vec<Option<T>> = files.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .iter()
             .map(|share| {
-                let files = &files;
+                let (files, work) = (&files, &work);
                 scope.spawn(move || {
                     share
                         .iter()
-                        .map(|&position| (position, derive(files[position])))
+                        .map(|&position| (position, work(files[position])))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for handle in handles {
-            for (position, derived) in handle.join().expect("deriving a file does not panic") {
+            for (position, derived) in handle.join().expect("the work on a file does not panic") {
                 results[position] = Some(derived);
             }
         }
@@ -524,7 +650,11 @@ mod tests {
     fn own_text_is_normalised_line_by_line_and_loose_joins_lines() {
         let (_dir, index) = index(&[("m/docs/guide-one.md", GUIDE)]);
         let corpus = CorpusCache::default().sync(&index);
-        let derived = &corpus.files[0].derived;
+        let outline = &corpus.files[0].outline;
+        let derived = corpus.files[0]
+            .pinned
+            .as_ref()
+            .expect("no index yet: pinned");
         let intro = key(&corpus, &index, "m", "docs/guide-one.md", 4).node;
         let details = key(&corpus, &index, "m", "docs/guide-one.md", 10).node;
         assert_eq!(
@@ -537,9 +667,9 @@ mod tests {
         );
         assert_eq!(derived.line_text(12), "35000円");
         assert_eq!(derived.line_at(derived.own_text(intro).len() + 2), 10);
-        assert_eq!(derived.labels[details as usize].parent, Some(intro));
-        assert_eq!(derived.labels[details as usize].title.text, "details");
-        assert_eq!(derived.page.text, "guide page docs guide one");
+        assert_eq!(outline.labels[details as usize].parent, Some(intro));
+        assert_eq!(outline.labels[details as usize].title.text, "details");
+        assert_eq!(outline.page.text, "guide page docs guide one");
     }
 
     #[test]
@@ -555,14 +685,14 @@ mod tests {
         assert!(index.refresh().unwrap());
         let second = cache.sync(&index);
         assert!(Arc::ptr_eq(
-            &first.files[0].derived,
-            &second.files[0].derived
+            &first.files[0].outline,
+            &second.files[0].outline
         ));
         assert!(!Arc::ptr_eq(
-            &first.files[1].derived,
-            &second.files[1].derived
+            &first.files[1].outline,
+            &second.files[1].outline
         ));
-        assert_eq!(second.files[1].derived.labels[0].title.text, "b changed");
+        assert_eq!(second.files[1].outline.labels[0].title.text, "b changed");
         std::fs::remove_file(dir.path().join("m/a.md")).unwrap();
         index.refresh().unwrap();
         assert_eq!(cache.sync(&index).files.len(), 1);

@@ -1,11 +1,24 @@
-//! What the search derives from one manual file and keeps until the file changes: its
-//! own text normalised and loosened, its labels, and its references as written. Plain
-//! data with its accessors, so `corpus` (which builds and caches it), `links` (which
-//! extracts the references from it) and `resolve` (which reads it across files) all
-//! import it and none of them another for it.
+//! What the search derives from one manual file and keeps until the file changes, in two
+//! parts (issue 16: a start over a current section index derives no file's text):
+//!
+//! - [`FileOutline`], what every search reads from every file: the node count, labels and
+//!   raw references, and each node's normalised length (BM25's length normalisation, for
+//!   every section the index brings, verified or not). Labels come from the catalog's
+//!   titles; the references and the lengths need the normalised body, so the
+//!   section index stores them with the file's sections ([`StoredOutline`]) and a file the
+//!   index holds in its current version gets its outline without its body being read.
+//! - [`FileText`], the normalised body with its line and node starts: what the scan, the
+//!   verification and the exception stage read, for candidate files only when the index
+//!   serves; derived on first use and kept in a bounded cache (`texts`).
+//!
+//! Plain data with its accessors, so `corpus` (which builds and caches it), `links` (which
+//! extracts the references from it) and `resolve` (which reads it across files) all import
+//! it and none of them another for it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
@@ -19,9 +32,77 @@ pub(crate) struct NodeKey {
     pub node: u32,
 }
 
-/// Everything the search derives from one file.
+/// What every search needs from a file; see the module documentation.
 #[derive(Debug)]
-pub(crate) struct FileDerived {
+pub(crate) struct FileOutline {
+    /// Generation of the [`ManualFile`] this was built from.
+    pub generation: u64,
+    /// Per node: normalised and loose title, index of the parent node.
+    pub labels: Vec<NodeLabel>,
+    /// Page title (front matter, else first title, else file stem) and the words of the
+    /// file's path, normalised: what a link to the page as a whole is likely to say.
+    pub page: Label,
+    /// What the body gave: the references and the body's length.
+    pub stored: StoredOutline,
+}
+
+/// The part of a [`FileOutline`] that only the normalised body gives, as the section
+/// index stores it (JSON in a bytes field of the file's first section).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct StoredOutline {
+    /// Bytes of [`FileText::body`]: the nodes' own texts, or the empty lines of a file
+    /// without nodes.
+    pub body_bytes: u64,
+    /// Bytes of each node's own normalised text ([`FileText::own_text`]).
+    pub node_bytes: Vec<u32>,
+    /// Links and textual references found in the file, not yet resolved.
+    pub references: Vec<RawReference>,
+}
+
+impl FileOutline {
+    /// The outline of `file` with what its body gave (derived, or read from the index).
+    pub(crate) fn new(file: &ManualFile, stored: StoredOutline) -> FileOutline {
+        let nodes = file.nodes();
+        let ids: HashMap<&str, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| (node.node_id.as_str(), index as u32))
+            .collect();
+        let labels = nodes
+            .iter()
+            .map(|node| NodeLabel {
+                title: Label::new(normalize_str(&node.title)),
+                parent: node
+                    .parent_id
+                    .as_deref()
+                    .and_then(|id| ids.get(id).copied()),
+            })
+            .collect();
+        FileOutline {
+            generation: file.generation(),
+            labels,
+            page: Label::new(normalize_str(&page_words(file))),
+            stored,
+        }
+    }
+
+    pub(crate) fn node_count(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub(crate) fn references(&self) -> &[RawReference] {
+        &self.stored.references
+    }
+
+    /// Bytes of node `node`'s own normalised text.
+    pub(crate) fn own_bytes(&self, node: u32) -> u32 {
+        self.stored.node_bytes[node as usize]
+    }
+}
+
+/// A file's own text normalised, line by line; see the module documentation.
+#[derive(Debug)]
+pub(crate) struct FileText {
     /// Generation of the [`ManualFile`] this was built from.
     pub generation: u64,
     /// Line number of the first line of `body` (the first node's first line).
@@ -34,13 +115,6 @@ pub(crate) struct FileDerived {
     /// Byte offset in `body` where each node's own text starts; one more entry closes
     /// the last node.
     pub node_starts: Vec<u32>,
-    /// Per node: normalised and loose title, index of the parent node.
-    pub labels: Vec<NodeLabel>,
-    /// Page title (front matter, else first title, else file stem) and the words of the
-    /// file's path, normalised: what a link to the page as a whole is likely to say.
-    pub page: Label,
-    /// Links and textual references found in the file, not yet resolved.
-    pub references: Vec<RawReference>,
 }
 
 /// A short normalised text and its loose form.
@@ -65,10 +139,9 @@ pub(crate) struct NodeLabel {
     pub parent: Option<u32>,
 }
 
-impl FileDerived {
-    /// Everything but the references, which `links` extracts from what this builds
-    /// (`corpus` puts the two together).
-    pub(crate) fn without_references(file: &ManualFile) -> FileDerived {
+impl FileText {
+    /// Normalises `file` line by line.
+    pub(crate) fn derive(file: &ManualFile) -> FileText {
         let nodes = file.nodes();
         let first_line = nodes.first().map_or(1, |node| node.line_start);
         let mut body = String::with_capacity(file.text().len() + 64);
@@ -86,38 +159,28 @@ impl FileDerived {
             node_starts.push(start);
         }
         node_starts.push(offset(&body));
-        // Sized for the worst case; the corpus keeps it for the server's life.
+        // Sized for the worst case; the cache may keep it for the server's life.
         body.shrink_to_fit();
-        let ids: HashMap<&str, u32> = nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| (node.node_id.as_str(), index as u32))
-            .collect();
-        let labels = nodes
-            .iter()
-            .map(|node| NodeLabel {
-                title: Label::new(normalize_str(&node.title)),
-                parent: node
-                    .parent_id
-                    .as_deref()
-                    .and_then(|id| ids.get(id).copied()),
-            })
-            .collect();
-        let page = Label::new(normalize_str(&page_words(file)));
-        FileDerived {
+        FileText {
             generation: file.generation(),
             first_line,
             body,
             line_starts,
             node_starts,
-            labels,
-            page,
-            references: Vec::new(),
         }
     }
 
-    pub(crate) fn node_count(&self) -> usize {
-        self.labels.len()
+    /// Bytes of each node's own text.
+    pub(crate) fn node_bytes(&self) -> Vec<u32> {
+        self.node_starts
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .collect()
+    }
+
+    /// Memory this holds, what the text cache's budget counts.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.body.capacity() + 4 * (self.line_starts.capacity() + self.node_starts.capacity())
     }
 
     /// Normalised own text of node `node` (lines separated by `\n`).
@@ -189,16 +252,20 @@ fn page_words(file: &ManualFile) -> String {
     format!("{title} {}", words.join(" "))
 }
 
-/// One file of a [`Corpus`].
+/// One file of a [`Corpus`](super::corpus::Corpus).
 #[derive(Debug, Clone)]
 pub(crate) struct CorpusFile {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
-    pub derived: Arc<FileDerived>,
+    pub outline: Arc<FileOutline>,
+    /// The text, held for the corpus's life when the file is scanned directly (the index
+    /// does not hold it, so every search reads it) or being written to the index; `None`
+    /// when the index holds the file: its text is then read through the text cache.
+    pub pinned: Option<Arc<FileText>>,
 }
 
 /// A reference as found in one file, before resolution.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RawReference {
     /// Index of the node (in its file) whose own text holds the reference.
     pub node: u32,
@@ -206,7 +273,7 @@ pub(crate) struct RawReference {
     pub target: RawTarget,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum RawTarget {
     /// A Markdown link: its destination as written and its text, normalised.
     Link { destination: String, text: String },

@@ -199,10 +199,14 @@ fn term_gaps(
     for (index, strict) in plan.query.strict.iter().enumerate() {
         let pattern = plan.strict[index];
         let held = candidates.iter().any(|c| {
-            let label = &corpus.files[c.key.file as usize].derived.labels[c.key.node as usize];
-            plan.set_normalized(&label.title.text).contains(pattern)
-                || prose_lines(corpus, files, c.key)
-                    .any(|(_, text)| plan.set_normalized(text).contains(pattern))
+            let label = &corpus.files[c.key.file as usize].outline.labels[c.key.node as usize];
+            plan.set_normalized(&label.title.text).contains(pattern) || {
+                let source = files[c.key.file as usize];
+                let text = corpus.text(c.key.file, source);
+                let in_prose = prose_lines(&text, source, c.key.node)
+                    .any(|(_, text)| plan.set_normalized(text).contains(pattern));
+                in_prose
+            }
         });
         let already = gaps
             .iter()
@@ -226,8 +230,8 @@ fn reference_gaps(corpus: &Corpus, top: &[Candidate]) -> Vec<Gap> {
                 continue;
             }
             let raw: &RawReference = &corpus.files[reference.from.file as usize]
-                .derived
-                .references[reference.raw as usize];
+                .outline
+                .references()[reference.raw as usize];
             gaps.push(Gap::Reference {
                 from: reference.from,
                 line: reference.line,
@@ -315,7 +319,9 @@ fn statements(
 ) -> Vec<Statements> {
     let mut per_term = vec![Statements::default(); plan.terms.len()];
     let heading_line = files[key.file as usize].nodes()[key.node as usize].line_start;
-    let lines = prose_lines(corpus, files, key)
+    let source = files[key.file as usize];
+    let text = corpus.text(key.file, source);
+    let lines = prose_lines(&text, source, key.node)
         .filter(|(line, text)| *line != heading_line && !is_reference_line(text));
     for (_, text) in lines {
         let present = plan.set_normalized(text);

@@ -44,9 +44,9 @@ impl CorpusLabels {
         let mut titles = Vec::new();
         for file in files {
             title_starts.push(titles.len() as u32);
-            titles.extend(file.derived.labels.iter().map(|node| &node.title));
+            titles.extend(file.outline.labels.iter().map(|node| &node.title));
         }
-        let pages: Vec<&Label> = files.iter().map(|file| &file.derived.page).collect();
+        let pages: Vec<&Label> = files.iter().map(|file| &file.outline.page).collect();
         let link_texts: Vec<&Label> = links.iter().map(|(_, label)| *label).collect();
         CorpusLabels {
             pages: LabelGrams::new(&pages),

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::derived::{FileDerived, RawReference, RawTarget};
+use super::derived::{FileText, RawReference, RawTarget};
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::normalize::normalize_str;
@@ -29,7 +29,7 @@ const CUE_WINDOW_CHARS: usize = 80;
 /// Only lines that can hold one are read: a whole-file search for `](` in the original
 /// text and for the cue words in the normalised text picks them, since nearly every line
 /// of a manual has neither and reading each line costs more than the rest of indexing.
-pub(crate) fn extract_references(file: &ManualFile, derived: &FileDerived) -> Vec<RawReference> {
+pub(crate) fn extract_references(file: &ManualFile, derived: &FileText) -> Vec<RawReference> {
     let link_lines =
         memchr::memmem::find_iter(file.text().as_bytes(), b"](").map(|at| file.line_at_offset(at));
     let cue_lines = cue_finder()

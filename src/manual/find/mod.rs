@@ -26,6 +26,7 @@ pub(crate) mod index;
 pub(crate) mod integrate;
 mod labels;
 pub(crate) mod links;
+mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
 mod relevance;
@@ -35,6 +36,7 @@ pub(crate) mod score;
 mod search;
 mod semantic;
 pub(crate) mod stages;
+mod texts;
 pub(crate) mod trace;
 
 use std::path::PathBuf;
@@ -502,6 +504,12 @@ pub(crate) mod testing {
             synonyms_path: None,
             cache_dir: None,
         }
+    }
+
+    /// The files of `index` in corpus order, what a search's `files` are.
+    pub(crate) fn sources(index: &ManualIndex) -> Vec<&ManualFile> {
+        let listed = index.files(None).expect("every manual lists");
+        listed.into_iter().map(|entry| entry.file).collect()
     }
 
     /// The plan of `query` with the built-in synonyms and no `also` wordings.

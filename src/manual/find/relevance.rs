@@ -83,8 +83,8 @@ pub(crate) fn rank_units(
     source.items = occurrences
         .into_iter()
         .map(|(key, found)| {
-            let derived = &corpus.files[key.file as usize].derived;
-            let length = derived.own_text(key.node).len() as f32;
+            let outline = &corpus.files[key.file as usize].outline;
+            let length = outline.own_bytes(key.node) as f32;
             let norm = K1 * (1.0 - B + B * length / mean_length);
             let mut score = 0.0;
             let mut significant = false;
@@ -233,6 +233,7 @@ mod tests {
         let later = Instant::now() + Duration::from_secs(60);
         let result = scan(
             &corpus,
+            &crate::manual::find::testing::sources(&index),
             &plan,
             &scope,
             later,

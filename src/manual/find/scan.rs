@@ -13,12 +13,15 @@
 //! report it and a later search can start from there.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::corpus::Corpus;
-use super::derived::NodeKey;
+use super::derived::{FileText, NodeKey};
+use super::parts::equal_parts;
 use super::plan::{PatternSet, Plan};
 use crate::call::CallContext;
+use crate::manual::ManualFile;
 
 /// Sections scanned between two looks at the clock.
 const CHUNK_NODES: usize = 64;
@@ -233,6 +236,7 @@ const PARALLEL_MIN_BYTES: usize = 4 << 20;
 /// in scan order). Sections scanned are the call's progress.
 pub(crate) fn scan(
     corpus: &Corpus,
+    files: &[&ManualFile],
     plan: &Plan,
     scope: &Scope,
     deadline: Instant,
@@ -246,45 +250,35 @@ pub(crate) fn scan(
         .iter()
         .map(|(file, nodes)| match nodes {
             Some(nodes) => nodes.len(),
-            None => corpus.files[*file as usize].derived.node_count(),
+            None => corpus.files[*file as usize].outline.node_count(),
         })
         .sum::<usize>();
     call.expect_work(sections as u64, "sections");
-    scan_in_parts(corpus, plan, scope, deadline, threads, call)
+    scan_in_parts(corpus, files, plan, scope, deadline, threads, call)
 }
 
 fn text_size(corpus: &Corpus, entry: &ScopeEntry) -> usize {
-    corpus.files[entry.0 as usize].derived.body.len()
+    corpus.files[entry.0 as usize].outline.stored.body_bytes as usize
 }
 
 fn scan_in_parts(
     corpus: &Corpus,
+    files: &[&ManualFile],
     plan: &Plan,
     scope: &Scope,
     deadline: Instant,
     threads: usize,
     call: &CallContext,
 ) -> ScanResult {
-    let size = |entry: &ScopeEntry| text_size(corpus, entry);
-    let total: usize = scope.iter().map(size).sum();
     if threads <= 1 {
-        return scan_part(corpus, plan, scope, deadline, call);
+        return scan_part(corpus, files, plan, scope, deadline, call);
     }
-    let mut parts: Vec<&[ScopeEntry]> = Vec::with_capacity(threads);
-    let mut start = 0;
-    let mut taken = 0;
-    for (index, entry) in scope.iter().enumerate() {
-        taken += size(entry);
-        if taken * threads >= total * (parts.len() + 1) && parts.len() + 1 < threads {
-            parts.push(&scope[start..=index]);
-            start = index + 1;
-        }
-    }
-    parts.push(&scope[start..]);
+    let parts = equal_parts(scope, threads, |entry| text_size(corpus, entry));
     std::thread::scope(|threads| {
         let handles: Vec<_> = parts
-            .iter()
-            .map(|part| threads.spawn(move || scan_part(corpus, plan, part, deadline, call)))
+            .into_iter()
+            .map(|part| &scope[part])
+            .map(|part| threads.spawn(move || scan_part(corpus, files, plan, part, deadline, call)))
             .collect();
         let mut result = ScanResult::default();
         for handle in handles {
@@ -296,6 +290,7 @@ fn scan_in_parts(
 
 fn scan_part(
     corpus: &Corpus,
+    files: &[&ManualFile],
     plan: &Plan,
     scope: &[ScopeEntry],
     deadline: Instant,
@@ -308,17 +303,20 @@ fn scan_part(
         let nodes: &[u32] = match nodes {
             Some(nodes) => nodes,
             None => {
-                all = (0..corpus.files[*file as usize].derived.node_count() as u32).collect();
+                all = (0..corpus.files[*file as usize].outline.node_count() as u32).collect();
                 &all
             }
         };
         let mut scanned_here = 0;
+        // Read (derived when the cache has none) only once a chunk is to be scanned.
+        let mut text: Option<Arc<FileText>> = None;
         for chunk in nodes.chunks(CHUNK_NODES) {
             if cut || Instant::now() >= deadline || call.is_cancelled() {
                 cut = true;
                 break;
             }
-            scan_nodes(corpus, plan, *file, chunk, &mut result);
+            let text = text.get_or_insert_with(|| corpus.text(*file, files[*file as usize]));
+            scan_nodes(corpus, text, plan, *file, chunk, &mut result);
             scanned_here += chunk.len();
             call.work_done(chunk.len() as u64);
         }
@@ -337,7 +335,7 @@ fn scan_part(
 }
 
 fn page_hits(corpus: &Corpus, plan: &Plan, file: u32, result: &mut ScanResult) {
-    let page = &corpus.files[file as usize].derived.page;
+    let page = &corpus.files[file as usize].outline.page;
     let hits = PageHits {
         normalized: plan.set_normalized(&page.text),
         loose: plan.set_loose(&page.loose),
@@ -348,8 +346,15 @@ fn page_hits(corpus: &Corpus, plan: &Plan, file: u32, result: &mut ScanResult) {
 }
 
 /// Scans `nodes` (sorted) of `file`, runs of consecutive nodes as one text.
-fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &mut ScanResult) {
-    let derived = &corpus.files[file as usize].derived;
+fn scan_nodes(
+    corpus: &Corpus,
+    derived: &FileText,
+    plan: &Plan,
+    file: u32,
+    nodes: &[u32],
+    result: &mut ScanResult,
+) {
+    let labels = &corpus.files[file as usize].outline.labels;
     let mut local: HashMap<u32, NodeHits> = HashMap::new();
     let mut tally = Tally::new(plan.patterns.len());
     for run in consecutive_runs(nodes) {
@@ -396,7 +401,7 @@ fn scan_nodes(corpus: &Corpus, plan: &Plan, file: u32, nodes: &[u32], result: &m
     }
     for &node in nodes {
         let key = NodeKey { file, node };
-        let title = &derived.labels[node as usize].title;
+        let title = &labels[node as usize].title;
         let mut hits = local.remove(&node).unwrap_or_default();
         hits.set_titles(
             plan.set_normalized(&title.text),
@@ -468,11 +473,12 @@ mod tests {
     use super::*;
     use crate::manual::find::corpus::CorpusCache;
     use crate::manual::find::query::Query;
-    use crate::manual::find::testing::index;
+    use crate::manual::find::testing::{index, sources};
+    use crate::manual::ManualIndex;
     use crate::text::synonyms::Synonyms;
     use std::time::Duration;
 
-    fn setup() -> (tempfile::TempDir, std::sync::Arc<Corpus>, Plan) {
+    fn setup() -> (tempfile::TempDir, ManualIndex, std::sync::Arc<Corpus>, Plan) {
         let files: Vec<(String, String)> = (0..6)
             .map(|n| {
                 (
@@ -492,7 +498,7 @@ mod tests {
             &Synonyms::load(None, &crate::text::normalize::normalize_str).0,
             &[],
         );
-        (dir, corpus, plan)
+        (dir, index, corpus, plan)
     }
 
     fn all(corpus: &Corpus) -> Scope {
@@ -503,9 +509,16 @@ mod tests {
 
     #[test]
     fn every_section_is_scanned_with_body_loose_and_title_evidence() {
-        let (_dir, corpus, plan) = setup();
+        let (_dir, index, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
-        let result = scan(&corpus, &plan, &all(&corpus), later, &CallContext::local());
+        let result = scan(
+            &corpus,
+            &sources(&index),
+            &plan,
+            &all(&corpus),
+            later,
+            &CallContext::local(),
+        );
         assert_eq!((result.scanned_files, result.scanned_nodes), (6, 12));
         assert!(result.unscanned.is_empty());
         let term = plan.terms[1].exact;
@@ -520,11 +533,27 @@ mod tests {
 
     #[test]
     fn parts_on_several_threads_give_the_same_result() {
-        let (_dir, corpus, plan) = setup();
+        let (_dir, index, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
         let local = CallContext::local();
-        let one = scan_in_parts(&corpus, &plan, &all(&corpus), later, 1, &local);
-        let three = scan_in_parts(&corpus, &plan, &all(&corpus), later, 3, &local);
+        let one = scan_in_parts(
+            &corpus,
+            &sources(&index),
+            &plan,
+            &all(&corpus),
+            later,
+            1,
+            &local,
+        );
+        let three = scan_in_parts(
+            &corpus,
+            &sources(&index),
+            &plan,
+            &all(&corpus),
+            later,
+            3,
+            &local,
+        );
         assert_eq!(one.scanned_nodes, three.scanned_nodes);
         let keys: Vec<_> = three.hits.iter().map(|(key, _)| *key).collect();
         let expected: Vec<_> = one.hits.iter().map(|(key, _)| *key).collect();
@@ -537,9 +566,17 @@ mod tests {
 
     #[test]
     fn a_spent_budget_leaves_everything_unscanned_in_order() {
-        let (_dir, corpus, plan) = setup();
+        let (_dir, index, corpus, plan) = setup();
         let local = CallContext::local();
-        let result = scan_in_parts(&corpus, &plan, &all(&corpus), Instant::now(), 2, &local);
+        let result = scan_in_parts(
+            &corpus,
+            &sources(&index),
+            &plan,
+            &all(&corpus),
+            Instant::now(),
+            2,
+            &local,
+        );
         assert_eq!(result.scanned_nodes, 0);
         assert!(result.hits.is_empty());
         let files: Vec<u32> = result.unscanned.iter().map(|(file, _)| *file).collect();
@@ -549,12 +586,19 @@ mod tests {
 
     #[test]
     fn a_cancelled_call_stops_the_scan_as_a_spent_budget_does() {
-        let (_dir, corpus, plan) = setup();
+        let (_dir, index, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
         let call = CallContext::local();
         call.cancel_flag()
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        let result = scan(&corpus, &plan, &all(&corpus), later, &call);
+        let result = scan(
+            &corpus,
+            &sources(&index),
+            &plan,
+            &all(&corpus),
+            later,
+            &call,
+        );
         assert_eq!(result.scanned_nodes, 0);
         assert_eq!(result.unscanned.len(), corpus.files.len());
     }

@@ -112,7 +112,7 @@ pub(crate) fn score_all(
     let no_page = PageHits::default();
     let mut scored: Vec<Scored> = keys
         .into_iter()
-        .filter(|key| corpus.files[key.file as usize].derived.node_count() > key.node as usize)
+        .filter(|key| corpus.files[key.file as usize].outline.node_count() > key.node as usize)
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
             let page = scan.pages.get(&key.file).unwrap_or(&no_page);
@@ -238,7 +238,7 @@ fn phrase_bonus(
     signals: &mut Signals,
 ) -> f32 {
     let phrase = &plan.query.phrase;
-    let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
+    let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
     let phrase_loose = &plan.phrase_loose;
     let equals = |text: &str, loose: &str| {
         text == phrase || (!loose.is_empty() && loose == phrase_loose.as_str())
@@ -328,7 +328,7 @@ impl TitleSets {
             .get_or_insert_with(|| labels.titles.candidate_texts(plan));
         admitted.binary_search(&id).ok()?;
         self.memo.entry(id).or_insert_with(|| {
-            let title = &corpus.files[key.file as usize].derived.labels[key.node as usize].title;
+            let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
             (
                 plan.set_normalized(&title.text),
                 plan.set_loose(&title.loose),
@@ -344,7 +344,7 @@ impl TitleSets {
         corpus: &Corpus,
         key: NodeKey,
     ) -> Vec<&(PatternSet, PatternSet)> {
-        let labels = &corpus.files[key.file as usize].derived.labels;
+        let labels = &corpus.files[key.file as usize].outline.labels;
         let mut ids = Vec::new();
         let mut parent = labels[key.node as usize].parent;
         while let Some(node) = parent {
@@ -393,6 +393,7 @@ mod tests {
         let scope = testing::every_file(&corpus);
         let result = scan(
             &corpus,
+            &crate::manual::find::testing::sources(&index),
             &plan,
             &scope,
             Instant::now() + Duration::from_secs(60),

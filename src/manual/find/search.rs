@@ -215,7 +215,14 @@ impl Search<'_> {
             .cloned()
             .collect();
         if !unindexed.is_empty() {
-            let direct = scan(self.corpus, self.plan, &unindexed, self.deadline, self.call);
+            let direct = scan(
+                self.corpus,
+                self.files,
+                self.plan,
+                &unindexed,
+                self.deadline,
+                self.call,
+            );
             let filter = ScopeFilter::new(self.corpus, &unindexed);
             stage.provisional.retain(|key| !filter.contains(*key));
             for (key, hits) in &mut stage.scanned.hits {
@@ -259,6 +266,7 @@ impl Search<'_> {
             let keys: HashSet<NodeKey> = next.iter().copied().collect();
             let exact = scan(
                 self.corpus,
+                self.files,
                 self.plan,
                 &scope_of(&next),
                 self.deadline,
@@ -520,8 +528,11 @@ impl Search<'_> {
         result.stage4_added_chars = fresh
             .iter()
             .map(|c| {
-                let derived = &self.corpus.files[c.key.file as usize].derived;
-                derived.own_text(c.key.node).chars().count()
+                let text = self
+                    .corpus
+                    .text(c.key.file, self.files[c.key.file as usize]);
+                let chars = text.own_text(c.key.node).chars().count();
+                chars
             })
             .sum();
         result.candidates.append(&mut fresh);

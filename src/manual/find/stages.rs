@@ -18,7 +18,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use super::corpus::Corpus;
-use super::derived::NodeKey;
+use super::derived::{FileText, NodeKey};
 use super::plan::Plan;
 use super::query::Intent;
 use super::score::{Scored, Way};
@@ -118,14 +118,11 @@ pub(crate) fn guarded<T>(
 
 /// The own lines of a section that are prose (code blocks hold no caveats), normalised.
 pub(crate) fn prose_lines<'a>(
-    corpus: &'a Corpus,
-    files: &'a [&ManualFile],
-    key: NodeKey,
+    text: &'a FileText,
+    file: &'a ManualFile,
+    node: u32,
 ) -> impl Iterator<Item = (LineNo, &'a str)> {
-    let file = files[key.file as usize];
-    corpus.files[key.file as usize]
-        .derived
-        .own_lines(key.node, file)
+    text.own_lines(node, file)
         .filter(move |(line, _)| !file.is_code_line(*line))
 }
 
@@ -135,7 +132,9 @@ fn exception_categories(
     files: &[&ManualFile],
     key: NodeKey,
 ) -> Vec<ExceptionCategory> {
-    prose_lines(corpus, files, key)
+    let source = files[key.file as usize];
+    let text = corpus.text(key.file, source);
+    prose_lines(&text, source, key.node)
         .flat_map(|(_, text)| exceptions_in_normalized(text).map(|hit| hit.term.category))
         .collect()
 }
@@ -152,7 +151,12 @@ pub(crate) fn stage2_exceptions(
     for candidate in candidates.iter_mut() {
         let categories = exception_categories(corpus, files, candidate.key);
         let with_term = !categories.is_empty()
-            && prose_lines(corpus, files, candidate.key).any(|(_, text)| {
+            && prose_lines(
+                &corpus.text(candidate.key.file, files[candidate.key.file as usize]),
+                files[candidate.key.file as usize],
+                candidate.key.node,
+            )
+            .any(|(_, text)| {
                 exceptions_in_normalized(text).next().is_some() && {
                     let present = plan.set_normalized(text);
                     plan.terms.iter().any(|term| present.contains(term.exact))
@@ -387,7 +391,7 @@ pub(crate) fn exception_neighbours(
     let mut files_in_order: Vec<(&u32, &f32)> = best_in_file.iter().collect();
     files_in_order.sort_by(|a, b| a.0.cmp(b.0));
     for (&file, &best) in files_in_order {
-        for node in 0..corpus.files[file as usize].derived.node_count() as u32 {
+        for node in 0..corpus.files[file as usize].outline.node_count() as u32 {
             let key = NodeKey { file, node };
             if taken.contains(&key) {
                 continue;

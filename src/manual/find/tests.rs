@@ -775,6 +775,97 @@ fn the_longest_and_most_fragmented_queries_work() {
     }
 }
 
+/// A finder keeping its section index under `cache`, as a server with `CACHE_DIR` does.
+fn finder_on_disk(cache: &std::path::Path) -> Finder {
+    Finder::new(FindSettings {
+        cache_dir: Some(cache.to_path_buf()),
+        ..settings()
+    })
+}
+
+/// Every reference of a corpus as `Debug` text, link texts sorted by their target.
+fn reference_graph(corpus: &Corpus) -> String {
+    let mut link_texts: Vec<_> = corpus
+        .references
+        .link_texts()
+        .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
+        .collect();
+    link_texts.sort();
+    format!("{:?} {link_texts:?}", corpus.references.references)
+}
+
+#[test]
+fn a_start_over_a_current_index_derives_no_text_and_a_search_only_its_candidates_files() {
+    let (dir, mut index) = index(FILES);
+    let cache = tempfile::tempdir().unwrap();
+    let first = finder_on_disk(cache.path());
+    first.complete_section_index(&index);
+    let derived = first.corpus(&index);
+    assert!(derived.unindexed.is_empty());
+    drop(first);
+
+    let finder = finder_on_disk(cache.path());
+    let corpus = finder.corpus(&index);
+    assert!(corpus.unindexed.is_empty(), "the index holds every file");
+    assert!(
+        corpus.files.iter().all(|file| file.pinned.is_none()),
+        "no file was derived at start"
+    );
+    assert_eq!(corpus.texts().derived_count(), 0);
+    assert_eq!(reference_graph(&corpus), reference_graph(&derived));
+    assert_eq!(corpus.mean_node_bytes, derived.mean_node_bytes);
+    for (read, made) in corpus.files.iter().zip(&derived.files) {
+        assert_eq!(read.outline.stored, made.outline.stored, "{}", read.path);
+        assert_eq!(
+            format!("{:?} {:?}", read.outline.labels, read.outline.page),
+            format!("{:?} {:?}", made.outline.labels, made.outline.page)
+        );
+    }
+
+    let outcome = finder
+        .find(
+            &index,
+            &request("rollback commander"),
+            &CallContext::local(),
+        )
+        .expect("search");
+    let candidates = places(&hits(&finder, &outcome, HitKind::Candidates));
+    assert!(
+        candidates.contains(&"incident.md:3".to_owned()),
+        "{candidates:?}"
+    );
+    let texts = corpus.texts();
+    assert!(texts.holds("ops", "incident.md") && texts.holds("ops", "deploy.md"));
+    assert!(
+        !texts.holds("rules", "leave.md") && !texts.holds("rules", "faq.md"),
+        "files without a candidate are not derived"
+    );
+    assert_eq!(texts.derived_count(), 2);
+    finder
+        .find(
+            &index,
+            &request("rollback commander"),
+            &CallContext::local(),
+        )
+        .expect("search");
+    assert_eq!(texts.derived_count(), 2, "kept across searches");
+
+    std::fs::write(
+        dir.path().join("ops/incident.md"),
+        INCIDENT.replace("Page the commander.", "Page the deputy."),
+    )
+    .unwrap();
+    assert!(index.refresh().unwrap());
+    let changed = finder.corpus(&index);
+    let at = changed.file_index("ops", "incident.md").unwrap() as usize;
+    let text = changed.files[at]
+        .pinned
+        .as_ref()
+        .expect("a changed file is derived again, whole, until the index holds it");
+    assert!(text.body.contains("deputy"));
+    assert!(changed.unindexed.contains(&(at as u32)));
+}
+
 const LABELLED: &[(&str, &str)] = &[
     (
         "m/keihi.md",

@@ -6,8 +6,11 @@
 //! (the same text's Latin words as written, for literals) and, as fast fields, the file's
 //! id and version and the node's index in its file. The query side
 //! builds its terms with the same functions ([`literal`]), so index terms and query units
-//! agree by construction. Nothing is stored: the search reads section text from the
-//! corpus, so a stored copy would only cost indexing time and disk.
+//! agree by construction. No section text is stored: the search reads it from the corpus
+//! (the files), so a stored copy would only cost indexing time and disk. What is stored
+//! is each file's [`StoredOutline`] (its references and body length, JSON in `outline`
+//! of the file's first section): what a start needs from every file and could otherwise
+//! only get by normalising every file's body.
 //!
 //! The index lives in `${CACHE_DIR}/sections/` and outlives the process: a file's sections
 //! carry the fingerprint of the file's stamp, so after a restart only files whose stamp
@@ -36,24 +39,26 @@ pub(crate) mod literal;
 mod tokenizer;
 pub(crate) mod vocabulary;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+    BytesOptions, Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+    Value,
 };
 use tantivy::{
     Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
 };
 
 use self::directory::ReadingDirectory;
-use super::derived::FileDerived;
+use super::derived::{FileOutline, FileText, StoredOutline};
 use crate::manual::ManualFile;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
 /// The layout of the documents; bump it with any change of fields or of what they hold.
-const FORMAT_VERSION: u32 = 3;
+/// 4: the stored outline of each file.
+const FORMAT_VERSION: u32 = 4;
 /// Folder under `CACHE_DIR`.
 const FOLDER: &str = "sections";
 /// A build commits after this much text or this much time, whichever comes first, so a
@@ -112,6 +117,8 @@ pub(crate) struct Fields {
     /// The own text, normalised.
     pub(crate) body: Field,
     pub(crate) words: Field,
+    /// The file's [`StoredOutline`] as JSON, on its first section only.
+    pub(crate) outline: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -134,6 +141,7 @@ fn schema() -> (Schema, Fields) {
             "words",
             TextOptions::default().set_indexing_options(positions(tokenizer::WORDS)),
         ),
+        outline: builder.add_bytes_field("outline", BytesOptions::default().set_stored()),
     };
     (builder.build(), fields)
 }
@@ -148,25 +156,15 @@ pub(crate) fn file_id(manual_id: &str, path: &str) -> u64 {
     crate::text::fingerprint(&[manual_id.as_bytes(), path.as_bytes()])
 }
 
-/// One file to (re)index: its names, version and derived text. Owned, so a build can run
-/// on a thread of its own while the manual index moves on.
+/// One file to (re)index: its names, version, outline and text. Owned, so a build can
+/// run on a thread of its own while the manual index moves on.
 pub(crate) struct FileSections {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     /// [`ManualFile::version`] of the file the sections are read from.
     pub version: u64,
-    pub derived: Arc<FileDerived>,
-}
-
-impl FileSections {
-    pub(crate) fn new(manual_id: &Arc<str>, file: &ManualFile, derived: &Arc<FileDerived>) -> Self {
-        FileSections {
-            manual_id: Arc::clone(manual_id),
-            path: file.path().into(),
-            version: file.version(),
-            derived: Arc::clone(derived),
-        }
-    }
+    pub outline: Arc<FileOutline>,
+    pub text: Arc<FileText>,
 }
 
 /// How far an update is, for a progress report.
@@ -316,6 +314,50 @@ impl SectionIndex {
         self.indexed.get(&file_id(manual_id, file.path())) == Some(&file.version())
     }
 
+    /// The stored outlines of the files `wanted` (by [`file_id`]) in the last commit. A
+    /// file whose outline is missing or unreadable is left out (the caller derives it).
+    pub(crate) fn stored_outlines(
+        &self,
+        wanted: &HashSet<u64>,
+    ) -> tantivy::Result<HashMap<u64, StoredOutline>> {
+        let mut outlines = HashMap::with_capacity(wanted.len());
+        if wanted.is_empty() {
+            return Ok(outlines);
+        }
+        let searcher = self.reader.searcher();
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let ids = fast.u64("file_id")?;
+            let nodes = fast.u64("node")?;
+            // First sections are spread over the store's blocks: a one-block cache is
+            // enough for the few that share one.
+            let store = segment.get_store_reader(1)?;
+            for doc in segment.doc_ids_alive() {
+                let Some(id) = ids.first(doc).filter(|id| wanted.contains(id)) else {
+                    continue;
+                };
+                if nodes.first(doc) != Some(0) {
+                    continue;
+                }
+                let document: TantivyDocument = store.get(doc)?;
+                let parsed = document
+                    .get_first(self.fields.outline)
+                    .and_then(|value| value.as_bytes())
+                    .map(serde_json::from_slice::<StoredOutline>);
+                match parsed {
+                    Some(Ok(outline)) => {
+                        outlines.insert(id, outline);
+                    }
+                    Some(Err(error)) => {
+                        tracing::warn!(error = %error, "a stored outline cannot be read; the file is derived")
+                    }
+                    None => {}
+                }
+            }
+        }
+        Ok(outlines)
+    }
+
     /// The ids of the files the index holds sections of.
     pub(crate) fn indexed_files(&self) -> impl Iterator<Item = u64> + '_ {
         self.indexed.keys().copied()
@@ -356,7 +398,7 @@ impl SectionIndex {
             let bytes = self.add_file(&writer, entry, id)?;
             pending.push((id, Some(entry.version)));
             written.files += 1;
-            written.sections += entry.derived.node_count() as u64;
+            written.sections += entry.outline.node_count() as u64;
             written.bytes += bytes as u64;
             since_commit += bytes;
             if since_commit >= COMMIT_EVERY_BYTES || committed.elapsed() >= COMMIT_EVERY {
@@ -398,15 +440,19 @@ impl SectionIndex {
         id: u64,
     ) -> tantivy::Result<usize> {
         let fields = &self.fields;
-        let derived = &entry.derived;
         let mut bytes = 0;
-        for node in 0..derived.node_count() as u32 {
-            let own = derived.own_text(node);
+        for node in 0..entry.outline.node_count() as u32 {
+            let own = entry.text.own_text(node);
             bytes += own.len();
             let mut doc = TantivyDocument::default();
             doc.add_u64(fields.file_id, id);
             doc.add_u64(fields.version, entry.version);
             doc.add_u64(fields.node, u64::from(node));
+            if node == 0 {
+                let outline = serde_json::to_vec(&entry.outline.stored)
+                    .expect("an outline of strings and numbers serialises");
+                doc.add_bytes(fields.outline, &outline);
+            }
             doc.add_text(fields.body, own);
             doc.add_text(fields.words, own);
             writer.add_document(doc)?;

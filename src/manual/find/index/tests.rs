@@ -212,3 +212,34 @@ fn a_file_edited_while_a_background_build_runs_is_scanned_then_indexed_in_its_ne
     assert!(literal(&corpus, "syslog").is_empty());
     assert_eq!(literal(&corpus, "journald"), [at("logs.md", 0, 1)]);
 }
+
+#[test]
+fn an_index_of_an_older_format_version_is_rebuilt_with_the_stored_outlines() {
+    let (_dir, index) = index(FILES);
+    let cache = tempfile::tempdir().unwrap();
+    synced(
+        &mut CorpusCache::new(Some(cache.path().to_path_buf())),
+        &index,
+    );
+    // The same documents committed as an older version: before the stored outlines, an
+    // index held no outline, so reading one would derive every file at each start.
+    let folder = cache.path().join(FOLDER);
+    let old = Index::open_in_dir(&folder).unwrap();
+    let mut writer: IndexWriter<TantivyDocument> =
+        old.writer_with_num_threads(1, 15 << 20).unwrap();
+    let mut prepared = writer.prepare_commit().unwrap();
+    prepared.set_payload(&format!(
+        "manvault sections format {} tokens {INDEX_TOKENS_VERSION}",
+        FORMAT_VERSION - 1
+    ));
+    prepared.commit().unwrap();
+    drop((writer, old));
+
+    let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()));
+    let corpus = synced(&mut rebuilt, &index);
+    assert_eq!(rebuilt.last_update().files, 2, "rebuilt");
+    assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
+    let sections = rebuilt.sections().expect("landed");
+    let wanted: HashSet<u64> = sections.indexed_files().collect();
+    assert_eq!(sections.stored_outlines(&wanted).unwrap().len(), 2);
+}
