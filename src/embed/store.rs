@@ -297,12 +297,7 @@ impl VectorStore {
             };
             push_record(&mut bytes, &self.hashes[id as usize], &vector);
         }
-        let written = match file.root.create_new(&file.rel, &bytes, true) {
-            Err(error) if error.code == ErrorCode::Conflict => {
-                file.root.replace(&file.rel, &bytes, None)
-            }
-            other => other,
-        };
+        let written = file.root.write_whole(&file.rel, &bytes);
         match written {
             Ok(_) => {
                 file.records = live.len();

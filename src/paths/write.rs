@@ -43,6 +43,24 @@ const NEW_FILE_MODE: Mode = Mode::from_raw_mode(0o666);
 const TEMP_NAME_ATTEMPTS: u32 = 16;
 
 impl Root {
+    /// Puts `bytes` as the whole content of `rel`, whether or not it exists (folders
+    /// created on the way): for caches the server alone writes, where the newest whole
+    /// version wins. Replaced first, since a cache file is usually there; a file another
+    /// process created between the two attempts is replaced in turn.
+    pub(crate) fn write_whole(&self, rel: &RelPath, bytes: &[u8]) -> Result<u64, ToolError> {
+        match self.replace(rel, bytes, None) {
+            Err(error) if error.code == ErrorCode::NotFound => {
+                match self.create_new(rel, bytes, true) {
+                    Err(error) if error.code == ErrorCode::Conflict => {
+                        self.replace(rel, bytes, None)
+                    }
+                    other => other,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Creates `rel` with `bytes`, failing with `conflict` if it exists (as anything: a
     /// link there is `forbidden`). The file appears whole or not at all. With
     /// `create_parents`, missing folders are created on the way; each is entered like any

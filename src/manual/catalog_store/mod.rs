@@ -113,18 +113,7 @@ impl CatalogStore {
     /// costs only the next start's parse.
     pub(crate) fn save<'a>(&self, files: impl Iterator<Item = (&'a str, &'a ManualFile)>) {
         let bytes = encode(files);
-        let written = match self.root.replace(&self.file, &bytes, None) {
-            Err(error) if error.code == ErrorCode::NotFound => {
-                match self.root.create_new(&self.file, &bytes, true) {
-                    // Another process created it meanwhile: ours is as current.
-                    Err(error) if error.code == ErrorCode::Conflict => {
-                        self.root.replace(&self.file, &bytes, None)
-                    }
-                    other => other,
-                }
-            }
-            other => other,
-        };
+        let written = self.root.write_whole(&self.file, &bytes);
         match written {
             Ok(bytes) => tracing::debug!(bytes, "manual catalog written"),
             Err(error) => tracing::warn!(
