@@ -6,6 +6,8 @@
 //!   write in a `BEGIN IMMEDIATE` transaction: the write lock is taken before the first
 //!   read, so a read-check-write (is this hash stored? what is this utility?) can never
 //!   interleave with another process's. Two servers on one database lose nothing.
+//!   Processes starting together on a store that does not exist yet wait for each other
+//!   too, though SQLite itself would not (`retry_while_busy`).
 //! - **Durability.** `synchronous=NORMAL` under WAL: a committed transaction survives a
 //!   process crash; a power loss may drop the last few commits (never corrupt the file).
 //! - **Migrations** are numbered and recorded in the database itself
@@ -168,25 +170,9 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut connection = Connection::open_with_flags(path, flags)?;
-        connection.busy_timeout(Duration::from_millis(busy_timeout_ms))?;
-        let mode: String =
-            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(
-                mode,
-                "memory store: WAL is not available; other processes wait on writes"
-            );
-        }
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        // Reads through a memory map and a 32 MiB page cache instead of a `pread` per
-        // page: a text query walks posting lists across much of the file (at 100,000
-        // claims this halves an activate's time).
-        connection.pragma_update(None, "mmap_size", MMAP_BYTES)?;
-        connection.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
-        // Every statement the memory tools run stays prepared (the default keeps 16, and
-        // re-preparing an FTS5 statement reconnects the virtual table).
-        connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        migrate(&mut connection)?;
+        let busy_timeout = Duration::from_millis(busy_timeout_ms);
+        connection.busy_timeout(busy_timeout)?;
+        retry_while_busy(busy_timeout, || set_up(&mut connection))?;
         Ok(Store {
             connection: Mutex::new(connection),
         })
@@ -220,6 +206,54 @@ impl Store {
         let value = write(&transaction)?;
         transaction.commit().map_err(internal)?;
         Ok(value)
+    }
+}
+
+/// WAL, the connection's settings and the migrations: what every open does before the
+/// first call.
+fn set_up(connection: &mut Connection) -> rusqlite::Result<()> {
+    let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(
+            mode,
+            "memory store: WAL is not available; other processes wait on writes"
+        );
+    }
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    // Reads through a memory map and a 32 MiB page cache instead of a `pread` per
+    // page: a text query walks posting lists across much of the file (at 100,000
+    // claims this halves an activate's time).
+    connection.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+    connection.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
+    // Every statement the memory tools run stays prepared (the default keeps 16, and
+    // re-preparing an FTS5 statement reconnects the virtual table).
+    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    migrate(connection)
+}
+
+/// Runs `step` again while it fails with SQLITE_BUSY, until `patience` has passed.
+/// SQLite calls the busy handler only when waiting cannot deadlock: a connection that
+/// already reads and asks for the write lock gets SQLITE_BUSY at once. Switching a fresh
+/// file to WAL does exactly that, so processes starting together on a store that does
+/// not exist yet would fail where they should wait (one of them sets it up, the others
+/// then find it set up). A failed step holds no lock, so trying again is safe.
+fn retry_while_busy(
+    patience: Duration,
+    mut step: impl FnMut() -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + patience;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match step() {
+            Err(error)
+                if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() + pause < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            result => return result,
+        }
     }
 }
 
@@ -290,6 +324,30 @@ mod tests {
             })
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    /// Another process's write lock on a database still in rollback mode (a fresh file)
+    /// makes `PRAGMA journal_mode = WAL` fail at once, busy timeout or not: SQLite does
+    /// not wait when a connection already reading asks for the write lock. The open waits
+    /// for it anyway, as it waits for any other write.
+    #[test]
+    fn an_open_waits_for_another_process_setting_up_the_store() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("memory.sqlite3");
+        std::fs::write(&path, b"").unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            other.execute_batch("COMMIT").unwrap();
+        });
+        let store = Store::open(&path, 5000);
+        release.join().unwrap();
+        let store = store.unwrap();
+        assert_eq!(
+            store.read(|c| schema_version(c).map_err(internal)).unwrap(),
+            1
+        );
     }
 
     #[test]
