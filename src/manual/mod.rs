@@ -27,6 +27,7 @@ pub(crate) mod node;
 pub(crate) mod read;
 pub(crate) mod reference;
 mod sections;
+mod source;
 mod validate;
 pub mod vectors;
 mod watch;
