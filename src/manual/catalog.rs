@@ -36,7 +36,7 @@ impl FileStamp {
         self.len
     }
 
-    pub(super) fn of(metadata: &fs::Metadata) -> Self {
+    fn of(metadata: &fs::Metadata) -> Self {
         #[cfg(unix)]
         let identity = {
             use std::os::unix::fs::MetadataExt;
@@ -198,6 +198,31 @@ pub(super) fn read_manual_file(
     let (mut file, size) = open_manual_file(opener, manual_id, path)?;
     let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.read_to_end(&mut content)?;
+    Ok(content)
+}
+
+/// Reads a manual file as [`read_manual_file`] does, if it is still at stamp fingerprint
+/// `version`: its status is checked on the open file before and after the read, so a file
+/// replaced, rewritten or still being written is not taken for the indexed one.
+/// `Err` says why not, for the reader's error.
+pub(super) fn read_manual_file_at(
+    opener: &mut FileOpener<'_>,
+    manual_id: &str,
+    path: &str,
+    version: u64,
+) -> Result<Vec<u8>, String> {
+    let check = |file: &fs::File, reason: &str| match file.metadata() {
+        Ok(metadata) if FileStamp::of(&metadata).fingerprint() == version => Ok(()),
+        Ok(_) => Err(reason.to_owned()),
+        Err(error) => Err(format!("status unreadable: {}", error.kind())),
+    };
+    let (mut file, size) = open_manual_file(opener, manual_id, path)
+        .map_err(|error| format!("cannot be opened as a regular file: {error}"))?;
+    check(&file, "changed since it was indexed")?;
+    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.read_to_end(&mut content)
+        .map_err(|error| format!("unreadable: {}", error.kind()))?;
+    check(&file, "changed while it was read")?;
     Ok(content)
 }
 

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use super::node::{Node, NodeKind};
 use super::sections::{outline_markdown, Outline};
-use super::source::ManualsSource;
 use crate::error::ToolResult;
 use crate::text::lines::{LineNo, LineTable};
 
@@ -56,10 +55,25 @@ pub(crate) struct StoredParse {
     pub(crate) outline: Outline,
 }
 
+/// Reads a file's text again, checked to be the version indexed (`source::ManualsSource`,
+/// the manuals root). A trait so that the file model does not depend on the reading,
+/// which depends on discovery, which depends on the file model.
+pub(crate) trait TextSource: std::fmt::Debug + Send + Sync {
+    /// The decoded text of `manual_id/path` at stamp fingerprint `version`, `text_len`
+    /// bytes long, or `conflict`.
+    fn read_checked(
+        &self,
+        manual_id: &str,
+        path: &str,
+        version: u64,
+        text_len: usize,
+    ) -> ToolResult<String>;
+}
+
 /// Where a file's text is read again from: its manual under the index's manuals root.
 #[derive(Debug, Clone)]
 pub(crate) struct FileOrigin {
-    pub(super) source: Arc<ManualsSource>,
+    pub(super) source: Arc<dyn TextSource>,
     pub(super) manual_id: Arc<str>,
 }
 

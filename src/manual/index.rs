@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootScan};
 use super::catalog_store::CatalogStore;
-use super::file::{FileOrigin, ManualFile};
+use super::file::{FileOrigin, ManualFile, TextSource};
 use super::node::Node;
 use super::source::ManualsSource;
 use super::validate::{normalize_relative_path, validate_manual_id};
@@ -381,7 +381,7 @@ impl Loader<'_> {
                     changed = true;
                     let version = found.stamp.fingerprint();
                     let origin = FileOrigin {
-                        source: Arc::clone(self.source),
+                        source: Arc::clone(self.source) as Arc<dyn TextSource>,
                         manual_id: Arc::clone(&manual_origin),
                     };
                     let restored = self

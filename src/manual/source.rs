@@ -12,16 +12,14 @@
 //! error (`conflict`), and the index is told to walk the tree again on its next refresh
 //! (the change watch usually sees the event too; this does not depend on it).
 
-use std::fs::File;
-use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::catalog::{open_manual_file, FileStamp};
-use super::file::decode;
+use super::catalog::read_manual_file_at;
+use super::file::{decode, TextSource};
 use crate::error::{ErrorCode, ToolError, ToolResult};
 use crate::paths::Root;
 
@@ -65,11 +63,13 @@ impl ManualsSource {
     pub(super) fn count_read(&self) {
         self.reads.fetch_add(1, Ordering::Relaxed);
     }
+}
 
+impl TextSource for ManualsSource {
     /// The decoded text of `manual_id/path` if the file is still at stamp fingerprint
     /// `version` and its text `text_len` bytes long; else a `conflict` naming the file
     /// and why, and the index marked for a walk.
-    pub(super) fn read_checked(
+    fn read_checked(
         &self,
         manual_id: &str,
         path: &str,
@@ -80,14 +80,7 @@ impl ManualsSource {
         let read = || -> Result<String, String> {
             let root = Root::open(&self.root)
                 .map_err(|error| format!("manuals root unreadable: {}", error.kind()))?;
-            let mut opener = root.file_opener();
-            let (mut file, size) = open_manual_file(&mut opener, manual_id, path)
-                .map_err(|error| format!("cannot be opened as a regular file: {error}"))?;
-            check_stamp(&file, version, "changed since it was indexed")?;
-            let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-            file.read_to_end(&mut bytes)
-                .map_err(|error| format!("unreadable: {}", error.kind()))?;
-            check_stamp(&file, version, "changed while it was read")?;
+            let bytes = read_manual_file_at(&mut root.file_opener(), manual_id, path, version)?;
             let text = decode(bytes)?;
             if text.len() != text_len {
                 return Err(format!(
@@ -109,18 +102,6 @@ impl ManualsSource {
             )
             .with_details(json!({ "manual_id": manual_id, "path": path, "reason": reason }))
         })
-    }
-}
-
-/// `Err(reason)` unless the open `file`'s status has stamp fingerprint `version`.
-fn check_stamp(file: &File, version: u64, reason: &str) -> Result<(), String> {
-    let metadata = file
-        .metadata()
-        .map_err(|error: io::Error| format!("status unreadable: {}", error.kind()))?;
-    if FileStamp::of(&metadata).fingerprint() == version {
-        Ok(())
-    } else {
-        Err(reason.to_owned())
     }
 }
 

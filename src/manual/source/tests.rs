@@ -3,6 +3,7 @@ use std::path::Path;
 use super::*;
 use crate::bridge::Copy;
 use crate::contract::types::RefTarget;
+use crate::manual::file::TextSource;
 use crate::manual::{
     manual_excepts, manual_read, ExceptsRequest, LineSpan, ManualIndex, ManualRef, ReadLimits,
     ReadRequest, ReadScope,
