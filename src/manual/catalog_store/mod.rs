@@ -151,7 +151,7 @@ fn encode<'a>(files: impl Iterator<Item = (&'a str, &'a ManualFile)>) -> Vec<u8>
     out.u32(0); // entry count
     let mut count = 0u32;
     for (manual_id, file) in files {
-        let text_len = file.text().len();
+        let text_len = file.text_len();
         if file.problem().is_some() || text_len > MAX_TEXT_BYTES {
             continue;
         }

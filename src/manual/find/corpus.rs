@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
-use super::derived::{CorpusFile, FileOutline, FileText, StoredOutline};
+use super::derived::{read_original, CorpusFile, FileOutline, FileText, StoredOutline};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
@@ -572,13 +572,17 @@ fn view(
     (view, unindexed)
 }
 
-/// Everything the search derives from `file`: the references only in Markdown.
+/// Everything the search derives from `file`: the references only in Markdown. A file
+/// that changed since indexed gets a blank text and no references until the refresh
+/// that its read asked for.
 fn derive(file: &ManualFile) -> (FileOutline, FileText) {
-    let text = FileText::derive(file);
-    let references = if file.file_type() == FileType::Md {
-        extract_references(file, &text)
-    } else {
-        Vec::new()
+    let original = read_original(file);
+    let text = FileText::derive(file, original.as_ref());
+    let references = match &original {
+        Some(original) if file.file_type() == FileType::Md => {
+            extract_references(file, original, &text)
+        }
+        _ => Vec::new(),
     };
     let stored = StoredOutline {
         body_bytes: text.body.len() as u64,
@@ -602,7 +606,7 @@ fn map_parallel<'a, T: Send>(
         return files.into_iter().map(work).collect();
     }
     let mut by_size: Vec<usize> = (0..files.len()).collect();
-    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
+    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text_len()));
     let shares: Vec<Vec<usize>> = (0..threads)
         .map(|thread| {
             by_size

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::manual::file::ManualText;
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::loose::loose_normalized;
@@ -117,6 +118,13 @@ pub(crate) struct FileText {
     pub node_starts: Vec<u32>,
 }
 
+/// `file`'s text for a derivation, or `None` when the file changed since the index read
+/// it (logged, and the index marked to walk again by the read): the search skips its
+/// text until the refresh brings the new version, and must not keep the blank one.
+pub(crate) fn read_original(file: &ManualFile) -> Option<ManualText<'_>> {
+    file.read_text().ok()
+}
+
 /// A short normalised text and its loose form.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Label {
@@ -140,16 +148,18 @@ pub(crate) struct NodeLabel {
 }
 
 impl FileText {
-    /// Normalises `file` line by line.
-    pub(crate) fn derive(file: &ManualFile) -> FileText {
+    /// Normalises `file`'s text `original` (read by [`read_original`]) line by line;
+    /// with no text (the file changed since indexed), a blank text of the file's lines,
+    /// in which a search finds nothing rather than a newer text cut by the old lines.
+    pub(crate) fn derive(file: &ManualFile, original: Option<&ManualText<'_>>) -> FileText {
         let nodes = file.nodes();
         let first_line = nodes.first().map_or(1, |node| node.line_start);
-        let mut body = String::with_capacity(file.text().len() + 64);
+        let mut body = String::with_capacity(file.text_len() + 64);
         let mut line_starts = Vec::new();
         for line in first_line..=file.line_count() {
             line_starts.push(offset(&body));
-            if !nodes.is_empty() {
-                body.push_str(&normalize_str(file.lines_text(line, line)));
+            if let Some(original) = original.filter(|_| !nodes.is_empty()) {
+                body.push_str(&normalize_str(original.lines(line, line)));
             }
             body.push('\n');
         }
