@@ -28,7 +28,8 @@ use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
-use super::resolve::ReferenceGraph;
+use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore};
+use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
 use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 
@@ -129,6 +130,15 @@ pub(crate) struct CorpusCache {
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
     cache_dir: Option<PathBuf>,
+    /// Each manual's resolved references with their key, as of the last sync (read from
+    /// `reference_store` at the first).
+    resolved: HashMap<Arc<str>, KeyedReferences>,
+    /// The resolved references under `cache_dir`, opened at the first sync.
+    reference_store: Option<ReferenceStore>,
+    references_read: bool,
+    /// How many manuals' references the syncs resolved (the others were kept or read).
+    #[cfg(test)]
+    pub(crate) manuals_resolved: usize,
     sections: Sections,
     /// Whether a sync leaves the index update to a thread of its own (a server) or
     /// writes it before it returns (`manvault index`, tests that read the index).
@@ -261,7 +271,7 @@ impl CorpusCache {
             Some(current) => (current.files.clone(), Arc::clone(&current.references)),
             None => {
                 let files = self.derive_changed(&listed);
-                let references = Arc::new(ReferenceGraph::resolve(&files, &file_refs));
+                let references = Arc::new(self.reference_graph(&files, &file_refs));
                 (files, references)
             }
         };
@@ -285,6 +295,60 @@ impl CorpusCache {
         });
         self.current = Some(Arc::clone(&corpus));
         corpus
+    }
+
+    /// The reference graph of `files` (whose models are `manual_files`): each manual's
+    /// part kept from the last sync or read from the reference store when its key still
+    /// matches, resolved again otherwise (see `refstore`); the store is rewritten when a
+    /// part was resolved or a manual is gone.
+    fn reference_graph(
+        &mut self,
+        files: &[CorpusFile],
+        manual_files: &[&ManualFile],
+    ) -> ReferenceGraph {
+        if !std::mem::replace(&mut self.references_read, true) {
+            self.reference_store = self.cache_dir.as_deref().and_then(ReferenceStore::open);
+            if let Some(store) = &self.reference_store {
+                self.resolved = store.read();
+            }
+        }
+        let manuals = manual_ranges(files);
+        let mut previous = std::mem::take(&mut self.resolved);
+        let mut stale = Vec::new();
+        for manual in &manuals {
+            let key = manual_fingerprint(manual, manual_files);
+            match previous.remove(&manual.manual_id) {
+                Some((kept, part)) if kept == key && fits(&part, &files[manual.files.clone()]) => {
+                    self.resolved
+                        .insert(Arc::clone(&manual.manual_id), (key, part));
+                }
+                _ => stale.push((manual.clone(), key)),
+            }
+        }
+        let ranges: Vec<_> = stale.iter().map(|(manual, _)| manual.clone()).collect();
+        let parts = resolve_manuals(files, manual_files, &ranges);
+        #[cfg(test)]
+        {
+            self.manuals_resolved += ranges.len();
+        }
+        for ((manual, key), part) in stale.iter().zip(parts) {
+            self.resolved
+                .insert(Arc::clone(&manual.manual_id), (*key, Arc::new(part)));
+        }
+        if !stale.is_empty() || !previous.is_empty() {
+            if let Some(store) = &self.reference_store {
+                store.save(
+                    manuals
+                        .iter()
+                        .map(|manual| (&*manual.manual_id, &self.resolved[&manual.manual_id])),
+                );
+            }
+        }
+        ReferenceGraph::assemble(
+            manuals
+                .iter()
+                .map(|manual| (manual.files.start, &*self.resolved[&manual.manual_id].1)),
+        )
     }
 
     /// Opens the section index at the first sync.

@@ -118,7 +118,7 @@ pub(crate) struct FileText {
 }
 
 /// A short normalised text and its loose form.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Label {
     pub text: String,
     pub loose: String,

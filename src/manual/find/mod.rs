@@ -29,6 +29,7 @@ pub(crate) mod links;
 mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
+mod refstore;
 mod relevance;
 pub(crate) mod resolve;
 pub(crate) mod scan;

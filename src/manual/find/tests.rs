@@ -5,6 +5,7 @@ use super::*;
 use crate::error::ErrorCode;
 use crate::proposal::Call;
 
+mod references;
 mod semantic;
 
 const LEAVE: &str = "# 休暇規程
