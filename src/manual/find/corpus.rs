@@ -18,7 +18,7 @@
 //! by a line wrap is still found by the loose text, which joins the lines of a section.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
@@ -179,9 +179,11 @@ impl CorpusCache {
         }
     }
 
-    /// A cache over an opened section index, updated before each sync returns.
-    pub(crate) fn with_sections(sections: SectionIndex) -> CorpusCache {
+    /// A cache over a section index opened in `cache_dir`, updated before each sync
+    /// returns; the resolved references are kept there too, so the next start reads them.
+    pub(crate) fn with_sections(sections: SectionIndex, cache_dir: &Path) -> CorpusCache {
         CorpusCache {
+            cache_dir: Some(cache_dir.to_path_buf()),
             sections: Sections::Ready(Box::new(sections)),
             ..CorpusCache::default()
         }

@@ -455,7 +455,7 @@ pub(crate) fn build_section_index(
 ) -> Result<SectionIndexBuilt, String> {
     let sections = self::index::SectionIndex::open_on_disk(cache_dir)
         .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?;
-    let mut cache = CorpusCache::with_sections(sections);
+    let mut cache = CorpusCache::with_sections(sections, cache_dir);
     let corpus = cache.sync_reporting(index, progress);
     if !corpus.unindexed.is_empty() {
         return Err(format!(
