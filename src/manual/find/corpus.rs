@@ -130,6 +130,8 @@ pub(crate) struct CorpusCache {
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
     cache_dir: Option<PathBuf>,
+    /// The vault's root, when `cache_dir` may lie inside it (`refstore` walks from it).
+    vault_root: Option<PathBuf>,
     /// Each manual's resolved references with their key, as of the last sync (read from
     /// `reference_store` at the first).
     resolved: HashMap<Arc<str>, KeyedReferences>,
@@ -171,9 +173,10 @@ impl CorpusCache {
     /// and is brought up to date on a thread of its own, so a search never waits for
     /// it: until an update lands, the files it writes are scanned directly, as without an
     /// index.
-    pub(crate) fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
+    pub(crate) fn new(cache_dir: Option<PathBuf>, vault_root: Option<PathBuf>) -> CorpusCache {
         CorpusCache {
             cache_dir,
+            vault_root,
             background: true,
             ..CorpusCache::default()
         }
@@ -181,9 +184,14 @@ impl CorpusCache {
 
     /// A cache over a section index opened in `cache_dir`, updated before each sync
     /// returns; the resolved references are kept there too, so the next start reads them.
-    pub(crate) fn with_sections(sections: SectionIndex, cache_dir: &Path) -> CorpusCache {
+    pub(crate) fn with_sections(
+        sections: SectionIndex,
+        cache_dir: &Path,
+        vault_root: &Path,
+    ) -> CorpusCache {
         CorpusCache {
             cache_dir: Some(cache_dir.to_path_buf()),
+            vault_root: Some(vault_root.to_path_buf()),
             sections: Sections::Ready(Box::new(sections)),
             ..CorpusCache::default()
         }
@@ -309,7 +317,10 @@ impl CorpusCache {
         manual_files: &[&ManualFile],
     ) -> ReferenceGraph {
         if !std::mem::replace(&mut self.references_read, true) {
-            self.reference_store = self.cache_dir.as_deref().and_then(ReferenceStore::open);
+            self.reference_store = self
+                .cache_dir
+                .as_deref()
+                .and_then(|cache_dir| ReferenceStore::open(cache_dir, self.vault_root.as_deref()));
             if let Some(store) = &self.reference_store {
                 self.resolved = store.read();
             }

@@ -28,8 +28,7 @@
 //! Anything unexpected (magic, format, length, CRC, a malformed part, a number outside
 //! the manual) means "resolve again": never an error, never a wrong graph. Written whole
 //! through [`crate::paths`] (temporary file, rename in the same folder) after a sync that
-//! resolved a manual or found one gone; a sync that resolved nothing leaves it alone. The
-//! cache folder is the operator's, opened as the section index opens its own.
+//! resolved a manual or found one gone; a sync that resolved nothing leaves it alone.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -40,7 +39,7 @@ use super::derived::{CorpusFile, Label, NodeKey};
 use super::resolve::{ManualRange, ManualReferences, Reference};
 use crate::error::ErrorCode;
 use crate::manual::ManualFile;
-use crate::paths::{parse_relative, RelPath, Root};
+use crate::paths::{locate_file, RelPath, Root};
 
 const MAGIC: &[u8; 8] = b"MVREFS\0\0";
 /// The byte layout above; bump it with any change there.
@@ -61,16 +60,23 @@ pub(crate) struct ReferenceStore {
 
 impl ReferenceStore {
     /// The store in `cache_dir`; `None` (logged) when the folder cannot be used, so every
-    /// start resolves every reference as it would without a cache.
-    pub(crate) fn open(cache_dir: &Path) -> Option<ReferenceStore> {
-        let opened = std::fs::create_dir_all(cache_dir).and_then(|()| Root::open(cache_dir));
-        match opened {
-            Ok(root) => Some(ReferenceStore {
-                root,
-                file: parse_relative(FILE_NAME).expect("a plain file name"),
+    /// start resolves every reference as it would without a cache. Inside `vault_root`
+    /// the path is walked from the vault root without following links (as the manual
+    /// catalog's); a cache folder elsewhere is the operator's and is created as the
+    /// section index creates its own.
+    pub(crate) fn open(cache_dir: &Path, vault_root: Option<&Path>) -> Option<ReferenceStore> {
+        let vault_root = vault_root.unwrap_or(cache_dir);
+        if !cache_dir.starts_with(vault_root) {
+            // Errors show up in the locate below.
+            let _ = std::fs::create_dir_all(cache_dir);
+        }
+        match locate_file(&cache_dir.join(FILE_NAME), vault_root, "CACHE_DIR") {
+            Ok(located) => Some(ReferenceStore {
+                root: located.root,
+                file: located.file,
             }),
-            Err(error) => {
-                tracing::warn!(error = %error.kind(), "the resolved references are not kept: every start resolves them");
+            Err(problem) => {
+                tracing::warn!(%problem, "the resolved references are not kept: every start resolves them");
                 None
             }
         }

@@ -67,7 +67,7 @@ fn target(
 fn the_graph_from_kept_stored_and_resolved_manuals_equals_the_one_resolved_whole() {
     let (dir, mut index) = testing::index(FILES);
     let cache_dir = tempfile::tempdir().unwrap();
-    let stored = || CorpusCache::new(Some(cache_dir.path().to_path_buf()));
+    let stored = || CorpusCache::new(Some(cache_dir.path().to_path_buf()), None);
     let mut server = stored();
     let corpus = check(&mut server, &index, 2, "first start: every manual");
     assert!(cache_dir.path().join("references.bin").is_file());
