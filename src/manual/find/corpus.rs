@@ -357,11 +357,10 @@ impl CorpusCache {
                 );
             }
         }
-        ReferenceGraph::assemble(
-            manuals
-                .iter()
-                .map(|manual| (manual.files.start, &*self.resolved[&manual.manual_id].1)),
-        )
+        ReferenceGraph::assemble(manuals.iter().map(|manual| {
+            let (_, part) = &self.resolved[&manual.manual_id];
+            (manual.files.start, Arc::clone(part))
+        }))
     }
 
     /// Opens the section index at the first sync.

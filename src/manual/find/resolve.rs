@@ -30,7 +30,7 @@ const MIN_UNQUOTED_TITLE_CHARS: usize = 3;
 const MAX_TITLE_TARGETS: usize = 3;
 
 /// One resolved reference: `to` is `None` when the target could not be found.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Reference {
     pub from: NodeKey,
     pub line: LineNo,
@@ -40,10 +40,10 @@ pub(crate) struct Reference {
 }
 
 impl Reference {
-    /// The same reference with its file numbers moved by `offset`.
-    fn shifted(&self, offset: i64) -> Reference {
+    /// The same reference with its file numbers moved up by `offset`.
+    fn shifted(&self, offset: u32) -> Reference {
         let shift = |key: NodeKey| NodeKey {
-            file: (i64::from(key.file) + offset) as u32,
+            file: key.file + offset,
             node: key.node,
         };
         Reference {
@@ -69,13 +69,19 @@ pub(crate) struct ManualReferences {
 }
 
 /// Every reference of the corpus, resolved, with both directions indexed and link texts
-/// attached to their targets.
+/// attached to their targets. The references and texts stay in their manuals' parts,
+/// shared with the cache that keeps them between syncs (so a sync holds them once); the
+/// graph adds only the indexes, in corpus numbering.
 #[derive(Debug, Default)]
 pub(crate) struct ReferenceGraph {
-    pub references: Vec<Reference>,
+    /// Each manual's part with the corpus index of its first file, in corpus order.
+    parts: Vec<(u32, Arc<ManualReferences>)>,
+    /// Where each part's references start in the corpus numbering of references.
+    starts: Vec<u32>,
     outbound: HashMap<NodeKey, Vec<u32>>,
     inbound: HashMap<NodeKey, Vec<u32>>,
-    link_texts: HashMap<NodeKey, Label>,
+    /// Section -> (part, index of its link text in the part).
+    link_texts: HashMap<NodeKey, (u32, u32)>,
 }
 
 impl ReferenceGraph {
@@ -87,66 +93,96 @@ impl ReferenceGraph {
         ReferenceGraph::assemble(
             manuals
                 .iter()
-                .zip(&resolved)
-                .map(|(manual, references)| (manual.files.start, references)),
+                .zip(resolved)
+                .map(|(manual, references)| (manual.files.start, Arc::new(references))),
         )
     }
 
     /// The graph of the manuals `parts` (each with the corpus index of its first file),
     /// in corpus order.
-    pub(crate) fn assemble<'a>(
-        parts: impl Iterator<Item = (usize, &'a ManualReferences)>,
+    pub(crate) fn assemble(
+        parts: impl Iterator<Item = (usize, Arc<ManualReferences>)>,
     ) -> ReferenceGraph {
         let mut graph = ReferenceGraph::default();
-        for (first_file, part) in parts {
-            let offset = first_file as i64;
+        let mut count = 0u32;
+        for (part_index, (first_file, part)) in parts.enumerate() {
+            let first_file = first_file as u32;
+            let shift = |key: NodeKey| NodeKey {
+                file: key.file + first_file,
+                node: key.node,
+            };
+            graph.starts.push(count);
             for reference in &part.references {
-                graph.push(reference.shifted(offset));
+                graph
+                    .outbound
+                    .entry(shift(reference.from))
+                    .or_default()
+                    .push(count);
+                if let Some(to) = reference.to {
+                    graph.inbound.entry(shift(to)).or_default().push(count);
+                }
+                count += 1;
             }
-            for (key, label) in &part.link_texts {
-                let key = NodeKey {
-                    file: key.file + first_file as u32,
-                    node: key.node,
-                };
-                graph.link_texts.insert(key, label.clone());
+            for (text_index, (key, _)) in part.link_texts.iter().enumerate() {
+                graph
+                    .link_texts
+                    .insert(shift(*key), (part_index as u32, text_index as u32));
             }
+            graph.parts.push((first_file, part));
         }
         graph
     }
 
-    fn push(&mut self, reference: Reference) {
-        let index = self.references.len() as u32;
-        self.outbound.entry(reference.from).or_default().push(index);
-        if let Some(to) = reference.to {
-            self.inbound.entry(to).or_default().push(index);
-        }
-        self.references.push(reference);
+    /// Reference `index` of the corpus numbering, in corpus numbering.
+    fn reference(&self, index: u32) -> Reference {
+        let part = self.starts.partition_point(|&start| start <= index) - 1;
+        let (first_file, references) = &self.parts[part];
+        references.references[(index - self.starts[part]) as usize].shifted(*first_file)
+    }
+
+    /// Every reference, in corpus order (by file, then as written).
+    #[cfg(test)]
+    pub(crate) fn references(&self) -> Vec<Reference> {
+        self.parts
+            .iter()
+            .flat_map(|(first_file, part)| {
+                part.references
+                    .iter()
+                    .map(|reference| reference.shifted(*first_file))
+            })
+            .collect()
     }
 
     /// References written in `node`'s own text.
-    pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
         self.indexed(self.outbound.get(&node))
     }
 
     /// References that point at `node`.
-    pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
         self.indexed(self.inbound.get(&node))
     }
 
-    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = &'a Reference> {
+    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = Reference> + 'a {
         list.into_iter()
             .flatten()
-            .map(|&index| &self.references[index as usize])
+            .map(|&index| self.reference(index))
     }
 
     /// Every section links point at, with their texts.
     pub(crate) fn link_texts(&self) -> impl Iterator<Item = (NodeKey, &Label)> {
-        self.link_texts.iter().map(|(key, label)| (*key, label))
+        self.link_texts.iter().map(|(key, &(part, text))| {
+            (
+                *key,
+                &self.parts[part as usize].1.link_texts[text as usize].1,
+            )
+        })
     }
 
     /// Texts of the links pointing at `node`, one per line.
     pub(crate) fn link_text(&self, node: NodeKey) -> Option<&Label> {
-        self.link_texts.get(&node)
+        let &(part, text) = self.link_texts.get(&node)?;
+        Some(&self.parts[part as usize].1.link_texts[text as usize].1)
     }
 }
 

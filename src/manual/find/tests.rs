@@ -792,7 +792,7 @@ fn reference_graph(corpus: &Corpus) -> String {
         .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
         .collect();
     link_texts.sort();
-    format!("{:?} {link_texts:?}", corpus.references.references)
+    format!("{:?} {link_texts:?}", corpus.references.references())
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn graph_of(graph: &ReferenceGraph) -> String {
         .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
         .collect();
     link_texts.sort();
-    format!("{:?} {link_texts:?}", graph.references)
+    format!("{:?} {link_texts:?}", graph.references())
 }
 
 /// Checks `cache`'s graph for `index` against the one resolved from every file, and that
@@ -37,7 +37,7 @@ fn check(cache: &mut CorpusCache, index: &ManualIndex, resolved: usize, when: &s
     let before = cache.manuals_resolved;
     let corpus = cache.sync(index);
     let eager = ReferenceGraph::resolve(&corpus.files, &testing::sources(index));
-    assert!(!eager.references.is_empty());
+    assert!(!eager.references().is_empty());
     assert_eq!(graph_of(&corpus.references), graph_of(&eager), "{when}");
     assert_eq!(
         cache.manuals_resolved - before,
