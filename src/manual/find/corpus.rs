@@ -10,8 +10,9 @@
 //! `texts`). Any other file (no index yet, a failed update, a file a background update is
 //! writing) is derived whole, in parallel on the available cores, and its text pinned:
 //! the scan reads it at every search and the index writer needs it. The cross-file part
-//! (references resolved to sections, link texts attached to their targets) is rebuilt
-//! whenever any file changed, from the outlines, without touching text again.
+//! (references resolved to sections, link texts attached to their targets) is kept per
+//! manual: a manual none of whose files changed keeps its part (read from `refstore` at
+//! the first sync), any other is resolved again from the outlines, without touching text.
 //!
 //! Own text is normalised line by line, so a match maps to its line with a binary search
 //! and numbers stay attached to their line (conflict detection reads them). A term broken
