@@ -126,7 +126,7 @@ pub(crate) fn read_original(file: &ManualFile) -> Option<ManualText<'_>> {
 }
 
 /// A short normalised text and its loose form.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Label {
     pub text: String,
     pub loose: String,

@@ -5,6 +5,7 @@ use super::*;
 use crate::error::ErrorCode;
 use crate::proposal::Call;
 
+mod references;
 mod semantic;
 
 const LEAVE: &str = "# 休暇規程
@@ -817,7 +818,7 @@ fn reference_graph(corpus: &Corpus) -> String {
         .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
         .collect();
     link_texts.sort();
-    format!("{:?} {link_texts:?}", corpus.references.references)
+    format!("{:?} {link_texts:?}", corpus.references.references())
 }
 
 #[test]
