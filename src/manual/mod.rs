@@ -14,6 +14,7 @@
 //! exception vocabulary and its matcher; `excepts` is `manual_excepts`; `find` is the
 //! search engine behind `manual_find` and `manual_hits`.
 
+mod cache_file;
 mod catalog;
 mod catalog_store;
 pub(crate) mod exceptions;
