@@ -29,7 +29,7 @@ use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
-use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore};
+use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore, UNREAD_KEY};
 use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
 use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
@@ -346,8 +346,14 @@ impl CorpusCache {
             self.manuals_resolved += ranges.len();
         }
         for ((manual, key), part) in stale.iter().zip(parts) {
+            // Resolved without the references of a file that could not be read: kept
+            // under a key no listing gives, so the next sync or start resolves it again.
+            let read_whole = files[manual.files.clone()]
+                .iter()
+                .all(|file| !file.outline.unread);
+            let key = if read_whole { *key } else { UNREAD_KEY };
             self.resolved
-                .insert(Arc::clone(&manual.manual_id), (*key, Arc::new(part)));
+                .insert(Arc::clone(&manual.manual_id), (key, Arc::new(part)));
         }
         if !stale.is_empty() || !previous.is_empty() {
             if let Some(store) = &self.reference_store {
@@ -382,7 +388,10 @@ impl CorpusCache {
         for (position, entry) in listed.iter().enumerate() {
             let key: (Arc<str>, Arc<str>) = (entry.manual_id.into(), entry.file.path().into());
             match previous.remove(&key) {
-                Some(file) if file.outline.generation == entry.file.generation() => {
+                Some(file)
+                    if file.outline.generation == entry.file.generation()
+                        && !file.outline.unread =>
+                {
                     files.push(Some(file))
                 }
                 _ => {
@@ -540,8 +549,9 @@ impl CorpusCache {
     }
 }
 
-/// The files whose sections the index does not hold in their current version, and the
-/// ids of the files it holds that are gone; `None` when there is nothing to write.
+/// The files whose sections the index does not hold in their current version (but those
+/// that could not be read: they stay unindexed and are derived again at the next sync),
+/// and the ids of the files it holds that are gone; `None` when there is nothing to write.
 fn stale_sections(
     sections: &SectionIndex,
     texts: &TextCache,
@@ -551,7 +561,9 @@ fn stale_sections(
     let stale: Vec<FileSections> = files
         .iter()
         .zip(manual_files)
-        .filter(|(file, manual_file)| !sections.holds(&file.manual_id, manual_file))
+        .filter(|(file, manual_file)| {
+            !file.outline.unread && !sections.holds(&file.manual_id, manual_file)
+        })
         .map(|(file, manual_file)| FileSections {
             manual_id: Arc::clone(&file.manual_id),
             path: Arc::clone(&file.path),
@@ -650,8 +662,9 @@ fn view(
 }
 
 /// Everything the search derives from `file`: the references only in Markdown. A file
-/// that changed since indexed gets a blank text and no references until the refresh
-/// that its read asked for.
+/// that cannot be read (changed since indexed, or a failed read) gets a blank text and
+/// no references, and its outline is marked unread, so that nothing made from it is
+/// kept (see [`FileOutline::unread`]).
 fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     let original = read_original(file);
     let text = FileText::derive(file, original.as_ref());
@@ -666,7 +679,9 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
         node_bytes: text.node_bytes(),
         references,
     };
-    (FileOutline::new(file, stored), text)
+    let mut outline = FileOutline::new(file, stored);
+    outline.unread = original.is_none();
+    (outline, text)
 }
 
 /// `work` on each of `files` on every available core, keeping their order. Files are

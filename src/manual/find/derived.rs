@@ -45,6 +45,11 @@ pub(crate) struct FileOutline {
     pub page: Label,
     /// What the body gave: the references and the body's length.
     pub stored: StoredOutline,
+    /// Derived while the file could not be read (it changed under the index, or the read
+    /// failed): `stored` is empty. Nothing made from it outlives this sync's use: it is
+    /// derived again at the next sync, the section index does not get its sections, and
+    /// its manual's resolved references are not kept under the manual's key.
+    pub unread: bool,
 }
 
 /// The part of a [`FileOutline`] that only the normalised body gives, as the section
@@ -84,6 +89,7 @@ impl FileOutline {
             labels,
             page: Label::new(normalize_str(&page_words(file))),
             stored,
+            unread: false,
         }
     }
 

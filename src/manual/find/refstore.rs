@@ -83,6 +83,11 @@ impl ReferenceStore {
     }
 }
 
+/// The key of a manual resolved while one of its files could not be read, which no
+/// [`manual_fingerprint`] gives (short of a 64-bit collision): such a part is used by the
+/// sync that resolved it, then resolved again.
+pub(crate) const UNREAD_KEY: u64 = 0;
+
 /// The key of `manual`'s resolved references: see the module documentation.
 pub(crate) fn manual_fingerprint(manual: &ManualRange, manual_files: &[&ManualFile]) -> u64 {
     let mut listing = Vec::new();

@@ -121,3 +121,30 @@ fn the_graph_from_kept_stored_and_resolved_manuals_equals_the_one_resolved_whole
         "rewritten whole after the damaged one",
     );
 }
+
+/// Files that cannot be read (the manuals root moved away: no file's stamp changes) are
+/// searched blank, and nothing made from them is kept: the next start over the same
+/// cache folder reads them, indexes their sections and resolves their manuals again.
+#[test]
+fn nothing_derived_from_an_unreadable_file_is_kept() {
+    let (dir, index) = testing::index(FILES);
+    let cache_dir = tempfile::tempdir().unwrap();
+    let foreground = || {
+        let sections = crate::manual::find::index::SectionIndex::open(Some(cache_dir.path()));
+        CorpusCache::with_sections(sections, cache_dir.path(), cache_dir.path())
+    };
+    let away = dir.path().with_extension("away");
+    std::fs::rename(dir.path(), &away).unwrap();
+    let blank = foreground().sync(&index);
+    std::fs::rename(&away, dir.path()).unwrap();
+    assert!(blank.files.iter().all(|file| file.outline.unread));
+    assert!(blank.references.references().is_empty());
+    assert_eq!(
+        blank.unindexed.len(),
+        blank.files.len(),
+        "no section written"
+    );
+    let corpus = check(&mut foreground(), &index, 2, "the next start");
+    assert!(corpus.files.iter().all(|file| !file.outline.unread));
+    assert!(corpus.unindexed.is_empty(), "every section written now");
+}
