@@ -196,9 +196,7 @@ pub(super) fn read_manual_file(
     path: &str,
 ) -> io::Result<Vec<u8>> {
     let (mut file, size) = open_manual_file(opener, manual_id, path)?;
-    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut content)?;
-    Ok(content)
+    read_opened(&mut file, size)
 }
 
 /// Reads a manual file as [`read_manual_file`] does, if it is still at stamp fingerprint
@@ -219,10 +217,17 @@ pub(super) fn read_manual_file_at(
     let (mut file, size) = open_manual_file(opener, manual_id, path)
         .map_err(|error| format!("cannot be opened as a regular file: {error}"))?;
     check(&file, "changed since it was indexed")?;
-    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut content)
-        .map_err(|error| format!("unreadable: {}", error.kind()))?;
+    let content =
+        read_opened(&mut file, size).map_err(|error| format!("unreadable: {}", error.kind()))?;
     check(&file, "changed while it was read")?;
+    Ok(content)
+}
+
+/// The bytes of an opened manual file, read into a buffer sized by its status at open
+/// (a file read whole in one allocation, not grown step by step).
+fn read_opened(file: &mut fs::File, size: u64) -> io::Result<Vec<u8>> {
+    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.read_to_end(&mut content)?;
     Ok(content)
 }
 
