@@ -10,7 +10,7 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -25,7 +25,13 @@ pub(super) struct Step {
     /// What the bar, the log lines and the report call it.
     pub name: &'static str,
     /// Builds the cache from the manuals; answers the report line, or the problem.
-    pub run: fn(&Config, &ManualIndex, &mut Meter) -> Result<String, String>,
+    pub run: fn(&Config, &Options, &ManualIndex, &mut Meter) -> Result<String, String>,
+}
+
+/// What the command line says beyond the settings.
+pub(super) struct Options {
+    /// How much indexing time the section index commits at most (`--commit-every`).
+    pub commit_every: Duration,
 }
 
 /// The steps, in the order they run.
@@ -91,7 +97,7 @@ impl Meter {
 }
 
 /// Runs every step over the manuals of `config`; exit 1 when one of them failed.
-pub(super) fn run(config: &Config) -> ExitCode {
+pub(super) fn run(config: &Config, options: &Options) -> ExitCode {
     let terminal = std::io::stderr().is_terminal();
     let started = Instant::now();
     let catalog = CatalogStore::open(&config.cache_dir, &config.vault_root);
@@ -116,7 +122,7 @@ pub(super) fn run(config: &Config) -> ExitCode {
     for step in STEPS {
         let started = Instant::now();
         let mut meter = Meter::new(step.name, terminal);
-        let outcome = (step.run)(config, &index, &mut meter);
+        let outcome = (step.run)(config, options, &index, &mut meter);
         meter.finish();
         let seconds = started.elapsed().as_secs_f64();
         match outcome {
@@ -139,6 +145,7 @@ pub(super) fn run(config: &Config) -> ExitCode {
 /// once instead of building it on its first search.
 fn index_sections(
     config: &Config,
+    options: &Options,
     index: &ManualIndex,
     meter: &mut Meter,
 ) -> Result<String, String> {
@@ -146,6 +153,7 @@ fn index_sections(
         &config.cache_dir,
         &config.vault_root,
         index,
+        options.commit_every,
         &mut |written| meter.update(written.files, written.total_files, "files"),
     )?;
     Ok(format!(
@@ -162,6 +170,7 @@ fn index_sections(
 /// without `EMBEDDINGS_URL`.
 fn embed_sections(
     config: &Config,
+    _: &Options,
     index: &ManualIndex,
     meter: &mut Meter,
 ) -> Result<String, String> {

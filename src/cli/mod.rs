@@ -21,6 +21,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
@@ -30,6 +31,7 @@ use crate::app::App;
 use crate::call::CallContext;
 use crate::config::{Config, HttpConfig, RootFlags};
 use crate::contract::TOOLS;
+use crate::manual::find::index::COMMIT_EVERY;
 use crate::manual::ManualIndex;
 use crate::progress::{IndexProgress, ProgressLog};
 use crate::server::{http, served_tools, McpServer};
@@ -76,7 +78,7 @@ enum Command {
     /// CACHE_DIR; section vectors when EMBEDDINGS_URL is set), with a progress bar; exit 1
     /// when a step failed
     #[command(after_help = help::settings())]
-    Index(RootArgs),
+    Index(IndexArgs),
 }
 
 /// The three roots; each flag overrides its variable.
@@ -101,6 +103,17 @@ impl RootArgs {
             vault: self.vault.clone(),
         }
     }
+}
+
+#[derive(Debug, Clone, Args)]
+struct IndexArgs {
+    /// Seconds of indexing between two commits of the section index: a killed run loses
+    /// at most that much work, and committing more often costs time in segment merges
+    #[arg(long, value_name = "SECONDS", default_value_t = COMMIT_EVERY.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    commit_every: u64,
+    #[command(flatten)]
+    roots: RootArgs,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -147,8 +160,11 @@ pub fn main() -> ExitCode {
         Command::Doctor(roots) => doctor::run(Config::from_env(&roots.flags())),
         Command::Call(args) => with_config(&args.roots, |config| call(config, &args)),
         Command::Stats(roots) => with_config(&roots, |config| stats(&config)),
-        Command::Index(roots) => with_config(&roots, |config| {
-            prepare_workspace(&config).map_or_else(|code| code, |()| index::run(&config))
+        Command::Index(args) => with_config(&args.roots, |config| {
+            let options = index::Options {
+                commit_every: Duration::from_secs(args.commit_every),
+            };
+            prepare_workspace(&config).map_or_else(|code| code, |()| index::run(&config, &options))
         }),
     }
 }
@@ -227,7 +243,7 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
             let served = runtime.block_on(http::serve(server, bind, settings));
             // A call cut by the shutdown grace period must not hold the exit: writes are
             // atomic.
-            runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+            runtime.shutdown_timeout(Duration::from_secs(1));
             served.map_err(|message| (message, ExitCode::from(EXIT_USAGE)))
         }
     };

@@ -452,17 +452,19 @@ pub(crate) struct SectionIndexBuilt {
     pub disk_bytes: u64,
 }
 
-/// Brings the section index under `cache_dir` in line with `index` (`manvault index`);
-/// `progress` gets the running totals. An error says why the index cannot be kept there
-/// or was not completed.
+/// Brings the section index under `cache_dir` in line with `index` (`manvault index`),
+/// committing every `commit_every` of indexing time; `progress` gets the running totals.
+/// An error says why the index cannot be kept there or was not completed.
 pub(crate) fn build_section_index(
     cache_dir: &std::path::Path,
     vault_root: &std::path::Path,
     index: &ManualIndex,
+    commit_every: Duration,
     progress: &mut dyn FnMut(self::index::Written),
 ) -> Result<SectionIndexBuilt, String> {
     let sections = self::index::SectionIndex::open_on_disk(cache_dir)
-        .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?;
+        .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?
+        .committing_every(commit_every);
     let mut cache = CorpusCache::with_sections(sections, cache_dir, vault_root);
     let corpus = cache.sync_reporting(index, progress);
     if !corpus.unindexed.is_empty() {

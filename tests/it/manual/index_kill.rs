@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// Files and their sections: 11 MB, which a debug build indexes in about 4 s, so it
-/// commits (every two seconds) before it ends.
+/// commits (every second: `--commit-every 1`) before it ends.
 const FILES: usize = 1200;
 const SECTIONS: usize = 40;
 
@@ -87,7 +87,7 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
         .path()
         .join("vault/.system/cache/sections/meta.json");
     let mut first = manvault(workspace.path())
-        .arg("index")
+        .args(["index", "--commit-every", "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

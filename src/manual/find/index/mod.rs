@@ -18,7 +18,7 @@
 //! its payload; an index written with others is rebuilt, never read with terms the
 //! queries would not look for. tantivy writes segments first and switches `meta.json`
 //! atomically at a commit, and a build commits every [`COMMIT_EVERY_BYTES`] or
-//! [`COMMIT_EVERY`], so a process
+//! [`COMMIT_EVERY`] (`manvault index --commit-every` sets the time), so a process
 //! killed while indexing leaves the last commit intact: the next start finds it, and
 //! indexes only the files it does not hold yet. When `CACHE_DIR` cannot be used the index
 //! is kept in memory (with a warning), which is also what tests and `ManualIndex::build`
@@ -62,12 +62,17 @@ const FORMAT_VERSION: u32 = 4;
 /// Folder under `CACHE_DIR`.
 const FOLDER: &str = "sections";
 /// A build commits after this much text or this much time, whichever comes first, so a
-/// kill loses at most that much work.
-const COMMIT_EVERY_BYTES: usize = 32 << 20;
-const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+/// kill loses at most that much work. Every commit flushes each writer thread's segment,
+/// and small segments are merged again and again: at 2 s / 32 MB a 220 MB build spent a
+/// quarter of its CPU in merges (docs/benchmarks.md, "Index build").
+const COMMIT_EVERY_BYTES: usize = 128 << 20;
+/// The default of `manvault index --commit-every`, and what a server's updates use.
+pub(crate) const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// Indexing memory of all writer threads together, when the build is all the process
-/// does.
-const WRITER_BUDGET_BYTES: usize = 48 << 20;
+/// does. A thread flushes a segment whenever its share is full, so this sets the size of
+/// the segments the merges rework: 48 MB took 1.6x the CPU of 192 MB at 220 MB of text
+/// (docs/benchmarks.md, "Index build"). It is a fixed amount, not a share of the corpus.
+const WRITER_BUDGET_BYTES: usize = 192 << 20;
 /// Writer threads at most then.
 const WRITER_THREADS: usize = 3;
 /// Indexing memory a writer thread needs at least: tantivy refuses less than 15 MB.
@@ -185,6 +190,8 @@ pub(crate) struct SectionIndex {
     folder: Option<PathBuf>,
     /// Version of each file's sections in the last commit, by [`file_id`].
     indexed: HashMap<u64, u64>,
+    /// How much indexing time an update commits at most: what a kill may lose.
+    commit_every: std::time::Duration,
 }
 
 impl std::fmt::Debug for SectionIndex {
@@ -266,9 +273,19 @@ impl SectionIndex {
             fields,
             folder,
             indexed: HashMap::new(),
+            commit_every: COMMIT_EVERY,
         };
         opened.indexed = opened.read_versions()?;
         Ok(opened)
+    }
+
+    /// The index committing every `commit_every` of indexing time instead of
+    /// [`COMMIT_EVERY`].
+    pub(crate) fn committing_every(self, commit_every: std::time::Duration) -> SectionIndex {
+        SectionIndex {
+            commit_every,
+            ..self
+        }
     }
 
     /// The version of every file with sections in the current commit.
@@ -369,8 +386,8 @@ impl SectionIndex {
     }
 
     /// Replaces the sections of `files` and drops those of the files `removed` (by
-    /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] or [`COMMIT_EVERY`] and at the end; `progress` gets
-    /// the running totals after each file.
+    /// [`file_id`]), committing every [`COMMIT_EVERY_BYTES`] or `commit_every` and at the
+    /// end; `progress` gets the running totals after each file.
     pub(crate) fn update(
         &mut self,
         files: &[FileSections],
@@ -401,7 +418,7 @@ impl SectionIndex {
             written.sections += entry.outline.node_count() as u64;
             written.bytes += bytes as u64;
             since_commit += bytes;
-            if since_commit >= COMMIT_EVERY_BYTES || committed.elapsed() >= COMMIT_EVERY {
+            if since_commit >= COMMIT_EVERY_BYTES || committed.elapsed() >= self.commit_every {
                 self.commit(&mut writer, &mut pending)?;
                 since_commit = 0;
                 committed = std::time::Instant::now();
