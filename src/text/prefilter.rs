@@ -8,7 +8,9 @@
 //!
 //! - The *anchor* is the longest run of the needle's characters that normalisation
 //!   keeps one for one: no whitespace (runs collapse), no digits, `,` or `.` (kanji
-//!   numerals turn into those), no numeral kanji and no combining characters.
+//!   numerals turn into those), no numeral kanji and no combining characters. A needle
+//!   with no such character but a digit (`4711`) is anchored by that digit, with every
+//!   kanji numeral as a candidate too (see [`digit_anchor`]).
 //! - Away from combining characters every raw character is normalised on its own (a
 //!   segment of one, see `fold`), so each anchor character in the output comes from one
 //!   raw character whose normalisation alone contains it. Either all of them are the
@@ -29,7 +31,7 @@ use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use super::fold::{is_stable, starts_segment, Folder};
-use super::numerals::is_numeral;
+use super::numerals::{can_make_digit, is_numeral};
 use super::variants::representative;
 
 /// A needle's anchor and what finds its raw spellings.
@@ -38,12 +40,14 @@ pub(crate) struct Prefilter {
     anchor: String,
     /// Every character other than the anchor's own that folds to one of them.
     others: HashSet<char>,
-    /// Where the anchor or one of `others` may start: one or two searches (see
+    /// Where the anchor or one of `others` may start: one to three searches (see
     /// [`Fingerprints`]).
     fingerprints: Vec<Fingerprints>,
     /// Whether combining characters are candidates too.
     combining_characters: bool,
     needle_len: usize,
+    /// See [`Prefilter::followed_by`].
+    followers: Option<Vec<char>>,
 }
 
 impl Prefilter {
@@ -51,32 +55,79 @@ impl Prefilter {
     /// anchor one (a needle of digits and spaces, say), and every text must be
     /// normalised whole.
     pub(crate) fn new(needle: &str) -> Option<Prefilter> {
-        let anchor = longest_anchor(needle)?;
         let table = table();
         let mut others = HashSet::new();
+        let anchor = match longest_anchor(needle) {
+            Some(anchor) => anchor,
+            None => {
+                let digit = digit_anchor(needle)?;
+                let value = digit.as_bytes()[0] - b'0';
+                let sources = table.numeral_sources.iter();
+                others.extend(sources.filter_map(|(source, numerals)| {
+                    let makes = numerals.chars().any(|n| can_make_digit(n, value));
+                    makes.then_some(*source)
+                }));
+                digit
+            }
+        };
         for c in anchor.chars() {
             let preimages = table.preimages.get(&c).into_iter().flatten();
             others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
         }
-        let mut whole = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
-        let mut prefixes = BTreeSet::new();
+        let mut patterns = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
         for &c in &others {
             if is_common_in_japanese(c) {
-                whole.insert(c.to_string().into_bytes());
+                patterns.insert(c.to_string().into_bytes());
             } else {
-                prefixes.insert(fingerprint(c));
+                patterns.insert(fingerprint(c));
             }
         }
-        let groups = [whole, prefixes]
-            .into_iter()
-            .filter(|group| !group.is_empty());
+        // Teddy looks at as many first bytes as the shortest pattern has: one search per
+        // length (one, two, three or more bytes).
+        let mut groups: [BTreeSet<Vec<u8>>; 3] = Default::default();
+        for pattern in patterns {
+            groups[pattern.len().min(3) - 1].insert(pattern);
+        }
+        let groups = groups.into_iter().filter(|group| !group.is_empty());
         Some(Prefilter {
             anchor: anchor.to_string(),
             others,
             fingerprints: groups.map(Fingerprints::new).collect(),
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
             needle_len: needle.len(),
+            followers: None,
         })
+    }
+
+    /// Narrows the candidates of a one-letter ASCII anchor to the letter as written
+    /// where what follows it can be one of `followers` in loose text: the anchor is a
+    /// character of a loose needle that is followed there only by `followers` (the
+    /// characters after each of its places in the needle). The letter as written, then
+    /// another ASCII letter that no combining mark follows, normalise to those two
+    /// letters side by side, and loose text keeps both: such a place cannot be the
+    /// needle's, unless the second letter is a follower. In English text this leaves
+    /// few of a common letter's places (`c` of `incident` only before `i` or a
+    /// non-letter), where every place would make the windows cover the whole text.
+    /// Look-alikes of the letter stay candidates whatever follows them.
+    pub(crate) fn followed_by(mut self, followers: &[char]) -> Prefilter {
+        if self.anchor.len() == 1 && self.anchor.as_bytes()[0].is_ascii_alphabetic() {
+            self.followers = Some(followers.to_vec());
+        }
+        self
+    }
+
+    /// Whether the anchor as written at `at` of `bytes` (one ASCII letter) is followed by
+    /// an ASCII letter that is no follower and not composed with what comes after it.
+    fn followed_by_other_letter(&self, bytes: &[u8], at: usize) -> bool {
+        let Some(followers) = &self.followers else {
+            return false;
+        };
+        let next = at + self.anchor.len();
+        let Some(&letter) = bytes.get(next).filter(|b| b.is_ascii_alphabetic()) else {
+            return false;
+        };
+        let alone = bytes.get(next + 1).is_none_or(u8::is_ascii);
+        alone && !followers.contains(&char::from(letter.to_ascii_lowercase()))
     }
 
     /// The needle's length in bytes: how much normalised text an occurrence spans.
@@ -108,7 +159,9 @@ impl Prefilter {
                 .get(..self.anchor.len())
                 .is_some_and(|start| start.eq_ignore_ascii_case(self.anchor.as_bytes()))
             {
-                spellings.push(at..at + self.anchor.len());
+                if !self.followed_by_other_letter(bytes, at) {
+                    spellings.push(at..at + self.anchor.len());
+                }
                 continue;
             }
             // A fingerprint starts with an ASCII or a leading byte, so at a character.
@@ -135,9 +188,9 @@ impl Prefilter {
 /// ones `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns
 /// (Teddy; an automaton reading every byte was most of a scan's time); each hit is then
 /// checked in full. Two bytes of a kana or kanji block would hit all over Japanese
-/// text, so characters there (`㏌`, `㈱`) are searched whole, in a second search with
-/// the anchor's fingerprints (Teddy mixes patterns in buckets, and a pattern's first
-/// bytes are all it looks at, so short and long ones are best apart). Every
+/// text, so characters there (`㏌`, `四`) are searched whole. Teddy mixes patterns in
+/// buckets, and a pattern's first bytes are all it looks at, so fingerprints of one,
+/// two and three or more bytes are searched apart (at most three searches). Every
 /// fingerprint starts with an ASCII or a leading byte.
 #[derive(Debug)]
 enum Fingerprints {
@@ -221,9 +274,29 @@ fn longest_anchor(needle: &str) -> Option<&str> {
         .filter(|run| !run.is_empty())
 }
 
+/// The digit that anchors a needle without an anchor (`4711`), when it has one: a
+/// digit of normalised text comes from that digit or a look-alike (`４`, `④`), from a
+/// kanji digit of its value (`四`), or from a numeral run evaluated with a power of ten
+/// (`四十`, `千`: only powers make digits that no digit of the run has, by carries and
+/// zeros); those characters, and every character whose normalisation holds one of them
+/// (`㈣`, `⼗`), are its candidates. Numeral runs never cross a clean boundary, so a
+/// window around a candidate holds its whole run. Of the needle's digits, the one
+/// whose kanji is rarest in Japanese text (`一` is in `一般` and `統一`).
+fn digit_anchor(needle: &str) -> Option<&str> {
+    let digit = DIGITS_RAREST_FIRST.chars().find(|&d| needle.contains(d))?;
+    let at = needle.find(digit)?;
+    Some(&needle[at..=at])
+}
+
+/// The digits by how common their kanji are in Japanese text, rarest first.
+pub(crate) const DIGITS_RAREST_FIRST: &str = "7986045321";
+
 /// What is read once off every character of Unicode.
 #[derive(Debug, Default)]
 struct Table {
+    /// The kanji numerals and `〇`, and every character whose normalisation alone holds
+    /// one of them, each with the numerals it stands for.
+    numeral_sources: Vec<(char, String)>,
     /// For a character, the other characters whose normalisation alone contains it.
     preimages: HashMap<char, Vec<char>>,
     /// Characters that the fold of a canonical composite yields and the fold of the
@@ -268,10 +341,20 @@ fn build_table() -> Table {
             table.non_starters[c as usize / 64] |= 1 << (c as usize % 64);
         }
         if folds_to_itself(c) {
+            if is_numeral(c) && !c.is_ascii_digit() {
+                table.numeral_sources.push((c, c.to_string()));
+            }
             continue;
         }
         folded.clear();
         folder.fold(c.encode_utf8(&mut [0; 4]), &mut folded);
+        let kanji_numerals: String = folded
+            .chars()
+            .filter(|&x| is_numeral(x) && !x.is_ascii_digit())
+            .collect();
+        if !kanji_numerals.is_empty() {
+            table.numeral_sources.push((c, kanji_numerals));
+        }
         for out in folded.chars().filter(|&out| out != c) {
             let preimages = table.preimages.entry(out).or_default();
             if !preimages.contains(&c) {
@@ -380,7 +463,14 @@ mod tests {
             letters > 300,
             "mathematical, full-width, circled letters: {letters}"
         );
-        for needle in ["incident-", "障害対応", "がいど", "error-rate", "サーバ"] {
+        for needle in [
+            "incident-",
+            "障害対応",
+            "がいど",
+            "error-rate",
+            "サーバ",
+            "4711",
+        ] {
             let prefilter = Prefilter::new(needle).unwrap();
             for fingerprints in &prefilter.fingerprints {
                 assert!(matches!(fingerprints, Fingerprints::Packed(_)), "{needle}");
@@ -412,6 +502,19 @@ mod tests {
             "both searches, in order, the anchor also where it overlaps itself"
         );
         assert_eq!(candidate_texts("aa", "aaa"), ["aa", "aa"]);
+        assert_eq!(
+            candidate_texts("4,711", "47 四月 ４ 七 ㈦ 第⼗ 5 一般 千 ⑦"),
+            ["7", "七", "㈦", "⼗", "千", "⑦"],
+            "a needle of digits: its rarest digit, its look-alikes, its kanji, powers of ten"
+        );
+        let c_before_i = Prefilter::new("c").unwrap().followed_by(&['i']);
+        let text = "Cite each cat, chic\u{301} ｃat tic.";
+        let found = c_before_i.candidates(text).into_iter();
+        assert_eq!(
+            found.map(|range| &text[range]).collect::<Vec<_>>(),
+            ["C", "c", "ｃ", "c"],
+            "before `i`, a non-letter or a mark, and any look-alike"
+        );
         assert_eq!(
             candidate_texts("がいど", "か\u{3099}いど"),
             ["\u{3099}"],
