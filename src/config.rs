@@ -309,7 +309,7 @@ pub const VARIABLES: &[Variable] = &[
         "MEMORY_BUSY_TIMEOUT_MS",
         "5000",
         "0 ..= 600000",
-        "how long a memory call waits for another process's write",
+        "how long a memory call, or a start opening the store, waits for another process's write",
     ),
 ];
 

@@ -101,13 +101,15 @@ pub(crate) struct Copy {
 }
 
 impl Copy {
-    pub(crate) fn of(manual_id: &str, file: &ManualFile, lines: LineSpan) -> Copy {
-        Copy {
+    /// The `lines` of `file`, read now (`conflict` when the file changed since indexed).
+    pub(crate) fn of(manual_id: &str, file: &ManualFile, lines: LineSpan) -> ToolResult<Copy> {
+        let original = file.read_text()?;
+        Ok(Copy {
             manual_id: manual_id.to_owned(),
             path: file.path().to_owned(),
             lines,
-            text: file.lines_text(lines.start_line, lines.end_line).to_owned(),
-        }
+            text: original.lines(lines.start_line, lines.end_line).to_owned(),
+        })
     }
 
     /// `handbook/01-leave.md#L40-L44`: the manual, the path in it and the lines, in the

@@ -1,12 +1,16 @@
 use super::*;
 use crate::error::ErrorCode;
-use crate::manual::file::FileType;
+use crate::manual::ManualIndex;
 use crate::vault::profile::LineCount;
 
 const PAGE: &str = "---\ntitle: 休暇\nsource_refs:\n  - old/a.md#L1-L2\nowner: 人事\n---\n\n# 休暇\n\n## 申請\n\n申請は三日前まで。\n\n### 例外\n\n急病は事後。\n\n## 取消\n\n取消は上長へ。\n";
 
-fn page() -> ManualFile {
-    ManualFile::load("leave.md".into(), FileType::Md, Ok(PAGE.into()), None, 0)
+/// An index over the manual `handbook` holding one file `path` with `text`, and the
+/// folder it reads that file from (kept alive with it).
+fn manual(path: &str, text: &str) -> (tempfile::TempDir, ManualIndex) {
+    let dir = crate::test_support::tree(&[(&format!("handbook/{path}"), text)]);
+    let index = ManualIndex::build(dir.path()).expect("index");
+    (dir, index)
 }
 
 fn span(start_line: LineNo, end_line: LineNo) -> LineSpan {
@@ -17,31 +21,35 @@ fn span(start_line: LineNo, end_line: LineNo) -> LineSpan {
 }
 
 fn copy_of(lines: LineSpan) -> Copy {
-    Copy::of("handbook", &page(), lines)
+    let (_dir, index) = manual("leave.md", PAGE);
+    let file = index.file("handbook", "leave.md").expect("listed");
+    Copy::of("handbook", file, lines).expect("unchanged")
 }
 
 #[test]
 fn sections_start_at_their_heading_with_or_without_descendants() {
-    let file = page();
+    let (_dir, index) = manual("leave.md", PAGE);
+    let file = index.file("handbook", "leave.md").expect("listed");
     let with = Selection::Section {
         include_descendants: true,
     };
     let without = Selection::Section {
         include_descendants: false,
     };
-    assert_eq!(select(&file, 10, with).unwrap(), span(10, 17));
-    assert_eq!(select(&file, 12, with).unwrap(), span(10, 17));
-    assert_eq!(select(&file, 10, without).unwrap(), span(10, 13));
-    assert_eq!(select(&file, 16, without).unwrap(), span(14, 17));
-    assert_eq!(select(&file, 8, with).unwrap(), span(8, 20));
-    let in_front_matter = select(&file, 2, with).unwrap_err();
+    assert_eq!(select(file, 10, with).unwrap(), span(10, 17));
+    assert_eq!(select(file, 12, with).unwrap(), span(10, 17));
+    assert_eq!(select(file, 10, without).unwrap(), span(10, 13));
+    assert_eq!(select(file, 16, without).unwrap(), span(14, 17));
+    assert_eq!(select(file, 8, with).unwrap(), span(8, 20));
+    let in_front_matter = select(file, 2, with).unwrap_err();
     assert_eq!(in_front_matter.code, ErrorCode::NotFound);
 }
 
 #[test]
 fn ranges_are_exact_and_files_whole() {
-    let file = page();
-    let range = |end_line| select(&file, 12, Selection::Range { end_line });
+    let (_dir, index) = manual("leave.md", PAGE);
+    let file = index.file("handbook", "leave.md").expect("listed");
+    let range = |end_line| select(file, 12, Selection::Range { end_line });
     assert_eq!(range(12).unwrap(), span(12, 12));
     assert_eq!(range(16).unwrap(), span(12, 16));
     for end_line in [11, 21] {
@@ -49,7 +57,7 @@ fn ranges_are_exact_and_files_whole() {
         assert_eq!(error.code, ErrorCode::InvalidParameter);
         assert_eq!(error.details.unwrap()["field"], "end_line");
     }
-    assert_eq!(select(&file, 12, Selection::File).unwrap(), span(1, 20));
+    assert_eq!(select(file, 12, Selection::File).unwrap(), span(1, 20));
 }
 
 #[test]
@@ -122,10 +130,11 @@ fn a_ref_cannot_close_the_comment_and_json_stays_json() {
         .contains(r#"["handbook/a--\u003eb.md#L20-L20"]"#));
 
     let json = "{\n  \"form\": \"leave\"\n}";
-    let file = ManualFile::load("f.json".into(), FileType::Json, Ok(json.into()), None, 0);
-    let whole = select(&file, 1, Selection::File).unwrap();
+    let (_dir, index) = manual("f.json", json);
+    let file = index.file("handbook", "f.json").expect("listed");
+    let whole = select(file, 1, Selection::File).unwrap();
     let composed = compose(
-        &Copy::of("handbook", &file, whole),
+        &Copy::of("handbook", file, whole).expect("unchanged"),
         false,
         Mode::Create,
         None,

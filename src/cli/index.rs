@@ -142,9 +142,12 @@ fn index_sections(
     index: &ManualIndex,
     meter: &mut Meter,
 ) -> Result<String, String> {
-    let built = build_section_index(&config.cache_dir, index, &mut |written| {
-        meter.update(written.files, written.total_files, "files")
-    })?;
+    let built = build_section_index(
+        &config.cache_dir,
+        &config.vault_root,
+        index,
+        &mut |written| meter.update(written.files, written.total_files, "files"),
+    )?;
     Ok(format!(
         "{} files ({} sections, {:.1} MB of text) indexed now, {} were current; {:.1} MB on disk",
         built.files,

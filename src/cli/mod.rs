@@ -279,7 +279,7 @@ fn totals(index: &ManualIndex) -> IndexProgress {
         files_found: files.len() as u64,
         files: files.len() as u64,
         sections: files.iter().map(|f| f.file.nodes().len() as u64).sum(),
-        bytes: files.iter().map(|f| f.file.text().len() as u64).sum(),
+        bytes: files.iter().map(|f| f.file.text_len() as u64).sum(),
     }
 }
 

@@ -189,21 +189,60 @@ fn relative_path(folder: &Path, path: &Path) -> String {
     parts.join("/")
 }
 
-/// Reads a manual file through the path-safety layer: the path is checked and opened
-/// component by component from the manuals root without following any symlink, so a link
-/// swapped in after the scan (even as a middle folder) is refused, not followed. The
-/// opener keeps the last folder open, so the files of one folder (read in path order)
-/// cost one `openat` each instead of one per component. This is the one place manual
-/// content is opened.
+/// Reads a manual file through the path-safety layer ([`open_manual_file`]).
 pub(super) fn read_manual_file(
     opener: &mut FileOpener<'_>,
     manual_id: &str,
     path: &str,
 ) -> io::Result<Vec<u8>> {
-    let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
-    let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
-    let (mut file, size) = opener.open(&relative).map_err(refused)?;
+    let (mut file, size) = open_manual_file(opener, manual_id, path)?;
+    read_opened(&mut file, size)
+}
+
+/// Reads a manual file as [`read_manual_file`] does, if it is still at stamp fingerprint
+/// `version`: its status is checked on the open file before and after the read, so a file
+/// replaced, rewritten or still being written is not taken for the indexed one.
+/// `Err` says why not, for the reader's error.
+pub(super) fn read_manual_file_at(
+    opener: &mut FileOpener<'_>,
+    manual_id: &str,
+    path: &str,
+    version: u64,
+) -> Result<Vec<u8>, String> {
+    let check = |file: &fs::File, reason: &str| match file.metadata() {
+        Ok(metadata) if FileStamp::of(&metadata).fingerprint() == version => Ok(()),
+        Ok(_) => Err(reason.to_owned()),
+        Err(error) => Err(format!("status unreadable: {}", error.kind())),
+    };
+    let (mut file, size) = open_manual_file(opener, manual_id, path)
+        .map_err(|error| format!("cannot be opened as a regular file: {error}"))?;
+    check(&file, "changed since it was indexed")?;
+    let content =
+        read_opened(&mut file, size).map_err(|error| format!("unreadable: {}", error.kind()))?;
+    check(&file, "changed while it was read")?;
+    Ok(content)
+}
+
+/// The bytes of an opened manual file, read into a buffer sized by its status at open
+/// (a file read whole in one allocation, not grown step by step).
+fn read_opened(file: &mut fs::File, size: u64) -> io::Result<Vec<u8>> {
     let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.read_to_end(&mut content)?;
     Ok(content)
+}
+
+/// Opens a manual file through the path-safety layer, with its size: the path is checked
+/// and opened component by component from the manuals root without following any
+/// symlink, so a link swapped in after the scan (even as a middle folder) is refused, not
+/// followed. The opener keeps the last folder open, so the files of one folder (read in
+/// path order) cost one `openat` each instead of one per component. This is the one place
+/// manual content is opened.
+pub(super) fn open_manual_file(
+    opener: &mut FileOpener<'_>,
+    manual_id: &str,
+    path: &str,
+) -> io::Result<(fs::File, u64)> {
+    let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
+    let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
+    opener.open(&relative).map_err(refused)
 }

@@ -52,6 +52,8 @@ pub struct ExceptsPage {
 struct Hit<'a> {
     file: &'a ManualFile,
     line: LineNo,
+    /// The line's text: each file is read once, its text dropped after its scan.
+    text: String,
     found: ExceptionMatch,
 }
 
@@ -81,10 +83,10 @@ pub fn manual_excepts(index: &ManualIndex, request: &ExceptsRequest) -> ToolResu
         .limit
         .unwrap_or(DEFAULT_EXCEPTS_LIMIT)
         .min(MAX_EXCEPTS_LIMIT);
-    let hits: Vec<Hit> = scopes
-        .into_iter()
-        .flat_map(|(file, span)| hits_in(file, span))
-        .collect();
+    let mut hits: Vec<Hit> = Vec::new();
+    for (file, span) in scopes {
+        hits.extend(hits_in(file, span)?);
+    }
     let items = hits
         .iter()
         .skip(request.offset)
@@ -99,23 +101,29 @@ pub fn manual_excepts(index: &ManualIndex, request: &ExceptsRequest) -> ToolResu
     })
 }
 
-fn hits_in(file: &ManualFile, span: LineSpan) -> impl Iterator<Item = Hit<'_>> {
+fn hits_in(file: &ManualFile, span: LineSpan) -> ToolResult<Vec<Hit<'_>>> {
     // A file with a problem has no text to scan.
-    let span = file
-        .problem()
-        .is_none()
-        .then_some(span.start_line..=span.end_line);
-    span.into_iter()
-        .flatten()
+    if file.problem().is_some() {
+        return Ok(Vec::new());
+    }
+    let original = file.read_text()?;
+    Ok((span.start_line..=span.end_line)
         .filter(|&line| !file.is_code_line(line))
-        .filter_map(move |line| {
-            let found = first_exception(file.lines_text(line, line))?;
-            Some(Hit { file, line, found })
+        .filter_map(|line| {
+            let text = original.lines(line, line);
+            let found = first_exception(text)?;
+            Some(Hit {
+                file,
+                line,
+                text: text.to_owned(),
+                found,
+            })
         })
+        .collect())
 }
 
 fn item(hit: &Hit) -> ExceptItem {
-    let text = hit.file.lines_text(hit.line, hit.line);
+    let text = hit.text.as_str();
     let window = window_around(text, hit.found.range.clone(), EXCEPT_SNIPPET_CHARS);
     ExceptItem {
         path: hit.file.path().to_owned(),

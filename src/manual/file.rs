@@ -1,14 +1,17 @@
-//! One manual file as the index holds it: text, line table, nodes, or the problem that
-//! kept it from being read.
+//! One manual file as the index holds it: line table, nodes, or the problem that kept it
+//! from being read. Not its text: a reader reads that again, checked against the file's
+//! stamp ([`ManualFile::read_text`], see `source`).
 //!
 //! A bad file must never take the server down or hide its neighbours, so decoding and
-//! validation failures become a `problem` string on a listed file with no nodes. Its text
-//! is dropped: with no nodes nothing could map a search hit in it anyway.
+//! validation failures become a `problem` string on a listed file with no nodes (and an
+//! empty text: with no nodes nothing could map a search hit in it anyway).
 
 use std::io;
+use std::sync::Arc;
 
 use super::node::{Node, NodeKind};
 use super::sections::{outline_markdown, Outline};
+use crate::error::ToolResult;
 use crate::text::lines::{LineNo, LineTable};
 
 /// The two formats a manual may contain (requirements §4).
@@ -52,12 +55,37 @@ pub(crate) struct StoredParse {
     pub(crate) outline: Outline,
 }
 
+/// Reads a file's text again, checked to be the version indexed (`source::ManualsSource`,
+/// the manuals root). A trait so that the file model does not depend on the reading,
+/// which depends on discovery, which depends on the file model.
+pub(crate) trait TextSource: std::fmt::Debug + Send + Sync {
+    /// The decoded text of `manual_id/path` at stamp fingerprint `version`, `text_len`
+    /// bytes long, or `conflict`.
+    fn read_checked(
+        &self,
+        manual_id: &str,
+        path: &str,
+        version: u64,
+        text_len: usize,
+    ) -> ToolResult<String>;
+}
+
+/// Where a file's text is read again from: its manual under the index's manuals root.
+#[derive(Debug, Clone)]
+pub(crate) struct FileOrigin {
+    pub(super) source: Arc<dyn TextSource>,
+    pub(super) manual_id: Arc<str>,
+}
+
 #[derive(Debug)]
 pub struct ManualFile {
+    origin: FileOrigin,
     path: String,
     file_type: FileType,
     problem: Option<String>,
-    text: String,
+    /// Bytes of the decoded text the line table was made from: a text read again must
+    /// have as many.
+    text_len: usize,
     lines: LineTable,
     outline: Outline,
     generation: u64,
@@ -68,54 +96,72 @@ pub struct ManualFile {
 }
 
 impl ManualFile {
-    /// Builds the file `path` (relative to its manual) from what reading it returned.
-    /// `generation` is the index generation that loaded it. The line table and outline
-    /// come from `stored` (the persisted catalog's entry for this version of the file)
-    /// instead of a parse when they were made from a text of the same type and length.
+    /// The file `path` (relative to its manual) rebuilt from the persisted catalog's
+    /// entry for this version of the file, without reading it (the entry is claimed only
+    /// for the stamp the scan found, and a later read checks the text's length against
+    /// the entry's); `None` when the entry is for another type. `generation` is the index
+    /// generation that loaded it.
+    pub(crate) fn restore(
+        origin: FileOrigin,
+        path: String,
+        file_type: FileType,
+        stored: StoredParse,
+        generation: u64,
+    ) -> Option<Self> {
+        (stored.file_type == file_type).then_some(ManualFile {
+            origin,
+            path,
+            file_type,
+            problem: None,
+            text_len: stored.text_len,
+            lines: stored.lines,
+            outline: stored.outline,
+            generation,
+            version: 0,
+        })
+    }
+
+    /// Builds the file `path` (relative to its manual) from what reading it returned; the
+    /// text is dropped once parsed.
     pub(crate) fn load(
+        origin: FileOrigin,
         path: String,
         file_type: FileType,
         content: io::Result<Vec<u8>>,
-        stored: Option<StoredParse>,
         generation: u64,
     ) -> Self {
         let text = content
             .map_err(|error| format!("unreadable: {}", error.kind()))
             .and_then(decode);
-        match (text, stored) {
-            (Ok(text), Some(stored))
-                if stored.file_type == file_type && stored.text_len == text.len() =>
-            {
-                ManualFile {
-                    path,
-                    file_type,
-                    problem: None,
-                    text,
-                    lines: stored.lines,
-                    outline: stored.outline,
-                    generation,
-                    version: 0,
-                }
-            }
-            (Ok(text), _) => Self::parse(path, file_type, text, generation),
-            (Err(problem), _) => Self::with_problem(path, file_type, problem, generation),
+        match text {
+            Ok(text) => Self::parse(origin, path, file_type, &text, generation),
+            Err(problem) => Self::with_problem(origin, path, file_type, problem, generation),
         }
     }
 
-    fn parse(path: String, file_type: FileType, text: String, generation: u64) -> Self {
-        let lines = LineTable::new(&text);
+    fn parse(
+        origin: FileOrigin,
+        path: String,
+        file_type: FileType,
+        text: &str,
+        generation: u64,
+    ) -> Self {
+        let lines = LineTable::new(text);
         let outline = match file_type {
-            FileType::Md => outline_markdown(&path, &text, &lines),
-            FileType::Json => match check_json(&text) {
+            FileType::Md => outline_markdown(&path, text, &lines),
+            FileType::Json => match check_json(text) {
                 Ok(()) => json_outline(&path, lines.line_count()),
-                Err(problem) => return Self::with_problem(path, file_type, problem, generation),
+                Err(problem) => {
+                    return Self::with_problem(origin, path, file_type, problem, generation)
+                }
             },
         };
         ManualFile {
+            origin,
             path,
             file_type,
             problem: None,
-            text,
+            text_len: text.len(),
             lines,
             outline,
             generation,
@@ -123,15 +169,20 @@ impl ManualFile {
         }
     }
 
-    fn with_problem(path: String, file_type: FileType, problem: String, generation: u64) -> Self {
-        let text = String::new();
-        let lines = LineTable::new(&text);
+    fn with_problem(
+        origin: FileOrigin,
+        path: String,
+        file_type: FileType,
+        problem: String,
+        generation: u64,
+    ) -> Self {
         ManualFile {
+            origin,
             path,
             file_type,
             problem: Some(problem),
-            text,
-            lines,
+            text_len: 0,
+            lines: LineTable::new(""),
             outline: Outline::default(),
             generation,
             version: 0,
@@ -170,28 +221,31 @@ impl ManualFile {
         self.generation
     }
 
-    /// The whole text, a leading byte-order mark removed.
-    pub fn text(&self) -> &str {
-        &self.text
+    /// Bytes of the whole text (a leading byte-order mark removed), known without
+    /// reading it.
+    pub fn text_len(&self) -> usize {
+        self.text_len
+    }
+
+    /// The whole text, a leading byte-order mark removed, read again from the manuals
+    /// root: `conflict` when the file is no longer the one indexed (see `source`). A file
+    /// with a problem has an empty text and is not read.
+    pub(crate) fn read_text(&self) -> ToolResult<ManualText<'_>> {
+        let text = if self.problem.is_some() {
+            String::new()
+        } else {
+            self.origin.source.read_checked(
+                &self.origin.manual_id,
+                &self.path,
+                self.version,
+                self.text_len,
+            )?
+        };
+        Ok(ManualText { file: self, text })
     }
 
     pub fn line_count(&self) -> LineNo {
         self.lines.line_count()
-    }
-
-    /// Lines `first..=last` without the final terminator; both must exist.
-    pub(crate) fn lines_text(&self, first: LineNo, last: LineNo) -> &str {
-        &self.text[self.lines.byte_range(first, last)]
-    }
-
-    /// Byte offset in [`Self::text`] where line `line` starts.
-    pub(crate) fn line_start_offset(&self, line: LineNo) -> usize {
-        self.lines.byte_range(line, line).start
-    }
-
-    /// The line holding byte `offset` of [`Self::text`].
-    pub(crate) fn line_at_offset(&self, offset: usize) -> LineNo {
-        self.lines.line_at(offset)
     }
 
     /// What the persisted catalog keeps of the file, with [`Self::outline`].
@@ -249,9 +303,43 @@ impl ManualFile {
     }
 }
 
+/// A file's text as read for one reader, with the file's line table: checked to be the
+/// text that table was made from, so lines cut from it are the indexed lines.
+#[derive(Debug)]
+pub(crate) struct ManualText<'a> {
+    file: &'a ManualFile,
+    text: String,
+}
+
+impl ManualText<'_> {
+    /// The whole text, a leading byte-order mark removed.
+    pub(crate) fn whole(&self) -> &str {
+        &self.text
+    }
+
+    /// Lines `first..=last` without the final terminator; both must exist.
+    pub(crate) fn lines(&self, first: LineNo, last: LineNo) -> &str {
+        &self.text[self.file.lines.byte_range(first, last)]
+    }
+
+    pub(crate) fn line_count(&self) -> LineNo {
+        self.file.line_count()
+    }
+
+    /// Byte offset in [`Self::whole`] where line `line` starts.
+    pub(crate) fn line_start_offset(&self, line: LineNo) -> usize {
+        self.file.lines.byte_range(line, line).start
+    }
+
+    /// The line holding byte `offset` of [`Self::whole`].
+    pub(crate) fn line_at_offset(&self, offset: usize) -> LineNo {
+        self.file.lines.line_at(offset)
+    }
+}
+
 /// UTF-8 text without a leading byte-order mark (JSON parsers and comrak alike would
 /// otherwise see it as content).
-fn decode(bytes: Vec<u8>) -> Result<String, String> {
+pub(super) fn decode(bytes: Vec<u8>) -> Result<String, String> {
     let mut text = String::from_utf8(bytes)
         .map_err(|error| format!("invalid UTF-8 at byte {}", error.utf8_error().valid_up_to()))?;
     if text.starts_with('\u{feff}') {

@@ -13,15 +13,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 
 use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootScan};
 use super::catalog_store::CatalogStore;
-use super::file::ManualFile;
+use super::file::{FileOrigin, ManualFile, TextSource};
 use super::node::Node;
+use super::source::ManualsSource;
 use super::validate::{normalize_relative_path, validate_manual_id};
 use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
@@ -38,7 +39,8 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 20;
 
 #[derive(Debug)]
 pub struct ManualIndex {
-    root: PathBuf,
+    /// The manuals root, which files' texts are read again from.
+    source: Arc<ManualsSource>,
     manuals: BTreeMap<String, Manual>,
     symlinked_manuals: BTreeSet<String>,
     generation: u64,
@@ -101,7 +103,7 @@ impl ManualIndex {
         let mut index = ManualIndex {
             max_file_bytes,
             folders: vec![root.clone()],
-            root,
+            source: ManualsSource::new(root),
             manuals: BTreeMap::new(),
             symlinked_manuals: BTreeSet::new(),
             generation: 0,
@@ -116,7 +118,7 @@ impl ManualIndex {
     /// without the change watch. Costs a map entry per file.
     pub fn snapshot(&self) -> ManualIndex {
         ManualIndex {
-            root: self.root.clone(),
+            source: Arc::clone(&self.source),
             manuals: self.manuals.clone(),
             symlinked_manuals: self.symlinked_manuals.clone(),
             generation: self.generation,
@@ -139,14 +141,17 @@ impl ManualIndex {
     /// progress notifications) can follow it. Not called when nothing changed.
     pub(crate) fn refresh_reporting(&mut self, progress: &mut ProgressFn) -> io::Result<bool> {
         let watch = self.watch.get_or_insert_with(ChangeWatch::default);
-        if !watch.maybe_changed() {
+        // A reader that found a file changed under it asks for a walk too.
+        let read_stale = self.source.take_stale();
+        if !watch.maybe_changed() && !read_stale {
             return Ok(false);
         }
+        let root_path: &Path = self.source.root();
         watch.arm(&self.folders);
-        let scan = scan_root(&self.root)?;
-        self.folders = folders_of(&self.root, scan.folders());
+        let scan = scan_root(root_path)?;
+        self.folders = folders_of(root_path, scan.folders());
         watch.scanned(&self.folders);
-        let root = Root::open(&self.root)?;
+        let root = Root::open(root_path)?;
         let next_generation = self.generation + 1;
         let mut changed = scan.symlinked_manuals != self.symlinked_manuals
             || !scan.manuals.keys().eq(self.manuals.keys());
@@ -170,6 +175,7 @@ impl ManualIndex {
             progress(running);
         };
         let mut loader = Loader {
+            source: &self.source,
             opener: root.file_opener(),
             generation: next_generation,
             max_file_bytes: self.max_file_bytes,
@@ -211,10 +217,17 @@ impl ManualIndex {
             tracing::info!(
                 generation = self.generation,
                 manuals = self.manuals.len(),
+                files_read = self.source.reads(),
                 "manual index updated"
             );
         }
         Ok(changed)
+    }
+
+    /// Files opened and read since the index was made (see `ManualsSource`).
+    #[cfg(test)]
+    pub(crate) fn files_read(&self) -> usize {
+        self.source.reads()
     }
 
     /// Moves on every change to any manual; equal numbers mean identical content.
@@ -320,6 +333,7 @@ impl ManualIndex {
 
 /// What one refresh loads files with, and what it counted.
 struct Loader<'a> {
+    source: &'a Arc<ManualsSource>,
     opener: FileOpener<'a>,
     /// The generation the loaded files get.
     generation: u64,
@@ -341,6 +355,7 @@ impl Loader<'_> {
         on_file: &mut dyn FnMut(&ManualFile, u64),
     ) -> (Manual, bool) {
         let max_file_bytes = self.max_file_bytes;
+        let manual_origin: Arc<str> = Arc::from(manual_id);
         let mut changed = previous.symlinks != tree.symlinks;
         let mut files = BTreeMap::new();
         let mut oversized = BTreeMap::new();
@@ -365,19 +380,36 @@ impl Loader<'_> {
                 _ => {
                     changed = true;
                     let version = found.stamp.fingerprint();
-                    let stored = self
+                    let origin = FileOrigin {
+                        source: Arc::clone(self.source) as Arc<dyn TextSource>,
+                        manual_id: Arc::clone(&manual_origin),
+                    };
+                    let restored = self
                         .catalog
                         .as_deref_mut()
-                        .and_then(|catalog| catalog.claim(manual_id, &path, version));
-                    let reused = stored.is_some();
-                    let file = ManualFile::load(
-                        path.clone(),
-                        found.file_type,
-                        read_manual_file(&mut self.opener, manual_id, &path),
-                        stored,
-                        self.generation,
-                    )
-                    .with_version(version);
+                        .and_then(|catalog| catalog.claim(manual_id, &path, version))
+                        .and_then(|stored| {
+                            ManualFile::restore(
+                                origin.clone(),
+                                path.clone(),
+                                found.file_type,
+                                stored,
+                                self.generation,
+                            )
+                        });
+                    let reused = restored.is_some();
+                    let file = restored
+                        .unwrap_or_else(|| {
+                            self.source.count_read();
+                            ManualFile::load(
+                                origin,
+                                path.clone(),
+                                found.file_type,
+                                read_manual_file(&mut self.opener, manual_id, &path),
+                                self.generation,
+                            )
+                        })
+                        .with_version(version);
                     match file.problem() {
                         Some(problem) => {
                             tracing::warn!(manual_id, path = %path, problem, "manual file has a problem")

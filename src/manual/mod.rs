@@ -6,12 +6,15 @@
 //!
 //! Code map: `catalog` finds manuals and files (and is the only code that opens them);
 //! `catalog_store` keeps each file's outline and line table under `CACHE_DIR`, so a
-//! start parses only changed files; `file` holds one file's text, line table and nodes; `sections` derives the nodes of a
+//! start parses only changed files; `file` holds one file's line table and nodes, not its
+//! text; `source` reads a file's text again for a reader, checked against the file's
+//! stamp; `sections` derives the nodes of a
 //! Markdown file from comrak's AST; `index` keeps everything in memory and refreshes it;
 //! `reference` resolves a client's `ref`; `read` is `manual_read`; `exceptions` is the
 //! exception vocabulary and its matcher; `excepts` is `manual_excepts`; `find` is the
 //! search engine behind `manual_find` and `manual_hits`.
 
+mod cache_file;
 mod catalog;
 mod catalog_store;
 pub(crate) mod exceptions;
@@ -27,6 +30,7 @@ pub(crate) mod node;
 pub(crate) mod read;
 pub(crate) mod reference;
 mod sections;
+mod source;
 mod validate;
 pub mod vectors;
 mod watch;

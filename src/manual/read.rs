@@ -28,7 +28,7 @@
 use serde_json::json;
 
 use super::excerpt::clip_to_chars;
-use super::file::{FileType, ManualFile};
+use super::file::{FileType, ManualFile, ManualText};
 use super::index::ManualIndex;
 use super::lines::LineSpan;
 use super::reference::ManualRef;
@@ -128,11 +128,16 @@ pub fn manual_read(
         limits.hard_max_chars,
         "limits.max_chars",
     )?;
+    // Read after the request is known to be valid: a refused request reads nothing.
+    let original = file.read_text()?;
     let (excerpt, max_sections) = match scope {
-        ReadScope::Snippet => (snippet(file, start_line, request.expand, max_chars), None),
+        ReadScope::Snippet => (
+            snippet(&original, start_line, request.expand, max_chars),
+            None,
+        ),
         ReadScope::Section => {
             let node = &file.nodes()[containing_node(file, start_line)?];
-            (whole_lines(file, node.span(), false, max_chars), None)
+            (whole_lines(&original, node.span(), false, max_chars), None)
         }
         ReadScope::Sections | ReadScope::File => {
             let max_sections = applied_limit(
@@ -151,7 +156,10 @@ pub fn manual_read(
                 start_line,
                 end_line,
             };
-            (whole_lines(file, span, cut, max_chars), Some(max_sections))
+            (
+                whole_lines(&original, span, cut, max_chars),
+                Some(max_sections),
+            )
         }
     };
     Ok(ReadOutput {
@@ -242,18 +250,18 @@ fn end_after_nodes(file: &ManualFile, first: usize, max_sections: usize) -> (Lin
     }
 }
 
-fn whole_lines(
-    file: &ManualFile,
+fn whole_lines<'a>(
+    original: &'a ManualText<'_>,
     span: LineSpan,
     cut_by_sections: bool,
     max_chars: usize,
-) -> Excerpt<'_> {
-    let full = file.lines_text(span.start_line, span.end_line);
+) -> Excerpt<'a> {
+    let full = original.lines(span.start_line, span.end_line);
     let text = clip_to_chars(full, max_chars);
     let clipped = text.len() < full.len();
-    let start = file.line_start_offset(span.start_line);
+    let start = original.line_start_offset(span.start_line);
     let end_line = if clipped {
-        last_line_of(file, start, start + text.len())
+        last_line_of(original, start, start + text.len())
     } else {
         span.end_line
     };
@@ -269,10 +277,15 @@ fn whole_lines(
 
 /// The snippet window. The part from `start_line` on is served first; `before_chars` gets
 /// what `max_chars` leaves.
-fn snippet(file: &ManualFile, start_line: LineNo, expand: Expand, max_chars: usize) -> Excerpt<'_> {
+fn snippet<'a>(
+    original: &'a ManualText<'_>,
+    start_line: LineNo,
+    expand: Expand,
+    max_chars: usize,
+) -> Excerpt<'a> {
     // The whole text but its final line terminator, like every other scope returns.
-    let text = file.lines_text(1, file.line_count());
-    let anchor = file.line_start_offset(start_line);
+    let text = original.lines(1, original.line_count());
+    let anchor = original.line_start_offset(start_line);
     let wanted_after = SNIPPET_CHARS.saturating_add(expand.after_chars.unwrap_or(0));
     let wanted_before = expand.before_chars.unwrap_or(0);
     let after = wanted_after.min(max_chars);
@@ -282,8 +295,8 @@ fn snippet(file: &ManualFile, start_line: LineNo, expand: Expand, max_chars: usi
     let truncated = advance_chars(text, anchor, wanted_after) != to
         || retreat_chars(text, anchor, wanted_before) != from;
     let lines = LineSpan {
-        start_line: file.line_at_offset(from),
-        end_line: last_line_of(file, from, to),
+        start_line: original.line_at_offset(from),
+        end_line: last_line_of(original, from, to),
     };
     Excerpt {
         text: &text[from..to],
@@ -293,6 +306,6 @@ fn snippet(file: &ManualFile, start_line: LineNo, expand: Expand, max_chars: usi
 }
 
 /// Line of the last character in `from..to` (of `from` when empty).
-fn last_line_of(file: &ManualFile, from: usize, to: usize) -> LineNo {
-    file.line_at_offset(if to > from { to - 1 } else { from })
+fn last_line_of(original: &ManualText<'_>, from: usize, to: usize) -> LineNo {
+    original.line_at_offset(if to > from { to - 1 } else { from })
 }

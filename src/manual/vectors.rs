@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
+use super::file::ManualText;
 use super::{ManualFile, ManualIndex, NodeKind};
 use crate::config::Config;
 use crate::embed::provider::{backoff, ProviderState};
@@ -844,14 +845,18 @@ impl Shared {
     }
 }
 
-/// The sections of one file with the key ids of their passages.
+/// The sections of one file with the key ids of their passages; none when the file
+/// cannot be read as indexed (it changed: the refresh that follows derives it again).
 fn derive_sections(file: &ManualFile, shape: PassageShape, store: &mut VectorStore) -> Vec<Placed> {
+    let Ok(original) = file.read_text() else {
+        return Vec::new();
+    };
     let path: Arc<str> = Arc::from(file.path());
     (0..file.nodes().len())
         .map(|at| Placed {
             path: Arc::clone(&path),
             line_start: file.nodes()[at].line_start,
-            key: store.id(&content_hash(&passage(file, at, shape))),
+            key: store.id(&content_hash(&passage(file, &original, at, shape))),
         })
         .collect()
 }
@@ -862,13 +867,19 @@ fn passage_at(file: &ManualFile, line_start: LineNo, shape: PassageShape) -> Opt
         .nodes()
         .binary_search_by_key(&line_start, |node| node.line_start)
         .ok()?;
-    Some(passage(file, at, shape))
+    Some(passage(file, &file.read_text().ok()?, at, shape))
 }
 
 /// The text that stands for node `at` of `file`: its title (after its ancestors' titles
 /// with `shape.ancestors`), a line break, and the start of its own body with Markdown
 /// markup stripped and white space collapsed, cut at `shape.body_chars` characters.
-pub fn passage(file: &ManualFile, at: usize, shape: PassageShape) -> String {
+/// `original` is the file's text.
+pub(crate) fn passage(
+    file: &ManualFile,
+    original: &ManualText<'_>,
+    at: usize,
+    shape: PassageShape,
+) -> String {
     let nodes = file.nodes();
     let node = &nodes[at];
     let mut text = String::new();
@@ -897,7 +908,7 @@ pub fn passage(file: &ManualFile, at: usize, shape: PassageShape) -> String {
     let last = file.own_end(at);
     let mut body = String::new();
     if shape.body_chars > 0 && first <= last {
-        for line in file.lines_text(first, last).lines() {
+        for line in original.lines(first, last).lines() {
             push_plain(line, &mut body);
             if body.chars().count() >= shape.body_chars {
                 break;

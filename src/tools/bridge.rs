@@ -121,7 +121,7 @@ impl App {
             let resolved = reference.resolve(index)?;
             let lines = bridge::select(resolved.file, resolved.start_line, selection)?;
             let manual_id = reference.manual_id.as_deref().expect("resolve checked it");
-            Ok(Copy::of(manual_id, resolved.file, lines))
+            Copy::of(manual_id, resolved.file, lines)
         })?;
         let root = self.vault()?;
         let domain_mode = match mode {

@@ -606,3 +606,51 @@ fn a_start_from_the_manual_catalog_answers_as_the_start_that_parsed() {
         written
     );
 }
+
+/// `manvault index` keeps the resolved references under `CACHE_DIR`; a start that reads
+/// them answers searches (Stage 3's references, link texts, gaps) exactly as a start
+/// that resolved every reference, and leaves the file alone.
+#[test]
+fn a_start_from_the_stored_references_answers_as_the_start_that_resolved_them() {
+    let workspace = example_copy();
+    let script = workspace.path().join("calls.jsonl");
+    let calls: Vec<String> = [
+        "年次有給休暇の繰越",
+        "incident commander rollback",
+        "経費精算の締め日",
+        "「申請手続き」",
+    ]
+    .iter()
+    .flat_map(|query| {
+        [
+            format!(r#"{{"tool": "manual_find", "arguments": {{"query": "{query}"}}}}"#),
+            r#"{"tool": "manual_hits", "arguments": {"trace_id": "$trace_id", "kind": "candidates"}}"#.to_owned(),
+        ]
+    })
+    .collect();
+    std::fs::write(&script, calls.join("\n")).unwrap();
+    let stored = workspace.path().join("vault/.system/cache/references.bin");
+    let without_trace_ids = |entries: Vec<Value>| {
+        let text = serde_json::to_string(&entries).unwrap();
+        let trace_id = regex::Regex::new(r#""t-[0-9a-f]+""#).unwrap();
+        trace_id.replace_all(&text, "").into_owned()
+    };
+    let index = manvault_in(workspace.path(), &["index"], &[]);
+    assert_eq!(index.status.code(), Some(0), "{}", text(&index.stderr));
+    std::fs::remove_file(&stored).expect("manvault index keeps the references");
+    // Both starts search the complete section index; this one resolves every reference.
+    let resolved = without_trace_ids(run_script(workspace.path(), &script));
+    let written = std::fs::metadata(&stored)
+        .expect("a start that resolved keeps the references")
+        .modified()
+        .unwrap();
+    assert_eq!(
+        without_trace_ids(run_script(workspace.path(), &script)),
+        resolved
+    );
+    assert!(resolved.contains("\"answer\""), "{resolved}");
+    assert_eq!(
+        std::fs::metadata(&stored).unwrap().modified().unwrap(),
+        written
+    );
+}

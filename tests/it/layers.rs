@@ -241,7 +241,7 @@ fn no_layer_imports_one_above_it() {
 const FS_ALLOWED: &[&str] = &[
     "paths",
     "manual::catalog",
-    "manual::catalog_store",
+    "manual::cache_file",
     "manual::watch",
     "manual::find",
     "adaptive::store",

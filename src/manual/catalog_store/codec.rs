@@ -1,5 +1,6 @@
-//! The byte layout of the persisted catalog: little-endian integers and length-prefixed
-//! UTF-8 strings, read back with bounds checks only.
+//! The byte layout of the persisted catalog's entries, in the little-endian integers and
+//! length-prefixed UTF-8 strings of [`crate::manual::cache_file`], read back with bounds
+//! checks only.
 //!
 //! Why a hand-written binary layout: a start reads one entry per manual file (5,000 at
 //! 55 MB, 20,000 at 220 MB) with its line table (100,000 lines per 13 MB of Markdown)
@@ -14,6 +15,7 @@
 
 use std::ops::Range;
 
+use crate::manual::cache_file::{Reader, Writer};
 use crate::manual::file::{FileType, StoredParse};
 use crate::manual::lines::LineSpan;
 use crate::manual::node::{Node, NodeKind};
@@ -23,30 +25,7 @@ use crate::text::lines::{LineNo, LineTable};
 /// Marks a parent-less node and an absent string.
 const NONE: u32 = u32::MAX;
 
-/// Appends values in the layout [`Reader`] reads.
-#[derive(Default)]
-pub(super) struct Writer {
-    pub(super) bytes: Vec<u8>,
-}
-
 impl Writer {
-    pub(super) fn u8(&mut self, value: u8) {
-        self.bytes.push(value);
-    }
-
-    pub(super) fn u32(&mut self, value: u32) {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
-    }
-
-    pub(super) fn u64(&mut self, value: u64) {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
-    }
-
-    pub(super) fn str(&mut self, value: &str) {
-        self.u32(value.len() as u32);
-        self.bytes.extend_from_slice(value.as_bytes());
-    }
-
     fn optional_str(&mut self, value: Option<&str>) {
         match value {
             Some(value) => self.str(value),
@@ -107,47 +86,7 @@ pub(super) struct ParseRef<'a> {
     pub(super) outline: &'a Outline,
 }
 
-/// Reads values from a byte slice; every read past the end or of a malformed value is
-/// `None`, which the caller turns into "rebuild".
-pub(super) struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
 impl<'a> Reader<'a> {
-    pub(super) fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes }
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    pub(super) fn take(&mut self, len: usize) -> Option<&'a [u8]> {
-        if len > self.bytes.len() {
-            return None;
-        }
-        let (taken, rest) = self.bytes.split_at(len);
-        self.bytes = rest;
-        Some(taken)
-    }
-
-    pub(super) fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-
-    pub(super) fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
-    pub(super) fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    pub(super) fn str(&mut self) -> Option<&'a str> {
-        let len = self.u32()?;
-        simdutf8::basic::from_utf8(self.take(len as usize)?).ok()
-    }
-
     fn optional_str(&mut self) -> Option<Option<&'a str>> {
         let len = self.u32()?;
         if len == NONE {

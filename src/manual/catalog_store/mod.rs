@@ -7,44 +7,36 @@
 //! [`FileStamp`](super::catalog::FileStamp) fingerprint the section index also trusts)
 //! equals the one recorded here gets its outline and lines from this file instead.
 //!
-//! The file is `${CACHE_DIR}/catalog.bin` (layout in [`codec`]):
+//! The file is `${CACHE_DIR}/catalog.bin`, a [`cache_file`](super::cache_file) (magic
+//! `MVCATLG\0`, the rules fingerprint being the parser's) whose payload is (layout of a
+//! body in [`codec`]):
 //!
 //! ```text
-//! "MVCATLG\0" | format u32 | parser u64 | payload length u64 | CRC-32 of payload u32
-//! payload: entries u32, then per entry: manual_id, path, version u64, body length u32, body
+//! entries u32, then per entry: manual_id, path, version u64, body length u32, body
 //! ```
 //!
-//! Anything unexpected (another magic, format or parser fingerprint, a length or CRC that
-//! does not match, a malformed entry) means "parse again": never an error, never a wrong
-//! outline. The parser fingerprint hashes the source of every module whose output is
-//! stored (and the Cargo manifest that pins comrak), so a build with another outline
-//! rule never reads outlines made by the old one. The CRC catches a damaged file; a
-//! truncated one fails the length check first.
+//! Anything unexpected (the envelope, a malformed entry) means "parse again": never an
+//! error, never a wrong outline. The parser fingerprint hashes the source of every module
+//! whose output is stored (and the Cargo manifest that pins comrak), so a build with
+//! another outline rule never reads outlines made by the old one.
 //!
-//! Written whole (temporary file, fsync, rename in the same folder, through
-//! [`crate::paths`], so no link is followed at any component of the path inside the
-//! vault), after a build that parsed a file or found one gone and after any refresh that
+//! Written after a build that parsed a file or found one gone and after any refresh that
 //! changed a file; a start that parsed nothing leaves it alone. Files with a problem are
 //! not stored: they are read and checked again, which is what tells when they are fixed.
 
 mod codec;
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
-use self::codec::{read_parse, ParseRef, Reader, Writer};
+use self::codec::{read_parse, ParseRef};
+use super::cache_file::{CacheFile, Envelope, Reader, Writer};
 use super::file::{ManualFile, StoredParse};
-use crate::error::ErrorCode;
-use crate::paths::{locate_file, RelPath, Root};
 
-const MAGIC: &[u8; 8] = b"MVCATLG\0";
 /// The byte layout of [`codec`]; bump it with any change there.
 const FORMAT_VERSION: u32 = 1;
 /// Name under `CACHE_DIR`.
 const FILE_NAME: &str = "catalog.bin";
-/// Magic, format, parser, payload length, CRC.
-const HEADER_BYTES: usize = 8 + 4 + 8 + 8 + 4;
 /// The longest text whose line lengths fit the packed line table (31 bits).
 const MAX_TEXT_BYTES: usize = (u32::MAX >> 1) as usize;
 
@@ -52,8 +44,7 @@ const MAX_TEXT_BYTES: usize = (u32::MAX >> 1) as usize;
 /// opened until the first build has claimed them.
 #[derive(Debug)]
 pub(crate) struct CatalogStore {
-    root: Root,
-    file: RelPath,
+    file: CacheFile,
     unclaimed: StoredEntries,
 }
 
@@ -69,23 +60,16 @@ impl CatalogStore {
     /// the vault root without following links; a cache folder elsewhere is the
     /// operator's and is created as the section index creates its own.
     pub(crate) fn open(cache_dir: &Path, vault_root: &Path) -> Option<CatalogStore> {
-        if !cache_dir.starts_with(vault_root) {
-            // Errors show up in the open below.
-            let _ = std::fs::create_dir_all(cache_dir);
-        }
-        let located = match locate_file(&cache_dir.join(FILE_NAME), vault_root, "CACHE_DIR") {
-            Ok(located) => located,
-            Err(problem) => {
-                tracing::warn!(%problem, "the manual catalog is not kept: every start parses every file");
-                return None;
-            }
+        let envelope = Envelope {
+            magic: b"MVCATLG\0",
+            format: FORMAT_VERSION,
+            rules: parser_fingerprint(),
+            holds: "the manual catalog",
+            without: "parsing every file",
         };
-        let unclaimed = read_entries(&located.root, &located.file).unwrap_or_default();
-        Some(CatalogStore {
-            root: located.root,
-            file: located.file,
-            unclaimed,
-        })
+        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope)?;
+        let unclaimed = file.read(decode).unwrap_or_default();
+        Some(CatalogStore { file, unclaimed })
     }
 
     /// The stored outline and lines of `path` in `manual_id` if the catalog holds them for
@@ -112,15 +96,9 @@ impl CatalogStore {
     /// Replaces the catalog file with `files` (manual_id, file). A failure is logged and
     /// costs only the next start's parse.
     pub(crate) fn save<'a>(&self, files: impl Iterator<Item = (&'a str, &'a ManualFile)>) {
-        let bytes = encode(files);
-        let written = self.root.write_whole(&self.file, &bytes);
-        match written {
-            Ok(bytes) => tracing::debug!(bytes, "manual catalog written"),
-            Err(error) => tracing::warn!(
-                code = error.code.as_str(),
-                "the manual catalog cannot be written: the next start parses every file"
-            ),
-        }
+        let mut out = self.file.writer();
+        encode(&mut out, files);
+        self.file.save(out);
     }
 }
 
@@ -138,28 +116,21 @@ fn parser_fingerprint() -> u64 {
     ])
 }
 
-fn encode<'a>(files: impl Iterator<Item = (&'a str, &'a ManualFile)>) -> Vec<u8> {
-    // One buffer, lengths and checksum patched in at the end: a second copy of a catalog
-    // of many megabytes would add to the peak of the build that writes it.
-    let mut out = Writer::default();
-    out.bytes.extend_from_slice(MAGIC);
-    out.u32(FORMAT_VERSION);
-    out.u64(parser_fingerprint());
-    let lengths_at = out.bytes.len();
-    out.u64(0); // payload length
-    out.u32(0); // CRC-32
-    out.u32(0); // entry count
+/// Appends the payload: the entries of `files` that can be stored.
+fn encode<'a>(out: &mut Writer, files: impl Iterator<Item = (&'a str, &'a ManualFile)>) {
+    // One buffer, lengths patched in at the end: a second copy of a catalog of many
+    // megabytes would add to the peak of the build that writes it.
+    let count_at = out.placeholder_u32();
     let mut count = 0u32;
     for (manual_id, file) in files {
-        let text_len = file.text().len();
+        let text_len = file.text_len();
         if file.problem().is_some() || text_len > MAX_TEXT_BYTES {
             continue;
         }
         out.str(manual_id);
         out.str(file.path());
         out.u64(file.version());
-        let body_at = out.bytes.len();
-        out.u32(0); // body length
+        let body_at = out.placeholder_u32();
         out.parse(&ParseRef {
             file_type: file.file_type(),
             text_len,
@@ -167,61 +138,14 @@ fn encode<'a>(files: impl Iterator<Item = (&'a str, &'a ManualFile)>) -> Vec<u8>
             outline: file.outline(),
         });
         let body_len = (out.bytes.len() - body_at - 4) as u32;
-        out.bytes[body_at..body_at + 4].copy_from_slice(&body_len.to_le_bytes());
+        out.patch_u32(body_at, body_len);
         count += 1;
     }
-    out.bytes[HEADER_BYTES..HEADER_BYTES + 4].copy_from_slice(&count.to_le_bytes());
-    let payload_len = (out.bytes.len() - HEADER_BYTES) as u64;
-    let crc = crc32fast::hash(&out.bytes[HEADER_BYTES..]);
-    out.bytes[lengths_at..lengths_at + 8].copy_from_slice(&payload_len.to_le_bytes());
-    out.bytes[lengths_at + 8..HEADER_BYTES].copy_from_slice(&crc.to_le_bytes());
-    out.bytes
+    out.patch_u32(count_at, count);
 }
 
-/// The entries of the catalog file, or `None` when there is none or it cannot be used
-/// (logged: the start then parses every file).
-fn read_entries(root: &Root, file: &RelPath) -> Option<StoredEntries> {
-    let mut bytes = Vec::new();
-    match root.open_file(file) {
-        Ok(mut opened) => {
-            if let Err(error) = opened.read_to_end(&mut bytes) {
-                tracing::warn!(error = %error.kind(), "the manual catalog cannot be read; parsing every file");
-                return None;
-            }
-        }
-        Err(error) if error.code == ErrorCode::NotFound => return None,
-        Err(error) => {
-            tracing::warn!(
-                code = error.code.as_str(),
-                "the manual catalog cannot be opened; parsing every file"
-            );
-            return None;
-        }
-    }
-    let entries = decode(&bytes);
-    if entries.is_none() {
-        tracing::info!(
-            "the manual catalog was written by another version or is damaged; parsing every file"
-        );
-    }
-    entries
-}
-
-/// Checks the header and the CRC, then decodes every entry; `None` when anything is off.
-fn decode(bytes: &[u8]) -> Option<StoredEntries> {
-    let mut header = Reader::new(bytes);
-    if header.take(MAGIC.len())? != MAGIC
-        || header.u32()? != FORMAT_VERSION
-        || header.u64()? != parser_fingerprint()
-    {
-        return None;
-    }
-    let payload_len = usize::try_from(header.u64()?).ok()?;
-    let crc = header.u32()?;
-    let payload = &bytes[HEADER_BYTES..];
-    if payload.len() != payload_len || crc32fast::hash(payload) != crc {
-        return None;
-    }
+/// Decodes every entry of a payload; `None` when one is malformed.
+fn decode(payload: &[u8]) -> Option<StoredEntries> {
     let mut reader = Reader::new(payload);
     let count = reader.u32()? as usize;
     let mut entries = HashMap::with_capacity(count.min(payload.len() / 20));

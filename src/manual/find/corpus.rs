@@ -10,25 +10,27 @@
 //! `texts`). Any other file (no index yet, a failed update, a file a background update is
 //! writing) is derived whole, in parallel on the available cores, and its text pinned:
 //! the scan reads it at every search and the index writer needs it. The cross-file part
-//! (references resolved to sections, link texts attached to their targets) is rebuilt
-//! whenever any file changed, from the outlines, without touching text again.
+//! (references resolved to sections, link texts attached to their targets) is kept per
+//! manual: a manual none of whose files changed keeps its part (read from `refstore` at
+//! the first sync), any other is resolved again from the outlines, without touching text.
 //!
 //! Own text is normalised line by line, so a match maps to its line with a binary search
 //! and numbers stay attached to their line (conflict detection reads them). A term broken
 //! by a line wrap is still found by the loose text, which joins the lines of a section.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
-use super::derived::{CorpusFile, FileOutline, FileText, StoredOutline};
+use super::derived::{read_original, CorpusFile, FileOutline, FileText, StoredOutline};
 use super::index::keys::{DocKeys, KnownFile};
 use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
-use super::resolve::ReferenceGraph;
+use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore, UNREAD_KEY};
+use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
 use crate::manual::{FileType, ListedFile, ManualFile, ManualIndex};
 
@@ -129,6 +131,17 @@ pub(crate) struct CorpusCache {
     current: Option<Arc<Corpus>>,
     /// Where the section index is kept (`None`: in memory).
     cache_dir: Option<PathBuf>,
+    /// The vault's root, when `cache_dir` may lie inside it (`refstore` walks from it).
+    vault_root: Option<PathBuf>,
+    /// Each manual's resolved references with their key, as of the last sync (read from
+    /// `reference_store` at the first).
+    resolved: HashMap<Arc<str>, KeyedReferences>,
+    /// The resolved references under `cache_dir`, opened at the first sync.
+    reference_store: Option<ReferenceStore>,
+    references_read: bool,
+    /// How many manuals' references the syncs resolved (the others were kept or read).
+    #[cfg(test)]
+    pub(crate) manuals_resolved: usize,
     sections: Sections,
     /// Whether a sync leaves the index update to a thread of its own (a server) or
     /// writes it before it returns (`manvault index`, tests that read the index).
@@ -161,17 +174,25 @@ impl CorpusCache {
     /// and is brought up to date on a thread of its own, so a search never waits for
     /// it: until an update lands, the files it writes are scanned directly, as without an
     /// index.
-    pub(crate) fn new(cache_dir: Option<PathBuf>) -> CorpusCache {
+    pub(crate) fn new(cache_dir: Option<PathBuf>, vault_root: Option<PathBuf>) -> CorpusCache {
         CorpusCache {
             cache_dir,
+            vault_root,
             background: true,
             ..CorpusCache::default()
         }
     }
 
-    /// A cache over an opened section index, updated before each sync returns.
-    pub(crate) fn with_sections(sections: SectionIndex) -> CorpusCache {
+    /// A cache over a section index opened in `cache_dir`, updated before each sync
+    /// returns; the resolved references are kept there too, so the next start reads them.
+    pub(crate) fn with_sections(
+        sections: SectionIndex,
+        cache_dir: &Path,
+        vault_root: &Path,
+    ) -> CorpusCache {
         CorpusCache {
+            cache_dir: Some(cache_dir.to_path_buf()),
+            vault_root: Some(vault_root.to_path_buf()),
             sections: Sections::Ready(Box::new(sections)),
             ..CorpusCache::default()
         }
@@ -261,7 +282,7 @@ impl CorpusCache {
             Some(current) => (current.files.clone(), Arc::clone(&current.references)),
             None => {
                 let files = self.derive_changed(&listed);
-                let references = Arc::new(ReferenceGraph::resolve(&files, &file_refs));
+                let references = Arc::new(self.reference_graph(&files, &file_refs));
                 (files, references)
             }
         };
@@ -287,6 +308,68 @@ impl CorpusCache {
         corpus
     }
 
+    /// The reference graph of `files` (whose models are `manual_files`): each manual's
+    /// part kept from the last sync or read from the reference store when its key still
+    /// matches, resolved again otherwise (see `refstore`); the store is rewritten when a
+    /// part was resolved or a manual is gone.
+    fn reference_graph(
+        &mut self,
+        files: &[CorpusFile],
+        manual_files: &[&ManualFile],
+    ) -> ReferenceGraph {
+        if !std::mem::replace(&mut self.references_read, true) {
+            self.reference_store = self
+                .cache_dir
+                .as_deref()
+                .and_then(|cache_dir| ReferenceStore::open(cache_dir, self.vault_root.as_deref()));
+            if let Some(store) = &self.reference_store {
+                self.resolved = store.read();
+            }
+        }
+        let manuals = manual_ranges(files);
+        let mut previous = std::mem::take(&mut self.resolved);
+        let mut stale = Vec::new();
+        for manual in &manuals {
+            let key = manual_fingerprint(manual, manual_files);
+            match previous.remove(&manual.manual_id) {
+                Some((kept, part)) if kept == key && fits(&part, &files[manual.files.clone()]) => {
+                    self.resolved
+                        .insert(Arc::clone(&manual.manual_id), (key, part));
+                }
+                _ => stale.push((manual.clone(), key)),
+            }
+        }
+        let ranges: Vec<_> = stale.iter().map(|(manual, _)| manual.clone()).collect();
+        let parts = resolve_manuals(files, manual_files, &ranges);
+        #[cfg(test)]
+        {
+            self.manuals_resolved += ranges.len();
+        }
+        for ((manual, key), part) in stale.iter().zip(parts) {
+            // Resolved without the references of a file that could not be read: kept
+            // under a key no listing gives, so the next sync or start resolves it again.
+            let read_whole = files[manual.files.clone()]
+                .iter()
+                .all(|file| !file.outline.unread);
+            let key = if read_whole { *key } else { UNREAD_KEY };
+            self.resolved
+                .insert(Arc::clone(&manual.manual_id), (key, Arc::new(part)));
+        }
+        if !stale.is_empty() || !previous.is_empty() {
+            if let Some(store) = &self.reference_store {
+                store.save(
+                    manuals
+                        .iter()
+                        .map(|manual| (&*manual.manual_id, &self.resolved[&manual.manual_id])),
+                );
+            }
+        }
+        ReferenceGraph::assemble(manuals.iter().map(|manual| {
+            let (_, part) = &self.resolved[&manual.manual_id];
+            (manual.files.start, Arc::clone(part))
+        }))
+    }
+
     /// Opens the section index at the first sync.
     fn open_sections(&mut self) {
         if matches!(self.sections, Sections::Unopened) {
@@ -305,7 +388,10 @@ impl CorpusCache {
         for (position, entry) in listed.iter().enumerate() {
             let key: (Arc<str>, Arc<str>) = (entry.manual_id.into(), entry.file.path().into());
             match previous.remove(&key) {
-                Some(file) if file.outline.generation == entry.file.generation() => {
+                Some(file)
+                    if file.outline.generation == entry.file.generation()
+                        && !file.outline.unread =>
+                {
                     files.push(Some(file))
                 }
                 _ => {
@@ -463,8 +549,9 @@ impl CorpusCache {
     }
 }
 
-/// The files whose sections the index does not hold in their current version, and the
-/// ids of the files it holds that are gone; `None` when there is nothing to write.
+/// The files whose sections the index does not hold in their current version (but those
+/// that could not be read: they stay unindexed and are derived again at the next sync),
+/// and the ids of the files it holds that are gone; `None` when there is nothing to write.
 fn stale_sections(
     sections: &SectionIndex,
     texts: &TextCache,
@@ -474,7 +561,9 @@ fn stale_sections(
     let stale: Vec<FileSections> = files
         .iter()
         .zip(manual_files)
-        .filter(|(file, manual_file)| !sections.holds(&file.manual_id, manual_file))
+        .filter(|(file, manual_file)| {
+            !file.outline.unread && !sections.holds(&file.manual_id, manual_file)
+        })
         .map(|(file, manual_file)| FileSections {
             manual_id: Arc::clone(&file.manual_id),
             path: Arc::clone(&file.path),
@@ -572,20 +661,27 @@ fn view(
     (view, unindexed)
 }
 
-/// Everything the search derives from `file`: the references only in Markdown.
+/// Everything the search derives from `file`: the references only in Markdown. A file
+/// that cannot be read (changed since indexed, or a failed read) gets a blank text and
+/// no references, and its outline is marked unread, so that nothing made from it is
+/// kept (see [`FileOutline::unread`]).
 fn derive(file: &ManualFile) -> (FileOutline, FileText) {
-    let text = FileText::derive(file);
-    let references = if file.file_type() == FileType::Md {
-        extract_references(file, &text)
-    } else {
-        Vec::new()
+    let original = read_original(file);
+    let text = FileText::derive(file, original.as_ref());
+    let references = match &original {
+        Some(original) if file.file_type() == FileType::Md => {
+            extract_references(file, original, &text)
+        }
+        _ => Vec::new(),
     };
     let stored = StoredOutline {
         body_bytes: text.body.len() as u64,
         node_bytes: text.node_bytes(),
         references,
     };
-    (FileOutline::new(file, stored), text)
+    let mut outline = FileOutline::new(file, stored);
+    outline.unread = original.is_none();
+    (outline, text)
 }
 
 /// `work` on each of `files` on every available core, keeping their order. Files are
@@ -602,7 +698,7 @@ fn map_parallel<'a, T: Send>(
         return files.into_iter().map(work).collect();
     }
     let mut by_size: Vec<usize> = (0..files.len()).collect();
-    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text().len()));
+    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text_len()));
     let shares: Vec<Vec<usize>> = (0..threads)
         .map(|thread| {
             by_size

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::manual::file::ManualText;
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::loose::loose_normalized;
@@ -44,6 +45,11 @@ pub(crate) struct FileOutline {
     pub page: Label,
     /// What the body gave: the references and the body's length.
     pub stored: StoredOutline,
+    /// Derived while the file could not be read (it changed under the index, or the read
+    /// failed): `stored` is empty. Nothing made from it outlives this sync's use: it is
+    /// derived again at the next sync, the section index does not get its sections, and
+    /// its manual's resolved references are not kept under the manual's key.
+    pub unread: bool,
 }
 
 /// The part of a [`FileOutline`] that only the normalised body gives, as the section
@@ -83,6 +89,7 @@ impl FileOutline {
             labels,
             page: Label::new(normalize_str(&page_words(file))),
             stored,
+            unread: false,
         }
     }
 
@@ -117,8 +124,15 @@ pub(crate) struct FileText {
     pub node_starts: Vec<u32>,
 }
 
+/// `file`'s text for a derivation, or `None` when the file changed since the index read
+/// it (logged, and the index marked to walk again by the read): the search skips its
+/// text until the refresh brings the new version, and must not keep the blank one.
+pub(crate) fn read_original(file: &ManualFile) -> Option<ManualText<'_>> {
+    file.read_text().ok()
+}
+
 /// A short normalised text and its loose form.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Label {
     pub text: String,
     pub loose: String,
@@ -140,16 +154,18 @@ pub(crate) struct NodeLabel {
 }
 
 impl FileText {
-    /// Normalises `file` line by line.
-    pub(crate) fn derive(file: &ManualFile) -> FileText {
+    /// Normalises `file`'s text `original` (read by [`read_original`]) line by line;
+    /// with no text (the file changed since indexed), a blank text of the file's lines,
+    /// in which a search finds nothing rather than a newer text cut by the old lines.
+    pub(crate) fn derive(file: &ManualFile, original: Option<&ManualText<'_>>) -> FileText {
         let nodes = file.nodes();
         let first_line = nodes.first().map_or(1, |node| node.line_start);
-        let mut body = String::with_capacity(file.text().len() + 64);
+        let mut body = String::with_capacity(file.text_len() + 64);
         let mut line_starts = Vec::new();
         for line in first_line..=file.line_count() {
             line_starts.push(offset(&body));
-            if !nodes.is_empty() {
-                body.push_str(&normalize_str(file.lines_text(line, line)));
+            if let Some(original) = original.filter(|_| !nodes.is_empty()) {
+                body.push_str(&normalize_str(original.lines(line, line)));
             }
             body.push('\n');
         }

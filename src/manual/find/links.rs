@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::derived::{FileText, RawReference, RawTarget};
+use crate::manual::file::ManualText;
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::normalize::normalize_str;
@@ -29,9 +30,14 @@ const CUE_WINDOW_CHARS: usize = 80;
 /// Only lines that can hold one are read: a whole-file search for `](` in the original
 /// text and for the cue words in the normalised text picks them, since nearly every line
 /// of a manual has neither and reading each line costs more than the rest of indexing.
-pub(crate) fn extract_references(file: &ManualFile, derived: &FileText) -> Vec<RawReference> {
-    let link_lines =
-        memchr::memmem::find_iter(file.text().as_bytes(), b"](").map(|at| file.line_at_offset(at));
+/// `original` is the file's text, `derived` its normalised form.
+pub(crate) fn extract_references(
+    file: &ManualFile,
+    original: &ManualText<'_>,
+    derived: &FileText,
+) -> Vec<RawReference> {
+    let link_lines = memchr::memmem::find_iter(original.whole().as_bytes(), b"](")
+        .map(|at| original.line_at_offset(at));
     let cue_lines = cue_finder()
         .find_iter(&derived.body)
         .map(|hit| derived.line_at(hit.start()));
@@ -53,7 +59,7 @@ pub(crate) fn extract_references(file: &ManualFile, derived: &FileText) -> Vec<R
         }
         let node = own as u32;
         if is_link {
-            for (text, destination) in links_in_line(file.lines_text(line, line)) {
+            for (text, destination) in links_in_line(original.lines(line, line)) {
                 found.push(RawReference {
                     node,
                     line,

@@ -29,6 +29,7 @@ pub(crate) mod links;
 mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
+mod refstore;
 mod relevance;
 pub(crate) mod resolve;
 pub(crate) mod scan;
@@ -145,6 +146,9 @@ pub(crate) struct FindSettings {
     pub synonyms_path: Option<PathBuf>,
     /// Where the section index is kept (`CACHE_DIR`); `None` keeps it in memory.
     pub cache_dir: Option<PathBuf>,
+    /// The vault's root: a `CACHE_DIR` inside it is walked from there without following
+    /// links.
+    pub vault_root: Option<PathBuf>,
 }
 
 impl FindSettings {
@@ -161,6 +165,7 @@ impl FindSettings {
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
             synonyms_path: Some(config.synonyms_path.clone()),
             cache_dir: Some(config.cache_dir.clone()),
+            vault_root: Some(config.vault_root.clone()),
         }
     }
 }
@@ -286,7 +291,10 @@ impl Finder {
     ) -> Finder {
         Finder {
             traces: Mutex::new(TraceStore::new(settings.trace_max_keep, settings.trace_ttl)),
-            corpus: Mutex::new(CorpusCache::new(settings.cache_dir.clone())),
+            corpus: Mutex::new(CorpusCache::new(
+                settings.cache_dir.clone(),
+                settings.vault_root.clone(),
+            )),
             settings,
             synonyms: Mutex::new(None),
             vectors,
@@ -449,12 +457,13 @@ pub(crate) struct SectionIndexBuilt {
 /// or was not completed.
 pub(crate) fn build_section_index(
     cache_dir: &std::path::Path,
+    vault_root: &std::path::Path,
     index: &ManualIndex,
     progress: &mut dyn FnMut(self::index::Written),
 ) -> Result<SectionIndexBuilt, String> {
     let sections = self::index::SectionIndex::open_on_disk(cache_dir)
         .map_err(|error| format!("the section index cannot be kept under CACHE_DIR: {error}"))?;
-    let mut cache = CorpusCache::with_sections(sections);
+    let mut cache = CorpusCache::with_sections(sections, cache_dir, vault_root);
     let corpus = cache.sync_reporting(index, progress);
     if !corpus.unindexed.is_empty() {
         return Err(format!(
@@ -503,6 +512,7 @@ pub(crate) mod testing {
             trace_ttl: Duration::from_secs(60),
             synonyms_path: None,
             cache_dir: None,
+            vault_root: None,
         }
     }
 

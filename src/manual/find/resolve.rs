@@ -13,6 +13,8 @@
 //! a quoted or numbered reference that finds nothing is kept as unresolved (a gap).
 
 use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
 use super::links::{leading_digits, section_number};
@@ -28,7 +30,7 @@ const MIN_UNQUOTED_TITLE_CHARS: usize = 3;
 const MAX_TITLE_TARGETS: usize = 3;
 
 /// One resolved reference: `to` is `None` when the target could not be found.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Reference {
     pub from: NodeKey,
     pub line: LineNo,
@@ -37,147 +39,305 @@ pub(crate) struct Reference {
     pub raw: u32,
 }
 
+impl Reference {
+    /// The same reference with its file numbers moved up by `offset`.
+    fn shifted(&self, offset: u32) -> Reference {
+        let shift = |key: NodeKey| NodeKey {
+            file: key.file + offset,
+            node: key.node,
+        };
+        Reference {
+            from: shift(self.from),
+            line: self.line,
+            to: self.to.map(shift),
+            raw: self.raw,
+        }
+    }
+}
+
+/// The resolved references of one manual, with files numbered from the manual's first
+/// file (0) instead of the corpus's. A reference never leaves its manual (every table
+/// resolution reads is per manual), so this part depends only on the manual's own files:
+/// it is what `refstore` keeps per manual, and what a sync reuses for a manual none of
+/// whose files changed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct ManualReferences {
+    /// In the order of the corpus's references: by file, then by raw reference.
+    pub references: Vec<Reference>,
+    /// The texts of the links pointing at each section, one per line, by section.
+    pub link_texts: Vec<(NodeKey, Label)>,
+}
+
 /// Every reference of the corpus, resolved, with both directions indexed and link texts
-/// attached to their targets.
+/// attached to their targets. The references and texts stay in their manuals' parts,
+/// shared with the cache that keeps them between syncs (so a sync holds them once); the
+/// graph adds only the indexes, in corpus numbering.
 #[derive(Debug, Default)]
 pub(crate) struct ReferenceGraph {
-    pub references: Vec<Reference>,
+    /// Each manual's part with the corpus index of its first file, in corpus order.
+    parts: Vec<(u32, Arc<ManualReferences>)>,
+    /// Where each part's references start in the corpus numbering of references.
+    starts: Vec<u32>,
     outbound: HashMap<NodeKey, Vec<u32>>,
     inbound: HashMap<NodeKey, Vec<u32>>,
-    link_texts: HashMap<NodeKey, Label>,
+    /// Section -> (part, index of its link text in the part).
+    link_texts: HashMap<NodeKey, (u32, u32)>,
 }
 
 impl ReferenceGraph {
     /// Resolves the references of `files` (with `manual_files` the same files' models).
+    #[cfg(test)]
     pub(crate) fn resolve(files: &[CorpusFile], manual_files: &[&ManualFile]) -> ReferenceGraph {
-        let targets = Targets::new(files, manual_files);
+        let manuals = manual_ranges(files);
+        let resolved = resolve_manuals(files, manual_files, &manuals);
+        ReferenceGraph::assemble(
+            manuals
+                .iter()
+                .zip(resolved)
+                .map(|(manual, references)| (manual.files.start, Arc::new(references))),
+        )
+    }
+
+    /// The graph of the manuals `parts` (each with the corpus index of its first file),
+    /// in corpus order.
+    pub(crate) fn assemble(
+        parts: impl Iterator<Item = (usize, Arc<ManualReferences>)>,
+    ) -> ReferenceGraph {
         let mut graph = ReferenceGraph::default();
-        let mut link_texts: HashMap<NodeKey, Vec<&str>> = HashMap::new();
-        let resolved = resolve_in_parallel(&targets, files);
-        for ((file_index, file), resolved) in files.iter().enumerate().zip(resolved) {
-            for (raw_index, resolved) in resolved {
-                let raw = &file.outline.references()[raw_index];
-                let from = NodeKey {
-                    file: file_index as u32,
-                    node: raw.node,
-                };
-                if resolved.nodes.is_empty() && resolved.expected {
-                    graph.push(from, raw.line, None, raw_index);
+        let mut count = 0u32;
+        for (part_index, (first_file, part)) in parts.enumerate() {
+            let first_file = first_file as u32;
+            let shift = |key: NodeKey| NodeKey {
+                file: key.file + first_file,
+                node: key.node,
+            };
+            graph.starts.push(count);
+            for reference in &part.references {
+                graph
+                    .outbound
+                    .entry(shift(reference.from))
+                    .or_default()
+                    .push(count);
+                if let Some(to) = reference.to {
+                    graph.inbound.entry(shift(to)).or_default().push(count);
                 }
-                for &to in &resolved.nodes {
-                    if to == from {
-                        continue;
-                    }
-                    graph.push(from, raw.line, Some(to), raw_index);
-                    if let RawTarget::Link { text, .. } = &raw.target {
-                        if !text.is_empty() {
-                            link_texts.entry(to).or_default().push(text);
-                        }
-                    }
-                }
+                count += 1;
             }
+            for (text_index, (key, _)) in part.link_texts.iter().enumerate() {
+                graph
+                    .link_texts
+                    .insert(shift(*key), (part_index as u32, text_index as u32));
+            }
+            graph.parts.push((first_file, part));
         }
-        graph.link_texts = link_texts
-            .into_iter()
-            .map(|(node, texts)| {
-                let mut unique: Vec<&str> = Vec::new();
-                for text in texts {
-                    if !unique.contains(&text) {
-                        unique.push(text);
-                    }
-                }
-                (node, Label::new(unique.join("\n")))
-            })
-            .collect();
         graph
     }
 
-    fn push(&mut self, from: NodeKey, line: LineNo, to: Option<NodeKey>, raw: usize) {
-        let index = self.references.len() as u32;
-        self.references.push(Reference {
-            from,
-            line,
-            to,
-            raw: raw as u32,
-        });
-        self.outbound.entry(from).or_default().push(index);
-        if let Some(to) = to {
-            self.inbound.entry(to).or_default().push(index);
-        }
+    /// Reference `index` of the corpus numbering, in corpus numbering.
+    fn reference(&self, index: u32) -> Reference {
+        let part = self.starts.partition_point(|&start| start <= index) - 1;
+        let (first_file, references) = &self.parts[part];
+        references.references[(index - self.starts[part]) as usize].shifted(*first_file)
+    }
+
+    /// Every reference, in corpus order (by file, then as written).
+    #[cfg(test)]
+    pub(crate) fn references(&self) -> Vec<Reference> {
+        self.parts
+            .iter()
+            .flat_map(|(first_file, part)| {
+                part.references
+                    .iter()
+                    .map(|reference| reference.shifted(*first_file))
+            })
+            .collect()
     }
 
     /// References written in `node`'s own text.
-    pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
         self.indexed(self.outbound.get(&node))
     }
 
     /// References that point at `node`.
-    pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = &Reference> {
+    pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
         self.indexed(self.inbound.get(&node))
     }
 
-    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = &'a Reference> {
+    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = Reference> + 'a {
         list.into_iter()
             .flatten()
-            .map(|&index| &self.references[index as usize])
+            .map(|&index| self.reference(index))
     }
 
     /// Every section links point at, with their texts.
     pub(crate) fn link_texts(&self) -> impl Iterator<Item = (NodeKey, &Label)> {
-        self.link_texts.iter().map(|(key, label)| (*key, label))
+        self.link_texts.iter().map(|(key, &(part, text))| {
+            (
+                *key,
+                &self.parts[part as usize].1.link_texts[text as usize].1,
+            )
+        })
     }
 
     /// Texts of the links pointing at `node`, one per line.
     pub(crate) fn link_text(&self, node: NodeKey) -> Option<&Label> {
-        self.link_texts.get(&node)
+        let &(part, text) = self.link_texts.get(&node)?;
+        Some(&self.parts[part as usize].1.link_texts[text as usize].1)
     }
 }
 
-/// The targets of every file's references that do not point outside the manuals, with
-/// their index in the file's references, per file in `files` order (external links, most
-/// of a site's, are left out so they are not all held at once). Resolution reads
-/// only `targets`, so files are cut into consecutive parts of about equal reference
-/// counts, one per core: it is the larger part of a start over a current section index
-/// (60 000 links and 7 000 cues at 55 MB of manuals).
-fn resolve_in_parallel(targets: &Targets, files: &[CorpusFile]) -> Vec<Vec<(usize, Resolved)>> {
-    let count = |file: &CorpusFile| file.outline.references().len();
-    let total: usize = files.iter().map(count).sum();
+/// One manual's files in a corpus: consecutive, since files are in (manual_id, path)
+/// order.
+#[derive(Debug, Clone)]
+pub(crate) struct ManualRange {
+    pub manual_id: Arc<str>,
+    pub files: Range<usize>,
+}
+
+/// The manuals of `files` in corpus order.
+pub(crate) fn manual_ranges(files: &[CorpusFile]) -> Vec<ManualRange> {
+    let mut manuals: Vec<ManualRange> = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        match manuals.last_mut() {
+            Some(last) if last.manual_id == file.manual_id => last.files.end = index + 1,
+            _ => manuals.push(ManualRange {
+                manual_id: Arc::clone(&file.manual_id),
+                files: index..index + 1,
+            }),
+        }
+    }
+    manuals
+}
+
+/// Resolves the references of the manuals `wanted` (ranges of `files`, whose models are
+/// `manual_files`), one [`ManualReferences`] per wanted manual in the same order. Only
+/// the wanted manuals' files are read, for the lookup tables as for the references.
+pub(crate) fn resolve_manuals(
+    files: &[CorpusFile],
+    manual_files: &[&ManualFile],
+    wanted: &[ManualRange],
+) -> Vec<ManualReferences> {
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let targets = Targets::new(files, manual_files, wanted);
+    let resolved = resolve_in_parallel(&targets, files, wanted);
+    wanted
+        .iter()
+        .map(|manual| {
+            let first = manual.files.start;
+            let mut part = ManualReferences::default();
+            let mut link_texts: Vec<(NodeKey, Vec<&str>)> = Vec::new();
+            let mut link_at: HashMap<NodeKey, usize> = HashMap::new();
+            for file_index in manual.files.clone() {
+                let file = &files[file_index];
+                for (raw_index, resolved) in &resolved[&file_index] {
+                    let raw = &file.outline.references()[*raw_index];
+                    let local = |key: NodeKey| NodeKey {
+                        file: key.file - first as u32,
+                        node: key.node,
+                    };
+                    let from = NodeKey {
+                        file: file_index as u32,
+                        node: raw.node,
+                    };
+                    let reference = |to: Option<NodeKey>| Reference {
+                        from: local(from),
+                        line: raw.line,
+                        to: to.map(local),
+                        raw: *raw_index as u32,
+                    };
+                    if resolved.nodes.is_empty() && resolved.expected {
+                        part.references.push(reference(None));
+                    }
+                    for &to in &resolved.nodes {
+                        if to == from {
+                            continue;
+                        }
+                        part.references.push(reference(Some(to)));
+                        if let RawTarget::Link { text, .. } = &raw.target {
+                            if !text.is_empty() {
+                                let at = *link_at.entry(local(to)).or_insert_with(|| {
+                                    link_texts.push((local(to), Vec::new()));
+                                    link_texts.len() - 1
+                                });
+                                let texts = &mut link_texts[at].1;
+                                if !texts.contains(&text.as_str()) {
+                                    texts.push(text);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            part.link_texts = link_texts
+                .into_iter()
+                .map(|(node, texts)| (node, Label::new(texts.join("\n"))))
+                .collect();
+            part
+        })
+        .collect()
+}
+
+/// The targets of every reference of the `wanted` manuals' files that does not point
+/// outside the manuals, with their index in the file's references, by file index
+/// (external links, most of a site's, are left out so they are not all held at once).
+/// Resolution reads only `targets`, so files are cut into consecutive parts of about
+/// equal reference counts, one per core: it is the larger part of a start that cannot
+/// reuse a stored resolution (60 000 links and 7 000 cues at 55 MB of manuals).
+fn resolve_in_parallel(
+    targets: &Targets,
+    files: &[CorpusFile],
+    wanted: &[ManualRange],
+) -> HashMap<usize, Vec<(usize, Resolved)>> {
+    let indices: Vec<usize> = wanted
+        .iter()
+        .flat_map(|manual| manual.files.clone())
+        .collect();
+    let count = |&file_index: &usize| files[file_index].outline.references().len();
+    let total: usize = indices.iter().map(count).sum();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(total / 1000 + 1);
-    let parts = equal_parts(files, threads, count);
-    let resolve_part = |part: std::ops::Range<usize>| -> Vec<Vec<(usize, Resolved)>> {
+    let parts = equal_parts(&indices, threads, count);
+    let resolve_part = |part: &[usize]| -> Vec<(usize, Vec<(usize, Resolved)>)> {
         // A URL resolves the same from every file of a manual, and manuals repeat theirs
         // (a site's home, a tracker): resolved once per manual, not once per link.
         let mut urls: HashMap<(&str, &str), Resolved> = HashMap::new();
-        part.map(|file_index| {
-            let file = &files[file_index];
-            let from_file = file_index as u32;
-            file.outline
-                .references()
-                .iter()
-                .enumerate()
-                .filter_map(|(raw_index, raw)| {
-                    let resolved = match &raw.target {
-                        RawTarget::Link { destination, .. } if is_url(destination) => urls
-                            .entry((&file.manual_id, destination))
-                            .or_insert_with(|| targets.resolve(from_file, raw))
-                            .clone(),
-                        _ => targets.resolve(from_file, raw),
-                    };
-                    (!resolved.external).then_some((raw_index, resolved))
-                })
-                .collect()
-        })
-        .collect()
+        part.iter()
+            .map(|&file_index| {
+                let file = &files[file_index];
+                let from_file = file_index as u32;
+                let resolved = file
+                    .outline
+                    .references()
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(raw_index, raw)| {
+                        let resolved = match &raw.target {
+                            RawTarget::Link { destination, .. } if is_url(destination) => urls
+                                .entry((&file.manual_id, destination))
+                                .or_insert_with(|| targets.resolve(from_file, raw))
+                                .clone(),
+                            _ => targets.resolve(from_file, raw),
+                        };
+                        (!resolved.external).then_some((raw_index, resolved))
+                    })
+                    .collect();
+                (file_index, resolved)
+            })
+            .collect()
     };
     if parts.len() == 1 {
-        return resolve_part(0..files.len());
+        return resolve_part(&indices).into_iter().collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .into_iter()
-            .map(|part| scope.spawn(move || resolve_part(part)))
+            .map(|part| {
+                let part = &indices[part];
+                scope.spawn(move || resolve_part(part))
+            })
             .collect();
         handles
             .into_iter()
@@ -211,7 +371,12 @@ struct Targets<'a> {
 }
 
 impl<'a> Targets<'a> {
-    fn new(files: &'a [CorpusFile], manual_files: &'a [&'a ManualFile]) -> Targets<'a> {
+    /// The tables of the manuals `wanted` (the others are never looked up).
+    fn new(
+        files: &'a [CorpusFile],
+        manual_files: &'a [&'a ManualFile],
+        wanted: &[ManualRange],
+    ) -> Targets<'a> {
         let mut targets = Targets {
             files,
             manual_files,
@@ -220,7 +385,8 @@ impl<'a> Targets<'a> {
             numbered: HashMap::new(),
             chapters: HashMap::new(),
         };
-        for (file_index, file) in files.iter().enumerate() {
+        for file_index in wanted.iter().flat_map(|manual| manual.files.clone()) {
+            let file = &files[file_index];
             let manual: &str = &file.manual_id;
             let index = file_index as u32;
             targets.paths.insert((manual, file.path.to_string()), index);

@@ -536,24 +536,18 @@ mod tests {
         let (_dir, index, corpus, plan) = setup();
         let later = Instant::now() + Duration::from_secs(60);
         let local = CallContext::local();
-        let one = scan_in_parts(
-            &corpus,
-            &sources(&index),
-            &plan,
-            &all(&corpus),
-            later,
-            1,
-            &local,
-        );
-        let three = scan_in_parts(
-            &corpus,
-            &sources(&index),
-            &plan,
-            &all(&corpus),
-            later,
-            3,
-            &local,
-        );
+        let in_parts = |parts| {
+            scan_in_parts(
+                &corpus,
+                &sources(&index),
+                &plan,
+                &all(&corpus),
+                later,
+                parts,
+                &local,
+            )
+        };
+        let (one, three) = (in_parts(1), in_parts(3));
         assert_eq!(one.scanned_nodes, three.scanned_nodes);
         let keys: Vec<_> = three.hits.iter().map(|(key, _)| *key).collect();
         let expected: Vec<_> = one.hits.iter().map(|(key, _)| *key).collect();

@@ -5,6 +5,7 @@ use super::*;
 use crate::error::ErrorCode;
 use crate::proposal::Call;
 
+mod references;
 mod semantic;
 
 const LEAVE: &str = "# 休暇規程
@@ -217,6 +218,32 @@ fn a_search_answers_the_same_with_the_label_postings_and_with_the_walk() {
     for ((query, indexed), walked) in queries.iter().zip(answers(false)).zip(walked) {
         assert_eq!(indexed, walked, "{query}");
     }
+}
+
+#[test]
+fn a_file_changed_under_the_index_is_searched_blank_until_the_refresh() {
+    let (dir, mut index) = index(FILES);
+    let finder = Finder::new(settings());
+    // As long as the indexed text: only the stamp tells it changed.
+    let changed = FAQ.replace("繰越し", "買取り");
+    assert_eq!(changed.len(), FAQ.len());
+    std::fs::write(dir.path().join("rules/faq.md"), &changed).unwrap();
+    let search = |index: &ManualIndex, query: &str| {
+        let outcome = finder
+            .find(index, &request(query), &CallContext::local())
+            .unwrap();
+        places(&hits(&finder, &outcome, HitKind::Candidates))
+    };
+    let faq = "faq.md:1".to_owned();
+    let before = search(&index, "有給休暇の繰越し");
+    assert!(before.contains(&"leave.md:7".to_owned()), "{before:?}");
+    assert!(
+        !before.contains(&faq),
+        "neither the old text nor the new one"
+    );
+    assert!(!search(&index, "有給休暇の買取り").contains(&faq));
+    assert!(index.refresh().unwrap(), "the failed read asked for a walk");
+    assert!(search(&index, "有給休暇の買取り").contains(&faq));
 }
 
 #[test]
@@ -791,7 +818,7 @@ fn reference_graph(corpus: &Corpus) -> String {
         .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
         .collect();
     link_texts.sort();
-    format!("{:?} {link_texts:?}", corpus.references.references)
+    format!("{:?} {link_texts:?}", corpus.references.references())
 }
 
 #[test]

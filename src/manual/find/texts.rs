@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::derived::FileText;
+use super::derived::{read_original, FileText};
 use crate::manual::ManualFile;
 
 /// Bytes of text (with its line and node tables) the cache keeps at most: about twice the
@@ -66,7 +66,9 @@ impl TextCache {
     }
 
     /// The text of `source`, named `(manual_id, path)`: kept, or derived now and kept.
-    /// Derived outside the lock, so scan threads derive their files at the same time.
+    /// Derived outside the lock, so scan threads derive their files at the same time. A
+    /// file that changed since indexed gets a blank text, not kept: the refresh its read
+    /// asked for brings the new version, derived then.
     pub(crate) fn get(
         &self,
         manual_id: &Arc<str>,
@@ -77,7 +79,10 @@ impl TextCache {
         if let Some(text) = self.lookup(&key, source.generation()) {
             return text;
         }
-        let text = Arc::new(FileText::derive(source));
+        let Some(original) = read_original(source) else {
+            return Arc::new(FileText::derive(source, None));
+        };
+        let text = Arc::new(FileText::derive(source, Some(&original)));
         self.derived.fetch_add(1, Ordering::Relaxed);
         self.insert(key, Arc::clone(&text));
         text
@@ -180,5 +185,22 @@ mod tests {
             3,
             "the oldest was dropped for the budget"
         );
+    }
+
+    #[test]
+    fn a_file_changed_under_the_index_gets_a_blank_text_that_is_not_kept() {
+        let (dir, mut index) = index(&[("m/a.md", "# A\n\nalpha\n")]);
+        let (m, a): (Arc<str>, Arc<str>) = ("m".into(), "a.md".into());
+        let cache = TextCache::default();
+        std::fs::write(dir.path().join("m/a.md"), "# A\n\nomega\n").unwrap();
+        let file = index.file("m", "a.md").unwrap();
+        let blank = cache.get(&m, &a, file);
+        assert_eq!(blank.body, "\n".repeat(file.line_count() as usize));
+        assert!(!cache.holds("m", "a.md"));
+        assert_eq!(cache.derived_count(), 0);
+        assert!(index.refresh().unwrap());
+        let text = cache.get(&m, &a, index.file("m", "a.md").unwrap());
+        assert!(text.body.contains("omega"));
+        assert!(cache.holds("m", "a.md"));
     }
 }

@@ -313,6 +313,9 @@ fn passages_are_the_heading_and_the_start_of_the_plain_body() {
         body_chars: 1000,
         ancestors: false,
     };
+    let passage = |file: &ManualFile, at: usize, shape: PassageShape| {
+        passage(file, &file.read_text().expect("unchanged"), at, shape)
+    };
     assert_eq!(passage(file, 0, shape), "Top");
     assert_eq!(
         passage(file, 1, shape),
@@ -343,4 +346,23 @@ fn passages_are_the_heading_and_the_start_of_the_plain_body() {
         ),
         "Links"
     );
+}
+
+#[test]
+fn a_file_changed_under_the_index_has_no_passages_until_the_refresh() {
+    let root = tree(&[("m/a.md", "# Top\n\nalpha\n")]);
+    let mut index = ManualIndex::build(root.path()).unwrap();
+    std::fs::write(root.path().join("m/a.md"), "# Top\n\nomega\n").unwrap();
+    let shape = PassageShape {
+        body_chars: 1000,
+        ancestors: false,
+    };
+    let file = index.file("m", "a.md").unwrap();
+    let mut store = VectorStore::default();
+    assert!(derive_sections(file, shape, &mut store).is_empty());
+    assert_eq!(passage_at(file, 1, shape), None);
+    assert!(index.refresh().unwrap());
+    let file = index.file("m", "a.md").unwrap();
+    assert_eq!(derive_sections(file, shape, &mut store).len(), 1);
+    assert_eq!(passage_at(file, 1, shape).as_deref(), Some("Top\nomega"));
 }

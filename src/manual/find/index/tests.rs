@@ -133,12 +133,12 @@ fn synced(cache: &mut CorpusCache, index: &ManualIndex) -> Arc<Corpus> {
 fn an_index_on_disk_is_reopened_and_an_index_of_another_format_rebuilt() {
     let (_dir, index) = index(FILES);
     let cache = tempfile::tempdir().unwrap();
-    let mut first = CorpusCache::new(Some(cache.path().to_path_buf()));
+    let mut first = CorpusCache::new(Some(cache.path().to_path_buf()), None);
     let corpus = synced(&mut first, &index);
     assert!(corpus.unindexed.is_empty());
     assert_eq!(first.last_update().files, 2);
     drop(first);
-    let mut again = CorpusCache::new(Some(cache.path().to_path_buf()));
+    let mut again = CorpusCache::new(Some(cache.path().to_path_buf()), None);
     let corpus = synced(&mut again, &index);
     assert_eq!(again.last_update().files, 0, "nothing to index again");
     assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
@@ -150,7 +150,7 @@ fn an_index_on_disk_is_reopened_and_an_index_of_another_format_rebuilt() {
     let mut other = Schema::builder();
     other.add_text_field("other", tantivy::schema::STRING);
     Index::create_in_dir(&folder, other.build()).unwrap();
-    let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()));
+    let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()), None);
     let corpus = synced(&mut rebuilt, &index);
     assert_eq!(rebuilt.last_update().files, 2);
     assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
@@ -175,7 +175,7 @@ fn an_edited_file_replaces_its_sections_and_a_deleted_one_leaves() {
 #[test]
 fn a_file_edited_while_a_background_build_runs_is_scanned_then_indexed_in_its_new_version() {
     let (dir, mut index) = index(FILES);
-    let mut cache = CorpusCache::new(None);
+    let mut cache = CorpusCache::new(None, None);
     let release = cache.hold_next_update();
     let corpus = cache.sync(&index);
     assert_eq!(
@@ -218,7 +218,7 @@ fn an_index_of_an_older_format_version_is_rebuilt_with_the_stored_outlines() {
     let (_dir, index) = index(FILES);
     let cache = tempfile::tempdir().unwrap();
     synced(
-        &mut CorpusCache::new(Some(cache.path().to_path_buf())),
+        &mut CorpusCache::new(Some(cache.path().to_path_buf()), None),
         &index,
     );
     // The same documents committed as an older version: before the stored outlines, an
@@ -235,7 +235,7 @@ fn an_index_of_an_older_format_version_is_rebuilt_with_the_stored_outlines() {
     prepared.commit().unwrap();
     drop((writer, old));
 
-    let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()));
+    let mut rebuilt = CorpusCache::new(Some(cache.path().to_path_buf()), None);
     let corpus = synced(&mut rebuilt, &index);
     assert_eq!(rebuilt.last_update().files, 2, "rebuilt");
     assert_eq!(literal(&corpus, "syslog"), [at("logs.md", 0, 1)]);
