@@ -56,54 +56,44 @@ pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) 
             normalized: normalize(text),
         }];
     };
-    normalize_near_any(
-        text,
-        std::slice::from_ref(prefilter),
-        prefilter.needle_len(),
-    )
+    normalize_around(text, &prefilter.candidates(text), prefilter.needle_len())
 }
 
 /// The loose text (`loose::loose_from`) of the parts of `text` where a loose needle of
-/// `reach` bytes can occur, given `anchors` (one per needle, when there are several): the
-/// prefilter of one of the needle's
+/// `reach` bytes can occur, given the `candidates` (in order) of its anchor (of each
+/// needle's, when there are several): the prefilter of one of the needle's
 /// characters that loose text holds only where the normalised text holds that very
-/// character (`loose::loose_anchor`). Every loose occurrence then holds one such
+/// character ([`loose_anchor`]). Every loose occurrence then holds one such
 /// character from a candidate's normalisation, and lies within `reach` loose bytes of
 /// it on either side, however many separators the text puts between its characters: the
 /// windows grow until they hold that much loose text. Loose text is the normalised
 /// text character by character, so a window cut at clean boundaries gives the slice of
 /// the whole loose text it stands for, as for normalising.
-pub(crate) fn loose_where_needed(text: &str, anchors: &[Prefilter], reach: usize) -> Vec<Piece> {
-    let candidates = candidates_of_any(text, anchors);
+pub(crate) fn loose_where_needed(
+    text: &str,
+    candidates: &[Range<usize>],
+    reach: usize,
+) -> Vec<Piece> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    normalize_near(text, &candidates, reach, |window| {
+    normalize_near(text, candidates, reach, |window| {
         loose_from(&normalize(window))
     })
 }
 
-/// The normalised parts of `text` that can hold one of several needles, each found by
-/// one of `anchors`, the longest `reach` bytes: the windows around the candidates of
-/// all, so that text near candidates of several needles is normalised once.
-pub(crate) fn normalize_near_any(text: &str, anchors: &[Prefilter], reach: usize) -> Vec<Piece> {
-    let candidates = candidates_of_any(text, anchors);
+/// The normalised parts of `text` that can hold one of several needles, the longest
+/// `reach` bytes, given the `candidates` (in order) of all their prefilters: the windows
+/// around them, so that text near candidates of several needles is normalised once.
+pub(crate) fn normalize_around(
+    text: &str,
+    candidates: &[Range<usize>],
+    reach: usize,
+) -> Vec<Piece> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    normalize_near(text, &candidates, reach, normalize)
-}
-
-/// The candidates of every one of `anchors` in `text`, in order.
-fn candidates_of_any(text: &str, anchors: &[Prefilter]) -> Vec<Range<usize>> {
-    let mut candidates: Vec<Range<usize>> = anchors
-        .iter()
-        .flat_map(|anchor| anchor.candidates(text))
-        .collect();
-    if anchors.len() > 1 {
-        candidates.sort_unstable_by_key(|range| (range.start, range.end));
-    }
-    candidates
+    normalize_near(text, candidates, reach, normalize)
 }
 
 /// The prefilter of the character a loose needle is found by in

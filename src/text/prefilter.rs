@@ -40,9 +40,10 @@ pub(crate) struct Prefilter {
     anchor: String,
     /// Every character other than the anchor's own that folds to one of them.
     others: HashSet<char>,
-    /// Where the anchor or one of `others` may start: one to three searches (see
-    /// [`Fingerprints`]).
-    fingerprints: Vec<Fingerprints>,
+    /// Where the anchor or one of `others` may start (see [`Fingerprints`]).
+    fingerprints: BTreeSet<Vec<u8>>,
+    /// The search for `fingerprints` when this prefilter is used alone.
+    search: Starts,
     /// Whether combining characters are candidates too.
     combining_characters: bool,
     needle_len: usize,
@@ -74,25 +75,19 @@ impl Prefilter {
             let preimages = table.preimages.get(&c).into_iter().flatten();
             others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
         }
-        let mut patterns = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
+        let mut fingerprints = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
         for &c in &others {
             if is_common_in_japanese(c) {
-                patterns.insert(c.to_string().into_bytes());
+                fingerprints.insert(c.to_string().into_bytes());
             } else {
-                patterns.insert(fingerprint(c));
+                fingerprints.insert(fingerprint(c));
             }
         }
-        // Teddy looks at as many first bytes as the shortest pattern has: one search per
-        // length (one, two, three or more bytes).
-        let mut groups: [BTreeSet<Vec<u8>>; 3] = Default::default();
-        for pattern in patterns {
-            groups[pattern.len().min(3) - 1].insert(pattern);
-        }
-        let groups = groups.into_iter().filter(|group| !group.is_empty());
         Some(Prefilter {
             anchor: anchor.to_string(),
             others,
-            fingerprints: groups.map(Fingerprints::new).collect(),
+            search: Starts::new(&fingerprints),
+            fingerprints,
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
             needle_len: needle.len(),
             followers: None,
@@ -139,21 +134,15 @@ impl Prefilter {
     /// character: every occurrence of the needle in `normalize(text)` overlaps the
     /// normalisation of one of them.
     pub(crate) fn candidates(&self, text: &str) -> Vec<Range<usize>> {
+        self.candidates_among(text, &self.search.find(text.as_bytes()))
+    }
+
+    /// [`Prefilter::candidates`] given `starts`, every place (in order) where one of
+    /// this prefilter's fingerprints starts, and maybe other places.
+    fn candidates_among(&self, text: &str, starts: &[usize]) -> Vec<Range<usize>> {
         let bytes = text.as_bytes();
-        let mut starts = Vec::new();
-        for fingerprints in &self.fingerprints {
-            let mut from = 0;
-            while let Some(at) = fingerprints.next(bytes, from) {
-                starts.push(at);
-                from = at + 1;
-            }
-        }
-        if self.fingerprints.len() > 1 {
-            starts.sort_unstable();
-            starts.dedup();
-        }
         let mut spellings = Vec::new();
-        for at in starts {
+        for &at in starts {
             let after = &bytes[at..];
             if after
                 .get(..self.anchor.len())
@@ -179,6 +168,112 @@ impl Prefilter {
         }
         spellings
     }
+
+    /// What makes this prefilter's candidates: equal prefilters find the same ones.
+    fn key(&self) -> (&str, Option<&[char]>) {
+        (&self.anchor, self.followers.as_deref())
+    }
+}
+
+/// Several prefilters whose candidates are wanted in the same texts (`vault_find`'s
+/// patterns, normalised and loose), found in one search for all their fingerprints
+/// rather than one to three searches of the text per prefilter; each place found is
+/// then checked against every prefilter, which is exact, so each gets the candidates it
+/// gets alone. Equal prefilters are checked once.
+#[derive(Debug)]
+pub(crate) struct Prefilters {
+    distinct: Vec<Prefilter>,
+    /// For each prefilter as given, its index in `distinct`.
+    slots: Vec<usize>,
+    search: Starts,
+}
+
+impl Prefilters {
+    pub(crate) fn new(prefilters: Vec<Prefilter>) -> Prefilters {
+        let mut distinct: Vec<Prefilter> = Vec::new();
+        let mut slots = Vec::with_capacity(prefilters.len());
+        for prefilter in prefilters {
+            match distinct
+                .iter()
+                .position(|seen| seen.key() == prefilter.key())
+            {
+                Some(slot) => slots.push(slot),
+                None => {
+                    slots.push(distinct.len());
+                    distinct.push(prefilter);
+                }
+            }
+        }
+        let fingerprints = distinct
+            .iter()
+            .flat_map(|prefilter| prefilter.fingerprints.iter().cloned())
+            .collect();
+        Prefilters {
+            search: Starts::new(&fingerprints),
+            distinct,
+            slots,
+        }
+    }
+
+    /// The candidates of each prefilter as given (see [`Prefilter::candidates`]).
+    pub(crate) fn candidates(&self, text: &str) -> Vec<Vec<Range<usize>>> {
+        let starts = self.search.find(text.as_bytes());
+        let found: Vec<Vec<Range<usize>>> = self
+            .distinct
+            .iter()
+            .map(|prefilter| prefilter.candidates_among(text, &starts))
+            .collect();
+        self.slots.iter().map(|&slot| found[slot].clone()).collect()
+    }
+}
+
+/// One search for a set of fingerprints: Teddy looks at as many first bytes as the
+/// shortest pattern has, and takes at most 64 patterns (16 of one byte), so the
+/// fingerprints are searched by length (one, two, three or more bytes), in as few
+/// searches as those limits allow.
+#[derive(Debug)]
+struct Starts(Vec<Fingerprints>);
+
+/// The most patterns Teddy takes: of one byte, and of more.
+const TEDDY_ONE_BYTE_PATTERNS: usize = 16;
+const TEDDY_PATTERNS: usize = 64;
+
+impl Starts {
+    fn new(fingerprints: &BTreeSet<Vec<u8>>) -> Starts {
+        let mut groups: [Vec<&Vec<u8>>; 3] = Default::default();
+        for pattern in fingerprints {
+            groups[pattern.len().min(3) - 1].push(pattern);
+        }
+        let mut searches = Vec::new();
+        for (length, group) in groups.iter().enumerate() {
+            let most = match length {
+                0 => TEDDY_ONE_BYTE_PATTERNS,
+                _ => TEDDY_PATTERNS,
+            };
+            let searches_needed = group.len().div_ceil(most).max(1);
+            for chunk in group.chunks(group.len().div_ceil(searches_needed).max(1)) {
+                searches.push(Fingerprints::new(chunk));
+            }
+        }
+        Starts(searches)
+    }
+
+    /// Every place of `bytes` where a fingerprint starts, in order.
+    fn find(&self, bytes: &[u8]) -> Vec<usize> {
+        let mut starts = Vec::new();
+        for fingerprints in &self.0 {
+            let mut from = 0;
+            while let Some(at) = fingerprints.next(bytes, from) {
+                starts.push(at);
+                from = at + 1;
+            }
+        }
+        if self.0.len() > 1 {
+            starts.sort_unstable();
+            starts.dedup();
+        }
+        starts
+    }
 }
 
 /// Finds every place a spelling may start, a few false hits aside, by *fingerprints*:
@@ -188,10 +283,12 @@ impl Prefilter {
 /// ones `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns
 /// (Teddy; an automaton reading every byte was most of a scan's time); each hit is then
 /// checked in full. Two bytes of a kana or kanji block would hit all over Japanese
-/// text, so characters there (`㏌`, `四`) are searched whole. Teddy mixes patterns in
-/// buckets, and a pattern's first bytes are all it looks at, so fingerprints of one,
-/// two and three or more bytes are searched apart (at most three searches). Every
-/// fingerprint starts with an ASCII or a leading byte.
+/// text, so characters there (`㏌`, `四`) are searched whole: Teddy mixes patterns in
+/// buckets, and the first two bytes of a squared sign with those of another pattern in
+/// its bucket match kana all over the text (measured: the search took three times as
+/// long). A pattern's first bytes are all Teddy looks at, so fingerprints of one, two
+/// and three or more bytes are searched apart ([`Starts`]). Every fingerprint starts
+/// with an ASCII or a leading byte.
 #[derive(Debug)]
 enum Fingerprints {
     Packed(packed::Searcher),
@@ -200,18 +297,18 @@ enum Fingerprints {
 }
 
 impl Fingerprints {
-    fn new(patterns: BTreeSet<Vec<u8>>) -> Fingerprints {
+    fn new(patterns: &[&Vec<u8>]) -> Fingerprints {
         let packed = packed::Config::new()
             .match_kind(packed::MatchKind::LeftmostFirst)
             .builder()
-            .extend(&patterns)
+            .extend(patterns)
             .build();
         match packed {
             Some(searcher) => Fingerprints::Packed(searcher),
             None => Fingerprints::Automaton(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
-                    .build(&patterns)
+                    .build(patterns)
                     .expect("short byte strings"),
             ),
         }
@@ -472,10 +569,43 @@ mod tests {
             "4711",
         ] {
             let prefilter = Prefilter::new(needle).unwrap();
-            for fingerprints in &prefilter.fingerprints {
+            for fingerprints in &prefilter.search.0 {
                 assert!(matches!(fingerprints, Fingerprints::Packed(_)), "{needle}");
             }
         }
+    }
+
+    /// `vault_find`'s anchors for `incident-4711` (normalised `incident-` and `4711`,
+    /// loose `c` before `i` and `7`) searched together find what each finds alone, in
+    /// four Teddy searches rather than eleven.
+    #[test]
+    fn prefilters_together_find_what_each_finds_alone() {
+        let anchors = || {
+            vec![
+                Prefilter::new("incident-").unwrap(),
+                Prefilter::new("4711").unwrap(),
+                Prefilter::new("c").unwrap().followed_by(&['i']),
+                Prefilter::new("7").unwrap(),
+            ]
+        };
+        let together = Prefilters::new(anchors());
+        assert_eq!(together.distinct.len(), 3, "`4711` and `7` have one anchor");
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        {
+            assert_eq!(
+                together.search.0.len(),
+                4,
+                "one byte, two, and three in two halves (the squared signs and kanji)"
+            );
+            for fingerprints in &together.search.0 {
+                assert!(matches!(fingerprints, Fingerprints::Packed(_)));
+            }
+        }
+        let text =
+            "See incident-4711, ＩＮＣＩＤＥＮＴ－四七一一 ㉗ ㏌ cite cat Ｃ 十分 traffic 7.";
+        let alone: Vec<_> = anchors().iter().map(|a| a.candidates(text)).collect();
+        assert_eq!(together.candidates(text), alone);
+        assert!(alone.iter().all(|candidates| !candidates.is_empty()));
     }
 
     /// The text of each candidate `needle`'s prefilter finds in `text`.

@@ -169,7 +169,7 @@ fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
 /// found in the pieces `loose_where_needed` gives; `None` when the needle has no anchor.
 fn found_loose_near(text: &str, needle: &str) -> Option<Vec<std::ops::Range<usize>>> {
     let anchor = loose_anchor(needle)?;
-    let pieces = loose_where_needed(text, std::slice::from_ref(&anchor), needle.len());
+    let pieces = loose_where_needed(text, &anchor.candidates(text), needle.len());
     let found = pieces.iter().flat_map(|piece| {
         let at = piece.normalized.text.match_indices(needle);
         at.map(|(at, _)| piece.original_range(at..at + needle.len()))

@@ -21,9 +21,9 @@ use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_normalized, LooseRuns};
-use crate::text::near::{loose_anchor, loose_where_needed, normalize_near_any};
+use crate::text::near::{loose_anchor, loose_where_needed, normalize_around};
 use crate::text::normalize::normalize;
-use crate::text::prefilter::Prefilter;
+use crate::text::prefilter::{Prefilter, Prefilters};
 use crate::text::terms::split_terms;
 use crate::vault::search::{each_block, Block, Skip};
 
@@ -63,11 +63,44 @@ pub(crate) struct Patterns {
 }
 
 /// The patterns found around the raw candidates of all of them, normalised and loose
-/// (those loose forms that are not empty).
+/// (those loose forms that are not empty). The anchors of both forms are searched
+/// together, in one pass over a block for all their fingerprints (`Prefilters`).
 #[derive(Debug)]
 struct Near {
-    normalized: Anchors,
-    loose: Anchors,
+    prefilters: Prefilters,
+    /// How many of `prefilters` are the normalised form's; the loose form's follow.
+    normalized_anchors: usize,
+    normalized_reach: usize,
+    loose_reach: usize,
+}
+
+impl Near {
+    fn new(normalized: Anchors, loose: Anchors) -> Near {
+        let normalized_anchors = normalized.prefilters.len();
+        let mut prefilters = normalized.prefilters;
+        prefilters.extend(loose.prefilters);
+        Near {
+            prefilters: Prefilters::new(prefilters),
+            normalized_anchors,
+            normalized_reach: normalized.reach,
+            loose_reach: loose.reach,
+        }
+    }
+
+    /// The candidates of the normalised form's anchors and of the loose form's, each
+    /// in order.
+    fn candidates(&self, text: &str) -> [Vec<Range<usize>>; 2] {
+        let mut each = self.prefilters.candidates(text);
+        let loose = each.split_off(self.normalized_anchors);
+        [each, loose].map(|lists| {
+            let several = lists.len() > 1;
+            let mut candidates: Vec<Range<usize>> = lists.into_iter().flatten().collect();
+            if several {
+                candidates.sort_unstable_by_key(|range| (range.start, range.end));
+            }
+            candidates
+        })
+    }
 }
 
 /// The patterns found the way `vault_search` finds its query: the raw candidates of
@@ -128,7 +161,7 @@ impl Patterns {
         let loose = Literals::new(&loose_texts);
         let near = locate(&texts, Prefilter::new).and_then(|normalized| {
             let loose = locate(&loose_texts, loose_anchor)?;
-            Some(Near { normalized, loose })
+            Some(Near::new(normalized, loose))
         });
         Patterns {
             texts,
@@ -164,18 +197,14 @@ impl Patterns {
         };
         match &self.near {
             Some(near) => {
-                let normalized = &near.normalized;
-                for piece in
-                    normalize_near_any(block.text, &normalized.prefilters, normalized.reach)
-                {
+                let [normalized, loose] = near.candidates(block.text);
+                for piece in normalize_around(block.text, &normalized, near.normalized_reach) {
                     self.normalized
                         .for_each(&piece.normalized.text, |index, range| {
                             hits.record(index, piece.original_range(range), Way::Normalized);
                         });
                 }
-                for piece in
-                    loose_where_needed(block.text, &near.loose.prefilters, near.loose.reach)
-                {
+                for piece in loose_where_needed(block.text, &loose, near.loose_reach) {
                     self.loose.for_each(&piece.normalized.text, |index, range| {
                         hits.record(index, piece.original_range(range), Way::Loose);
                     });
