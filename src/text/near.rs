@@ -29,7 +29,7 @@ use super::loose::{loose_from, only_itself_loosens_to};
 use super::normalize::normalize;
 use super::normalized::Normalized;
 use super::numerals::is_numeral;
-use super::prefilter::Prefilter;
+use super::prefilter::{Prefilter, DIGITS_RAREST_FIRST};
 
 /// The normalisation (or its loose text) of the window of a text that starts at `offset`.
 #[derive(Debug)]
@@ -56,44 +56,63 @@ pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) 
             normalized: normalize(text),
         }];
     };
-    let candidates = prefilter.candidates(text);
-    if candidates.is_empty() {
-        return Vec::new();
-    }
-    normalize_near(text, &candidates, prefilter.needle_len(), normalize)
+    normalize_around(text, &prefilter.candidates(text), prefilter.needle_len())
 }
 
 /// The loose text (`loose::loose_from`) of the parts of `text` where a loose needle of
-/// `reach` bytes can occur, given `anchor`: the prefilter of one of the needle's
+/// `reach` bytes can occur, given the `candidates` (in order) of its anchor (of each
+/// needle's, when there are several): the prefilter of one of the needle's
 /// characters that loose text holds only where the normalised text holds that very
-/// character (`loose::loose_anchor`). Every loose occurrence then holds one such
+/// character ([`loose_anchor`]). Every loose occurrence then holds one such
 /// character from a candidate's normalisation, and lies within `reach` loose bytes of
 /// it on either side, however many separators the text puts between its characters: the
 /// windows grow until they hold that much loose text. Loose text is the normalised
 /// text character by character, so a window cut at clean boundaries gives the slice of
 /// the whole loose text it stands for, as for normalising.
-pub(crate) fn loose_where_needed(text: &str, anchor: &Prefilter, reach: usize) -> Vec<Piece> {
-    let candidates = anchor.candidates(text);
+pub(crate) fn loose_where_needed(
+    text: &str,
+    candidates: &[Range<usize>],
+    reach: usize,
+) -> Vec<Piece> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    normalize_near(text, &candidates, reach, |window| {
+    normalize_near(text, candidates, reach, |window| {
         loose_from(&normalize(window))
     })
+}
+
+/// The normalised parts of `text` that can hold one of several needles, the longest
+/// `reach` bytes, given the `candidates` (in order) of all their prefilters: the windows
+/// around them, so that text near candidates of several needles is normalised once.
+pub(crate) fn normalize_around(
+    text: &str,
+    candidates: &[Range<usize>],
+    reach: usize,
+) -> Vec<Piece> {
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    normalize_near(text, candidates, reach, normalize)
 }
 
 /// The prefilter of the character a loose needle is found by in
 /// [`loose_where_needed`]: one that only itself becomes in loose text and can anchor a
 /// prefilter, a character outside ASCII first, else the ASCII letter rarest in English
-/// (the fewer its candidates, the less text is normalised). `None` when no character
-/// qualifies (a needle of digits, say): the whole text is then searched.
+/// (the fewer its candidates, the less text is normalised), a digit last; an ASCII
+/// letter only where what follows it may be what follows it in the needle
+/// (`Prefilter::followed_by`). `None` when no character qualifies: the whole text is
+/// then searched.
 pub(crate) fn loose_anchor(loose_needle: &str) -> Option<Prefilter> {
     let rarity = |c: char| match c.is_ascii() {
         false => 0,
         true => {
-            1 + ASCII_LETTERS_RAREST_FIRST
-                .find(c.to_ascii_lowercase())
-                .unwrap_or(ASCII_LETTERS_RAREST_FIRST.len())
+            let mut rarest_first = ASCII_LETTERS_RAREST_FIRST
+                .chars()
+                .chain(DIGITS_RAREST_FIRST.chars());
+            1 + rarest_first
+                .position(|x| x == c.to_ascii_lowercase())
+                .unwrap_or(usize::MAX - 1)
         }
     };
     let mut chars: Vec<char> = loose_needle
@@ -101,9 +120,18 @@ pub(crate) fn loose_anchor(loose_needle: &str) -> Option<Prefilter> {
         .filter(|&c| only_itself_loosens_to(c))
         .collect();
     chars.sort_by_key(|&c| rarity(c));
-    chars
-        .into_iter()
-        .find_map(|c| Prefilter::new(c.encode_utf8(&mut [0; 4])))
+    chars.into_iter().find_map(|c| {
+        let prefilter = Prefilter::new(c.encode_utf8(&mut [0; 4]))?;
+        let needle: Vec<char> = loose_needle.chars().collect();
+        let mut followers = Vec::new();
+        for (at, _) in needle.iter().enumerate().filter(|(_, &x)| x == c) {
+            match needle.get(at + 1) {
+                Some(&next) => followers.push(next),
+                None => return Some(prefilter),
+            }
+        }
+        Some(prefilter.followed_by(&followers))
+    })
 }
 
 /// The ASCII letters by their frequency in English text, rarest first.
@@ -130,7 +158,13 @@ fn normalize_near(
         let mut window = Window::around(&mut snapper, first.clone(), margin);
         let mut grow = margin;
         let normalized = loop {
-            while let Some(next) = candidates.next_if(|next| next.start < window.range.end) {
+            // A candidate whose window would overlap this one joins it before it is
+            // normalised: merging afterwards normalises the window again each time, and
+            // a chain of close candidates (numerals all over a Japanese text) would be
+            // normalised over and over as it grows.
+            while let Some(next) =
+                candidates.next_if(|next| next.start.saturating_sub(margin) < window.range.end)
+            {
                 window.absorb(&mut snapper, next.clone(), margin);
             }
             if let Some((before, _)) =

@@ -56,6 +56,17 @@ fn numeral(c: char) -> Option<Numeral> {
     })
 }
 
+/// Whether a numeral run holding `c` can put the digit `value` into normalised text
+/// where no other character of the run is that digit: `c` is a digit of that value,
+/// or a power of ten (a run with one is evaluated, which makes zeros, ones and carries).
+pub(crate) fn can_make_digit(c: char, value: u8) -> bool {
+    match numeral(c) {
+        Some(Numeral::Digit(digit)) => digit == value,
+        Some(Numeral::Power(_)) => true,
+        None => false,
+    }
+}
+
 /// Whether `c` can be part of a numeral run (a digit, kanji digit or power of ten).
 pub(crate) fn is_numeral(c: char) -> bool {
     numeral(c).is_some()

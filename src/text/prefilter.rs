@@ -8,7 +8,9 @@
 //!
 //! - The *anchor* is the longest run of the needle's characters that normalisation
 //!   keeps one for one: no whitespace (runs collapse), no digits, `,` or `.` (kanji
-//!   numerals turn into those), no numeral kanji and no combining characters.
+//!   numerals turn into those), no numeral kanji and no combining characters. A needle
+//!   with no such character but a digit (`4711`) is anchored by that digit, with every
+//!   kanji numeral as a candidate too (see [`digit_anchor`]).
 //! - Away from combining characters every raw character is normalised on its own (a
 //!   segment of one, see `fold`), so each anchor character in the output comes from one
 //!   raw character whose normalisation alone contains it. Either all of them are the
@@ -29,7 +31,7 @@ use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use super::fold::{is_stable, starts_segment, Folder};
-use super::numerals::is_numeral;
+use super::numerals::{can_make_digit, is_numeral};
 use super::variants::representative;
 
 /// A needle's anchor and what finds its raw spellings.
@@ -38,12 +40,15 @@ pub(crate) struct Prefilter {
     anchor: String,
     /// Every character other than the anchor's own that folds to one of them.
     others: HashSet<char>,
-    /// Where the anchor or one of `others` may start: one or two searches (see
-    /// [`Fingerprints`]).
-    fingerprints: Vec<Fingerprints>,
+    /// Where the anchor or one of `others` may start (see [`Fingerprints`]).
+    fingerprints: BTreeSet<Vec<u8>>,
+    /// The search for `fingerprints` when this prefilter is used alone.
+    search: Starts,
     /// Whether combining characters are candidates too.
     combining_characters: bool,
     needle_len: usize,
+    /// See [`Prefilter::followed_by`].
+    followers: Option<Vec<char>>,
 }
 
 impl Prefilter {
@@ -51,32 +56,73 @@ impl Prefilter {
     /// anchor one (a needle of digits and spaces, say), and every text must be
     /// normalised whole.
     pub(crate) fn new(needle: &str) -> Option<Prefilter> {
-        let anchor = longest_anchor(needle)?;
         let table = table();
         let mut others = HashSet::new();
+        let anchor = match longest_anchor(needle) {
+            Some(anchor) => anchor,
+            None => {
+                let digit = digit_anchor(needle)?;
+                let value = digit.as_bytes()[0] - b'0';
+                let sources = table.numeral_sources.iter();
+                others.extend(sources.filter_map(|(source, numerals)| {
+                    let makes = numerals.chars().any(|n| can_make_digit(n, value));
+                    makes.then_some(*source)
+                }));
+                digit
+            }
+        };
         for c in anchor.chars() {
             let preimages = table.preimages.get(&c).into_iter().flatten();
             others.extend(preimages.filter(|&&x| x != c.to_ascii_uppercase()));
         }
-        let mut whole = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
-        let mut prefixes = BTreeSet::new();
+        let mut fingerprints = ascii_case_variants(&anchor.as_bytes()[..anchor.len().min(3)]);
         for &c in &others {
             if is_common_in_japanese(c) {
-                whole.insert(c.to_string().into_bytes());
+                fingerprints.insert(c.to_string().into_bytes());
             } else {
-                prefixes.insert(fingerprint(c));
+                fingerprints.insert(fingerprint(c));
             }
         }
-        let groups = [whole, prefixes]
-            .into_iter()
-            .filter(|group| !group.is_empty());
         Some(Prefilter {
             anchor: anchor.to_string(),
             others,
-            fingerprints: groups.map(Fingerprints::new).collect(),
+            search: Starts::new(&fingerprints),
+            fingerprints,
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
             needle_len: needle.len(),
+            followers: None,
         })
+    }
+
+    /// Narrows the candidates of a one-letter ASCII anchor to the letter as written
+    /// where what follows it can be one of `followers` in loose text: the anchor is a
+    /// character of a loose needle that is followed there only by `followers` (the
+    /// characters after each of its places in the needle). The letter as written, then
+    /// another ASCII letter that no combining mark follows, normalise to those two
+    /// letters side by side, and loose text keeps both: such a place cannot be the
+    /// needle's, unless the second letter is a follower. In English text this leaves
+    /// few of a common letter's places (`c` of `incident` only before `i` or a
+    /// non-letter), where every place would make the windows cover the whole text.
+    /// Look-alikes of the letter stay candidates whatever follows them.
+    pub(crate) fn followed_by(mut self, followers: &[char]) -> Prefilter {
+        if self.anchor.len() == 1 && self.anchor.as_bytes()[0].is_ascii_alphabetic() {
+            self.followers = Some(followers.to_vec());
+        }
+        self
+    }
+
+    /// Whether the anchor as written at `at` of `bytes` (one ASCII letter) is followed by
+    /// an ASCII letter that is no follower and not composed with what comes after it.
+    fn followed_by_other_letter(&self, bytes: &[u8], at: usize) -> bool {
+        let Some(followers) = &self.followers else {
+            return false;
+        };
+        let next = at + self.anchor.len();
+        let Some(&letter) = bytes.get(next).filter(|b| b.is_ascii_alphabetic()) else {
+            return false;
+        };
+        let alone = bytes.get(next + 1).is_none_or(u8::is_ascii);
+        alone && !followers.contains(&char::from(letter.to_ascii_lowercase()))
     }
 
     /// The needle's length in bytes: how much normalised text an occurrence spans.
@@ -88,27 +134,23 @@ impl Prefilter {
     /// character: every occurrence of the needle in `normalize(text)` overlaps the
     /// normalisation of one of them.
     pub(crate) fn candidates(&self, text: &str) -> Vec<Range<usize>> {
+        self.candidates_among(text, &self.search.find(text.as_bytes()))
+    }
+
+    /// [`Prefilter::candidates`] given `starts`, every place (in order) where one of
+    /// this prefilter's fingerprints starts, and maybe other places.
+    fn candidates_among(&self, text: &str, starts: &[usize]) -> Vec<Range<usize>> {
         let bytes = text.as_bytes();
-        let mut starts = Vec::new();
-        for fingerprints in &self.fingerprints {
-            let mut from = 0;
-            while let Some(at) = fingerprints.next(bytes, from) {
-                starts.push(at);
-                from = at + 1;
-            }
-        }
-        if self.fingerprints.len() > 1 {
-            starts.sort_unstable();
-            starts.dedup();
-        }
         let mut spellings = Vec::new();
-        for at in starts {
+        for &at in starts {
             let after = &bytes[at..];
             if after
                 .get(..self.anchor.len())
                 .is_some_and(|start| start.eq_ignore_ascii_case(self.anchor.as_bytes()))
             {
-                spellings.push(at..at + self.anchor.len());
+                if !self.followed_by_other_letter(bytes, at) {
+                    spellings.push(at..at + self.anchor.len());
+                }
                 continue;
             }
             // A fingerprint starts with an ASCII or a leading byte, so at a character.
@@ -126,6 +168,112 @@ impl Prefilter {
         }
         spellings
     }
+
+    /// What makes this prefilter's candidates: equal prefilters find the same ones.
+    fn key(&self) -> (&str, Option<&[char]>) {
+        (&self.anchor, self.followers.as_deref())
+    }
+}
+
+/// Several prefilters whose candidates are wanted in the same texts (`vault_find`'s
+/// patterns, normalised and loose), found in one search for all their fingerprints
+/// rather than one to three searches of the text per prefilter; each place found is
+/// then checked against every prefilter, which is exact, so each gets the candidates it
+/// gets alone. Equal prefilters are checked once.
+#[derive(Debug)]
+pub(crate) struct Prefilters {
+    distinct: Vec<Prefilter>,
+    /// For each prefilter as given, its index in `distinct`.
+    slots: Vec<usize>,
+    search: Starts,
+}
+
+impl Prefilters {
+    pub(crate) fn new(prefilters: Vec<Prefilter>) -> Prefilters {
+        let mut distinct: Vec<Prefilter> = Vec::new();
+        let mut slots = Vec::with_capacity(prefilters.len());
+        for prefilter in prefilters {
+            match distinct
+                .iter()
+                .position(|seen| seen.key() == prefilter.key())
+            {
+                Some(slot) => slots.push(slot),
+                None => {
+                    slots.push(distinct.len());
+                    distinct.push(prefilter);
+                }
+            }
+        }
+        let fingerprints = distinct
+            .iter()
+            .flat_map(|prefilter| prefilter.fingerprints.iter().cloned())
+            .collect();
+        Prefilters {
+            search: Starts::new(&fingerprints),
+            distinct,
+            slots,
+        }
+    }
+
+    /// The candidates of each prefilter as given (see [`Prefilter::candidates`]).
+    pub(crate) fn candidates(&self, text: &str) -> Vec<Vec<Range<usize>>> {
+        let starts = self.search.find(text.as_bytes());
+        let found: Vec<Vec<Range<usize>>> = self
+            .distinct
+            .iter()
+            .map(|prefilter| prefilter.candidates_among(text, &starts))
+            .collect();
+        self.slots.iter().map(|&slot| found[slot].clone()).collect()
+    }
+}
+
+/// One search for a set of fingerprints: Teddy looks at as many first bytes as the
+/// shortest pattern has, and takes at most 64 patterns (16 of one byte), so the
+/// fingerprints are searched by length (one, two, three or more bytes), in as few
+/// searches as those limits allow.
+#[derive(Debug)]
+struct Starts(Vec<Fingerprints>);
+
+/// The most patterns Teddy takes: of one byte, and of more.
+const TEDDY_ONE_BYTE_PATTERNS: usize = 16;
+const TEDDY_PATTERNS: usize = 64;
+
+impl Starts {
+    fn new(fingerprints: &BTreeSet<Vec<u8>>) -> Starts {
+        let mut groups: [Vec<&Vec<u8>>; 3] = Default::default();
+        for pattern in fingerprints {
+            groups[pattern.len().min(3) - 1].push(pattern);
+        }
+        let mut searches = Vec::new();
+        for (length, group) in groups.iter().enumerate() {
+            let most = match length {
+                0 => TEDDY_ONE_BYTE_PATTERNS,
+                _ => TEDDY_PATTERNS,
+            };
+            let searches_needed = group.len().div_ceil(most).max(1);
+            for chunk in group.chunks(group.len().div_ceil(searches_needed).max(1)) {
+                searches.push(Fingerprints::new(chunk));
+            }
+        }
+        Starts(searches)
+    }
+
+    /// Every place of `bytes` where a fingerprint starts, in order.
+    fn find(&self, bytes: &[u8]) -> Vec<usize> {
+        let mut starts = Vec::new();
+        for fingerprints in &self.0 {
+            let mut from = 0;
+            while let Some(at) = fingerprints.next(bytes, from) {
+                starts.push(at);
+                from = at + 1;
+            }
+        }
+        if self.0.len() > 1 {
+            starts.sort_unstable();
+            starts.dedup();
+        }
+        starts
+    }
 }
 
 /// Finds every place a spelling may start, a few false hits aside, by *fingerprints*:
@@ -135,10 +283,12 @@ impl Prefilter {
 /// ones `EF BC`/`EF BD`), which keeps the search a vectorised one over few patterns
 /// (Teddy; an automaton reading every byte was most of a scan's time); each hit is then
 /// checked in full. Two bytes of a kana or kanji block would hit all over Japanese
-/// text, so characters there (`㏌`, `㈱`) are searched whole, in a second search with
-/// the anchor's fingerprints (Teddy mixes patterns in buckets, and a pattern's first
-/// bytes are all it looks at, so short and long ones are best apart). Every
-/// fingerprint starts with an ASCII or a leading byte.
+/// text, so characters there (`㏌`, `四`) are searched whole: Teddy mixes patterns in
+/// buckets, and the first two bytes of a squared sign with those of another pattern in
+/// its bucket match kana all over the text (measured: the search took three times as
+/// long). A pattern's first bytes are all Teddy looks at, so fingerprints of one, two
+/// and three or more bytes are searched apart ([`Starts`]). Every fingerprint starts
+/// with an ASCII or a leading byte.
 #[derive(Debug)]
 enum Fingerprints {
     Packed(packed::Searcher),
@@ -147,18 +297,18 @@ enum Fingerprints {
 }
 
 impl Fingerprints {
-    fn new(patterns: BTreeSet<Vec<u8>>) -> Fingerprints {
+    fn new(patterns: &[&Vec<u8>]) -> Fingerprints {
         let packed = packed::Config::new()
             .match_kind(packed::MatchKind::LeftmostFirst)
             .builder()
-            .extend(&patterns)
+            .extend(patterns)
             .build();
         match packed {
             Some(searcher) => Fingerprints::Packed(searcher),
             None => Fingerprints::Automaton(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
-                    .build(&patterns)
+                    .build(patterns)
                     .expect("short byte strings"),
             ),
         }
@@ -221,9 +371,29 @@ fn longest_anchor(needle: &str) -> Option<&str> {
         .filter(|run| !run.is_empty())
 }
 
+/// The digit that anchors a needle without an anchor (`4711`), when it has one: a
+/// digit of normalised text comes from that digit or a look-alike (`４`, `④`), from a
+/// kanji digit of its value (`四`), or from a numeral run evaluated with a power of ten
+/// (`四十`, `千`: only powers make digits that no digit of the run has, by carries and
+/// zeros); those characters, and every character whose normalisation holds one of them
+/// (`㈣`, `⼗`), are its candidates. Numeral runs never cross a clean boundary, so a
+/// window around a candidate holds its whole run. Of the needle's digits, the one
+/// whose kanji is rarest in Japanese text (`一` is in `一般` and `統一`).
+fn digit_anchor(needle: &str) -> Option<&str> {
+    let digit = DIGITS_RAREST_FIRST.chars().find(|&d| needle.contains(d))?;
+    let at = needle.find(digit)?;
+    Some(&needle[at..=at])
+}
+
+/// The digits by how common their kanji are in Japanese text, rarest first.
+pub(crate) const DIGITS_RAREST_FIRST: &str = "7986045321";
+
 /// What is read once off every character of Unicode.
 #[derive(Debug, Default)]
 struct Table {
+    /// The kanji numerals and `〇`, and every character whose normalisation alone holds
+    /// one of them, each with the numerals it stands for.
+    numeral_sources: Vec<(char, String)>,
     /// For a character, the other characters whose normalisation alone contains it.
     preimages: HashMap<char, Vec<char>>,
     /// Characters that the fold of a canonical composite yields and the fold of the
@@ -268,10 +438,20 @@ fn build_table() -> Table {
             table.non_starters[c as usize / 64] |= 1 << (c as usize % 64);
         }
         if folds_to_itself(c) {
+            if is_numeral(c) && !c.is_ascii_digit() {
+                table.numeral_sources.push((c, c.to_string()));
+            }
             continue;
         }
         folded.clear();
         folder.fold(c.encode_utf8(&mut [0; 4]), &mut folded);
+        let kanji_numerals: String = folded
+            .chars()
+            .filter(|&x| is_numeral(x) && !x.is_ascii_digit())
+            .collect();
+        if !kanji_numerals.is_empty() {
+            table.numeral_sources.push((c, kanji_numerals));
+        }
         for out in folded.chars().filter(|&out| out != c) {
             let preimages = table.preimages.entry(out).or_default();
             if !preimages.contains(&c) {
@@ -380,12 +560,52 @@ mod tests {
             letters > 300,
             "mathematical, full-width, circled letters: {letters}"
         );
-        for needle in ["incident-", "障害対応", "がいど", "error-rate", "サーバ"] {
+        for needle in [
+            "incident-",
+            "障害対応",
+            "がいど",
+            "error-rate",
+            "サーバ",
+            "4711",
+        ] {
             let prefilter = Prefilter::new(needle).unwrap();
-            for fingerprints in &prefilter.fingerprints {
+            for fingerprints in &prefilter.search.0 {
                 assert!(matches!(fingerprints, Fingerprints::Packed(_)), "{needle}");
             }
         }
+    }
+
+    /// `vault_find`'s anchors for `incident-4711` (normalised `incident-` and `4711`,
+    /// loose `c` before `i` and `7`) searched together find what each finds alone, in
+    /// four Teddy searches rather than eleven.
+    #[test]
+    fn prefilters_together_find_what_each_finds_alone() {
+        let anchors = || {
+            vec![
+                Prefilter::new("incident-").unwrap(),
+                Prefilter::new("4711").unwrap(),
+                Prefilter::new("c").unwrap().followed_by(&['i']),
+                Prefilter::new("7").unwrap(),
+            ]
+        };
+        let together = Prefilters::new(anchors());
+        assert_eq!(together.distinct.len(), 3, "`4711` and `7` have one anchor");
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        {
+            assert_eq!(
+                together.search.0.len(),
+                4,
+                "one byte, two, and three in two halves (the squared signs and kanji)"
+            );
+            for fingerprints in &together.search.0 {
+                assert!(matches!(fingerprints, Fingerprints::Packed(_)));
+            }
+        }
+        let text =
+            "See incident-4711, ＩＮＣＩＤＥＮＴ－四七一一 ㉗ ㏌ cite cat Ｃ 十分 traffic 7.";
+        let alone: Vec<_> = anchors().iter().map(|a| a.candidates(text)).collect();
+        assert_eq!(together.candidates(text), alone);
+        assert!(alone.iter().all(|candidates| !candidates.is_empty()));
     }
 
     /// The text of each candidate `needle`'s prefilter finds in `text`.
@@ -412,6 +632,19 @@ mod tests {
             "both searches, in order, the anchor also where it overlaps itself"
         );
         assert_eq!(candidate_texts("aa", "aaa"), ["aa", "aa"]);
+        assert_eq!(
+            candidate_texts("4,711", "47 四月 ４ 七 ㈦ 第⼗ 5 一般 千 ⑦"),
+            ["7", "七", "㈦", "⼗", "千", "⑦"],
+            "a needle of digits: its rarest digit, its look-alikes, its kanji, powers of ten"
+        );
+        let c_before_i = Prefilter::new("c").unwrap().followed_by(&['i']);
+        let text = "Cite each cat, chic\u{301} ｃat tic.";
+        let found = c_before_i.candidates(text).into_iter();
+        assert_eq!(
+            found.map(|range| &text[range]).collect::<Vec<_>>(),
+            ["C", "c", "ｃ", "c"],
+            "before `i`, a non-letter or a mark, and any look-alike"
+        );
         assert_eq!(
             candidate_texts("がいど", "か\u{3099}いど"),
             ["\u{3099}"],

@@ -118,6 +118,22 @@ const NEAR_FRAGMENTS: &[&str] = &[
     "[注]",
     "二十件",
     "20件",
+    "四千七百十一",
+    "二千二千",
+    "五十五十",
+    "九十九",
+    "百",
+    "七",
+    "4,711",
+    "1.5万",
+    "㈣",
+    "①⑦",
+    "⼗",
+    "incident-4711",
+    "cite",
+    "Cite ",
+    "c\u{0301}i",
+    "traffic, ",
     "plain words here ",
     "more plain text and ",
 ];
@@ -153,7 +169,7 @@ fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
 /// found in the pieces `loose_where_needed` gives; `None` when the needle has no anchor.
 fn found_loose_near(text: &str, needle: &str) -> Option<Vec<std::ops::Range<usize>>> {
     let anchor = loose_anchor(needle)?;
-    let pieces = loose_where_needed(text, &anchor, needle.len());
+    let pieces = loose_where_needed(text, &anchor.candidates(text), needle.len());
     let found = pieces.iter().flat_map(|piece| {
         let at = piece.normalized.text.match_indices(needle);
         at.map(|(at, _)| piece.original_range(at..at + needle.len()))

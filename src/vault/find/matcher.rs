@@ -21,9 +21,9 @@ use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_normalized, LooseRuns};
-use crate::text::near::{loose_anchor, loose_where_needed, normalize_where_needed, Piece};
+use crate::text::near::{loose_anchor, loose_where_needed, normalize_around};
 use crate::text::normalize::normalize;
-use crate::text::prefilter::Prefilter;
+use crate::text::prefilter::{Prefilter, Prefilters};
 use crate::text::terms::split_terms;
 use crate::vault::search::{each_block, Block, Skip};
 
@@ -62,54 +62,80 @@ pub(crate) struct Patterns {
     near: Option<Near>,
 }
 
-/// The patterns found around their raw candidates, normalised and loose (those loose
-/// forms that are not empty).
+/// The patterns found around the raw candidates of all of them, normalised and loose
+/// (those loose forms that are not empty). The anchors of both forms are searched
+/// together, in one pass over a block for all their fingerprints (`Prefilters`).
 #[derive(Debug)]
 struct Near {
-    normalized: Vec<Located>,
-    loose: Vec<Located>,
+    prefilters: Prefilters,
+    /// How many of `prefilters` are the normalised form's; the loose form's follow.
+    normalized_anchors: usize,
+    normalized_reach: usize,
+    loose_reach: usize,
 }
 
-/// One pattern found the way `vault_search` finds its query: its raw candidates first,
-/// then its text in the windows around them (`text::near`), which hold every occurrence
-/// the whole block's text holds, at the same places.
-#[derive(Debug)]
-struct Located {
-    pattern: usize,
-    anchor: Prefilter,
-    /// The pattern's text (normalised or loose), in bytes: how far an occurrence reaches.
-    reach: usize,
-    literal: Literals,
-}
-
-impl Located {
-    /// Calls `found(pattern, original range)` for each occurrence in `pieces`.
-    fn each_in(&self, pieces: &[Piece], found: &mut impl FnMut(usize, Range<usize>)) {
-        for piece in pieces {
-            self.literal.for_each(&piece.normalized.text, |_, range| {
-                found(self.pattern, piece.original_range(range));
-            });
+impl Near {
+    fn new(normalized: Anchors, loose: Anchors) -> Near {
+        let normalized_anchors = normalized.prefilters.len();
+        let mut prefilters = normalized.prefilters;
+        prefilters.extend(loose.prefilters);
+        Near {
+            prefilters: Prefilters::new(prefilters),
+            normalized_anchors,
+            normalized_reach: normalized.reach,
+            loose_reach: loose.reach,
         }
+    }
+
+    /// The candidates of the normalised form's anchors and of the loose form's, each
+    /// in order.
+    fn candidates(&self, text: &str) -> [Vec<Range<usize>>; 2] {
+        let mut each = self.prefilters.candidates(text);
+        let loose = each.split_off(self.normalized_anchors);
+        [each, loose].map(|lists| {
+            let several = lists.len() > 1;
+            let mut candidates: Vec<Range<usize>> = lists.into_iter().flatten().collect();
+            if several {
+                candidates.sort_unstable_by_key(|range| (range.start, range.end));
+            }
+            candidates
+        })
     }
 }
 
-/// Each pattern of `texts` (of which none is empty) and its anchor by `anchor`, or `None`
-/// if one has none.
-fn locate(
-    texts: &[(usize, String)],
-    anchor: impl Fn(&str) -> Option<Prefilter>,
-) -> Option<Vec<Located>> {
-    texts
+/// The patterns found the way `vault_search` finds its query: the raw candidates of
+/// every pattern first, then all patterns in the windows around them (`text::near`),
+/// which hold every occurrence the whole block's text holds, at the same places. One
+/// set of windows for all patterns: each normalised once, and searched in one pass.
+#[derive(Debug)]
+struct Anchors {
+    prefilters: Vec<Prefilter>,
+    /// The longest pattern's text (normalised or loose), in bytes: how far an
+    /// occurrence reaches.
+    reach: usize,
+}
+
+/// The anchors of `texts` (empty ones never match) by `anchor`, or `None` if one needs
+/// an anchor and has none. A text that holds another one (the whole query holds its
+/// terms) needs none of its own: each of its occurrences holds one of the other's, next
+/// to a candidate of the other's anchor, and the windows hold the longest text's reach on
+/// each side of every candidate. Each anchor is one more search of every block.
+fn locate(texts: &[String], anchor: impl Fn(&str) -> Option<Prefilter>) -> Option<Anchors> {
+    let texts: Vec<&str> = texts
         .iter()
-        .map(|(pattern, text)| {
-            Some(Located {
-                pattern: *pattern,
-                anchor: anchor(text)?,
-                reach: text.len(),
-                literal: Literals::new(&[text]),
-            })
+        .map(String::as_str)
+        .filter(|text| !text.is_empty())
+        .collect();
+    let holds_another = |at: usize| {
+        let text = texts[at];
+        texts.iter().enumerate().any(|(other_at, other)| {
+            other_at != at && text.contains(other) && (other.len() < text.len() || other_at < at)
         })
-        .collect()
+    };
+    let own = (0..texts.len()).filter(|&at| !holds_another(at));
+    let prefilters = own.map(|at| anchor(texts[at])).collect::<Option<_>>()?;
+    let reach = texts.iter().map(|text| text.len()).max().unwrap_or(0);
+    Some(Anchors { prefilters, reach })
 }
 
 impl Patterns {
@@ -133,13 +159,9 @@ impl Patterns {
         let normalized = Literals::new(&texts);
         let loose_texts: Vec<String> = texts.iter().map(|text| loose_normalized(text)).collect();
         let loose = Literals::new(&loose_texts);
-        let indexed = |texts: &[String]| -> Vec<(usize, String)> {
-            let texts = texts.iter().cloned().enumerate();
-            texts.filter(|(_, text)| !text.is_empty()).collect()
-        };
-        let near = locate(&indexed(&texts), Prefilter::new).and_then(|normalized| {
-            let loose = locate(&indexed(&loose_texts), loose_anchor)?;
-            Some(Near { normalized, loose })
+        let near = locate(&texts, Prefilter::new).and_then(|normalized| {
+            let loose = locate(&loose_texts, loose_anchor)?;
+            Some(Near::new(normalized, loose))
         });
         Patterns {
             texts,
@@ -175,16 +197,16 @@ impl Patterns {
         };
         match &self.near {
             Some(near) => {
-                for pattern in &near.normalized {
-                    let pieces = normalize_where_needed(block.text, Some(&pattern.anchor));
-                    pattern.each_in(&pieces, &mut |index, span| {
-                        hits.record(index, span, Way::Normalized);
-                    });
+                let [normalized, loose] = near.candidates(block.text);
+                for piece in normalize_around(block.text, &normalized, near.normalized_reach) {
+                    self.normalized
+                        .for_each(&piece.normalized.text, |index, range| {
+                            hits.record(index, piece.original_range(range), Way::Normalized);
+                        });
                 }
-                for pattern in &near.loose {
-                    let pieces = loose_where_needed(block.text, &pattern.anchor, pattern.reach);
-                    pattern.each_in(&pieces, &mut |index, span| {
-                        hits.record(index, span, Way::Loose);
+                for piece in loose_where_needed(block.text, &loose, near.loose_reach) {
+                    self.loose.for_each(&piece.normalized.text, |index, range| {
+                        hits.record(index, piece.original_range(range), Way::Loose);
                     });
                 }
             }
@@ -557,6 +579,8 @@ mod tests {
         "Rollback rules: ROLLBACK, roll-back, ＲＵＬＥＳ",
         "filler text without any term at all",
         "二十件の障害",
+        "四千七百十一、4千7百11、㈣七一一、4,711 and ①⑦ incident",
+        "INCIDENT4711 Incidents cite in-cid-ent, inc\u{301}ident, traffic",
     ];
 
     #[test]
@@ -586,21 +610,22 @@ mod tests {
                 &|_| 0.0,
             )
         };
-        let windowed = [
+        let queries = [
             "障害対応",
             "ウィンドウマネージャー",
             "有給休暇の繰越し",
             "Rollback Rules",
             "サーバー 障害",
             "二十件",
+            "二十",
+            "incident-4711",
+            "4711",
+            "Cite",
         ];
-        for (query, is_windowed) in windowed
-            .iter()
-            .map(|query| (*query, true))
-            .chain([("incident-4711", false), ("4711", false)])
-        {
+        assert!(Patterns::new(". ,").near.is_none(), "nothing to anchor");
+        for query in queries {
             let near = Patterns::new(&normalize_str(query));
-            assert_eq!(near.near.is_some(), is_windowed, "{query}");
+            assert!(near.near.is_some(), "{query}");
             let whole = Patterns {
                 near: None,
                 ..Patterns::new(&normalize_str(query))
