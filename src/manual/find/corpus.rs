@@ -29,6 +29,7 @@ use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
+use super::outlines::OutlineStore;
 use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore, UNREAD_KEY};
 use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
@@ -139,6 +140,10 @@ pub(crate) struct CorpusCache {
     /// The resolved references under `cache_dir`, opened at the first sync.
     reference_store: Option<ReferenceStore>,
     references_read: bool,
+    /// The outline file under `cache_dir` (`outlines`), opened and read at the first
+    /// sync, rewritten by a sync that made an outline or saw a file go.
+    outline_store: Option<OutlineStore>,
+    outlines_read: bool,
     /// How many manuals' references the syncs resolved (the others were kept or read).
     #[cfg(test)]
     pub(crate) manuals_resolved: usize,
@@ -400,6 +405,9 @@ impl CorpusCache {
                 }
             }
         }
+        let (changed, stored_other) = self.restore_outlines(listed, changed, &mut files);
+        let made = !changed.is_empty();
+        let gone = !previous.is_empty() || stored_other;
         let mut stored = self.stored_outlines(listed, &changed);
         let (read, stale): (Vec<usize>, Vec<usize>) = changed.into_iter().partition(|&position| {
             let entry = &listed[position];
@@ -435,6 +443,16 @@ impl CorpusCache {
             .into_iter()
             .map(|file| file.expect("every changed file was read or derived"))
             .collect();
+        if made || gone {
+            if let Some(store) = &self.outline_store {
+                store.save(
+                    listed
+                        .iter()
+                        .zip(&files)
+                        .map(|(entry, file)| (entry.manual_id, entry.file, &*file.outline)),
+                );
+            }
+        }
         self.by_file = files
             .iter()
             .map(|file| {
@@ -445,6 +463,55 @@ impl CorpusCache {
             })
             .collect();
         files
+    }
+
+    /// At the first sync, fills `files` at `changed` positions from the outline file
+    /// where it holds the file's current version; returns the positions left, and
+    /// whether the file holds outlines not used (files gone, or of other versions).
+    fn restore_outlines(
+        &mut self,
+        listed: &[ListedFile],
+        changed: Vec<usize>,
+        files: &mut [Option<CorpusFile>],
+    ) -> (Vec<usize>, bool) {
+        if std::mem::replace(&mut self.outlines_read, true) {
+            return (changed, false);
+        }
+        self.outline_store = self
+            .cache_dir
+            .as_deref()
+            .and_then(|cache_dir| OutlineStore::open(cache_dir, self.vault_root.as_deref()));
+        let Some(stored) = self.outline_store.as_ref().map(OutlineStore::read) else {
+            return (changed, false);
+        };
+        if stored.is_empty() {
+            return (changed, false);
+        }
+        let restoring = changed.len();
+        let mut left = Vec::new();
+        // Only files the section index holds: another one is derived whole, its text
+        // pinned for the scan and the index writer, as without the file.
+        let sections = self.sections();
+        for position in changed {
+            let entry = &listed[position];
+            let held = sections.is_some_and(|sections| sections.holds(entry.manual_id, entry.file));
+            match held
+                .then(|| stored.outline(entry.manual_id, entry.file))
+                .flatten()
+            {
+                Some(outline) => {
+                    files[position] = Some(CorpusFile {
+                        manual_id: entry.manual_id.into(),
+                        path: entry.file.path().into(),
+                        outline: Arc::new(outline),
+                        pinned: None,
+                    })
+                }
+                None => left.push(position),
+            }
+        }
+        let other = stored.len() != restoring - left.len();
+        (left, other)
     }
 
     /// The stored outlines of the files at `positions` that the section index holds in
