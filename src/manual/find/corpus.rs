@@ -414,8 +414,8 @@ impl CorpusCache {
             stored.contains_key(&file_id(entry.manual_id, entry.file.path()))
         });
         // The labels, normalised on every core; the stored part is moved in after.
-        let outlines = map_parallel(read.iter().map(|&position| listed[position].file), |file| {
-            FileOutline::new(file, StoredOutline::default())
+        let outlines = map_parallel(listed, &read, |entry| {
+            FileOutline::new(entry.file, StoredOutline::default())
         });
         for (position, mut outline) in read.into_iter().zip(outlines) {
             let entry = &listed[position];
@@ -429,7 +429,7 @@ impl CorpusCache {
                 pinned: None,
             });
         }
-        let derived = map_parallel(stale.iter().map(|&position| listed[position].file), derive);
+        let derived = map_parallel(listed, &stale, |entry| derive(entry.file));
         for (position, (outline, text)) in stale.into_iter().zip(derived) {
             let entry = &listed[position];
             files[position] = Some(CorpusFile {
@@ -492,13 +492,14 @@ impl CorpusCache {
         // Only files the section index holds: another one is derived whole, its text
         // pinned for the scan and the index writer, as without the file.
         let sections = self.sections();
-        for position in changed {
-            let entry = &listed[position];
+        let outlines = map_parallel(listed, &changed, |entry| {
             let held = sections.is_some_and(|sections| sections.holds(entry.manual_id, entry.file));
-            match held
-                .then(|| stored.outline(entry.manual_id, entry.file))
+            held.then(|| stored.outline(entry.manual_id, entry.file))
                 .flatten()
-            {
+        });
+        for (position, outline) in changed.into_iter().zip(outlines) {
+            let entry = &listed[position];
+            match outline {
                 Some(outline) => {
                     files[position] = Some(CorpusFile {
                         manual_id: entry.manual_id.into(),
@@ -751,21 +752,22 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     (outline, text)
 }
 
-/// `work` on each of `files` on every available core, keeping their order. Files are
-/// dealt out round-robin by size so threads finish together.
-fn map_parallel<'a, T: Send>(
-    files: impl Iterator<Item = &'a ManualFile>,
-    work: impl Fn(&ManualFile) -> T + Sync,
+/// `work` on the file of each of `positions` in `listed` on every available core,
+/// keeping their order. Files are dealt out round-robin by size so threads finish
+/// together.
+fn map_parallel<T: Send>(
+    listed: &[ListedFile],
+    positions: &[usize],
+    work: impl Fn(&ListedFile) -> T + Sync,
 ) -> Vec<T> {
-    let files: Vec<&ManualFile> = files.collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(files.len().max(1));
+        .min(positions.len().max(1));
     if threads <= 1 {
-        return files.into_iter().map(work).collect();
+        return positions.iter().map(|&at| work(&listed[at])).collect();
     }
-    let mut by_size: Vec<usize> = (0..files.len()).collect();
-    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text_len()));
+    let mut by_size: Vec<usize> = (0..positions.len()).collect();
+    by_size.sort_by_key(|&nth| std::cmp::Reverse(listed[positions[nth]].file.text_len()));
     let shares: Vec<Vec<usize>> = (0..threads)
         .map(|thread| {
             by_size
@@ -776,23 +778,23 @@ fn map_parallel<'a, T: Send>(
                 .collect()
         })
         .collect();
-    let mut results: Vec<Option<T>> = files.iter().map(|_| None).collect();
+    let mut results: Vec<Option<T>> = positions.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .iter()
             .map(|share| {
-                let (files, work) = (&files, &work);
+                let work = &work;
                 scope.spawn(move || {
                     share
                         .iter()
-                        .map(|&position| (position, work(files[position])))
+                        .map(|&nth| (nth, work(&listed[positions[nth]])))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for handle in handles {
-            for (position, derived) in handle.join().expect("the work on a file does not panic") {
-                results[position] = Some(derived);
+            for (nth, derived) in handle.join().expect("the work on a file does not panic") {
+                results[nth] = Some(derived);
             }
         }
     });

@@ -72,7 +72,7 @@ impl OutlineStore {
     /// The stored outlines; empty when there is no file or it cannot be used.
     pub(crate) fn read(&self) -> StoredOutlines {
         self.file
-            .read(|payload| StoredOutlines::index(payload.to_vec()))
+            .read_owned(StoredOutlines::index)
             .unwrap_or_default()
     }
 
@@ -260,8 +260,10 @@ fn decode_outline(reader: &mut Reader<'_>, file: &ManualFile) -> Option<FileOutl
     if !node_bytes.is_empty() && node_bytes.len() != nodes as usize {
         return None;
     }
-    let mut references = Vec::new();
-    for _ in 0..reader.u32()? {
+    // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
+    let count = reader.u32()?;
+    let mut references = Vec::with_capacity((count as usize).min(reader.remaining() / 9));
+    for _ in 0..count {
         let node = reader.u32()?;
         let line = reader.u32()?;
         let target = match reader.u8()? {
