@@ -132,13 +132,15 @@ impl StoredOutlines {
 
 /// The sources of everything whose output is stored: those of the resolved references
 /// (which cover the outline, its labels, the extraction of references, normalisation and
-/// the outline rules giving titles), the front matter giving page titles, and this
-/// layout.
+/// the outline rules giving titles), the catalog's parser (the nodes whose titles become
+/// labels: a new parser re-parses a file whose version did not change), the front matter
+/// giving page titles, and this layout.
 fn rules_fingerprint() -> u64 {
     static RULES: OnceLock<u64> = OnceLock::new();
     *RULES.get_or_init(|| {
         crate::text::fingerprint(&[
             &super::refstore::rules_fingerprint().to_le_bytes(),
+            &crate::manual::catalog_store::parser_fingerprint().to_le_bytes(),
             include_bytes!("outlines.rs"),
             include_bytes!("../front_matter.rs"),
         ])
