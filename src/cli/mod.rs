@@ -318,7 +318,7 @@ fn call(config: Config, args: &CallArgs) -> ExitCode {
         return code;
     }
     let app = App::new(config);
-    match (&args.tool, &args.script) {
+    let code = match (&args.tool, &args.script) {
         (Some(tool), _) => call_once(&app, tool, &args.arguments),
         (None, Some(path)) if path.as_os_str() != "-" => match std::fs::File::open(path) {
             Ok(file) => script::run(&app, std::io::BufReader::new(file)),
@@ -333,7 +333,9 @@ fn call(config: Config, args: &CallArgs) -> ExitCode {
             }
             script::run(&app, std::io::stdin().lock())
         }
-    }
+    };
+    app.end_process();
+    code
 }
 
 /// One call: the answer (or the error body) pretty-printed on stdout; exit 1 on an error.

@@ -104,7 +104,7 @@ impl CatalogStore {
 
 /// The fingerprint of everything that decides what is stored: the sources of the outline
 /// and line rules, and the manifest that pins comrak's version.
-fn parser_fingerprint() -> u64 {
+pub(crate) fn parser_fingerprint() -> u64 {
     crate::text::fingerprint(&[
         include_bytes!("../sections.rs"),
         include_bytes!("../heading.rs"),

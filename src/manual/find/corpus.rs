@@ -29,6 +29,7 @@ use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
+use super::outlines::OutlineStore;
 use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore, UNREAD_KEY};
 use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
@@ -139,6 +140,10 @@ pub(crate) struct CorpusCache {
     /// The resolved references under `cache_dir`, opened at the first sync.
     reference_store: Option<ReferenceStore>,
     references_read: bool,
+    /// The outline file under `cache_dir` (`outlines`), opened and read at the first
+    /// sync, rewritten by a sync that made an outline or saw a file go.
+    outline_store: Option<OutlineStore>,
+    outlines_read: bool,
     /// How many manuals' references the syncs resolved (the others were kept or read).
     #[cfg(test)]
     pub(crate) manuals_resolved: usize,
@@ -400,14 +405,17 @@ impl CorpusCache {
                 }
             }
         }
+        let (changed, stored_other) = self.restore_outlines(listed, changed, &mut files);
+        let made = !changed.is_empty();
+        let gone = !previous.is_empty() || stored_other;
         let mut stored = self.stored_outlines(listed, &changed);
         let (read, stale): (Vec<usize>, Vec<usize>) = changed.into_iter().partition(|&position| {
             let entry = &listed[position];
             stored.contains_key(&file_id(entry.manual_id, entry.file.path()))
         });
         // The labels, normalised on every core; the stored part is moved in after.
-        let outlines = map_parallel(read.iter().map(|&position| listed[position].file), |file| {
-            FileOutline::new(file, StoredOutline::default())
+        let outlines = map_parallel(listed, &read, |entry| {
+            FileOutline::new(entry.file, StoredOutline::default())
         });
         for (position, mut outline) in read.into_iter().zip(outlines) {
             let entry = &listed[position];
@@ -421,7 +429,7 @@ impl CorpusCache {
                 pinned: None,
             });
         }
-        let derived = map_parallel(stale.iter().map(|&position| listed[position].file), derive);
+        let derived = map_parallel(listed, &stale, |entry| derive(entry.file));
         for (position, (outline, text)) in stale.into_iter().zip(derived) {
             let entry = &listed[position];
             files[position] = Some(CorpusFile {
@@ -435,6 +443,16 @@ impl CorpusCache {
             .into_iter()
             .map(|file| file.expect("every changed file was read or derived"))
             .collect();
+        if made || gone {
+            if let Some(store) = &self.outline_store {
+                store.save(
+                    listed
+                        .iter()
+                        .zip(&files)
+                        .map(|(entry, file)| (entry.manual_id, entry.file, &*file.outline)),
+                );
+            }
+        }
         self.by_file = files
             .iter()
             .map(|file| {
@@ -445,6 +463,56 @@ impl CorpusCache {
             })
             .collect();
         files
+    }
+
+    /// At the first sync, fills `files` at `changed` positions from the outline file
+    /// where it holds the file's current version; returns the positions left, and
+    /// whether the file holds outlines not used (files gone, or of other versions).
+    fn restore_outlines(
+        &mut self,
+        listed: &[ListedFile],
+        changed: Vec<usize>,
+        files: &mut [Option<CorpusFile>],
+    ) -> (Vec<usize>, bool) {
+        if std::mem::replace(&mut self.outlines_read, true) {
+            return (changed, false);
+        }
+        self.outline_store = self
+            .cache_dir
+            .as_deref()
+            .and_then(|cache_dir| OutlineStore::open(cache_dir, self.vault_root.as_deref()));
+        let Some(stored) = self.outline_store.as_ref().map(OutlineStore::read) else {
+            return (changed, false);
+        };
+        if stored.is_empty() {
+            return (changed, false);
+        }
+        let restoring = changed.len();
+        let mut left = Vec::new();
+        // Only files the section index holds: another one is derived whole, its text
+        // pinned for the scan and the index writer, as without the file.
+        let sections = self.sections();
+        let outlines = map_parallel(listed, &changed, |entry| {
+            let held = sections.is_some_and(|sections| sections.holds(entry.manual_id, entry.file));
+            held.then(|| stored.outline(entry.manual_id, entry.file))
+                .flatten()
+        });
+        for (position, outline) in changed.into_iter().zip(outlines) {
+            let entry = &listed[position];
+            match outline {
+                Some(outline) => {
+                    files[position] = Some(CorpusFile {
+                        manual_id: entry.manual_id.into(),
+                        path: entry.file.path().into(),
+                        outline: Arc::new(outline),
+                        pinned: None,
+                    })
+                }
+                None => left.push(position),
+            }
+        }
+        let other = stored.len() != restoring - left.len();
+        (left, other)
     }
 
     /// The stored outlines of the files at `positions` that the section index holds in
@@ -684,21 +752,22 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     (outline, text)
 }
 
-/// `work` on each of `files` on every available core, keeping their order. Files are
-/// dealt out round-robin by size so threads finish together.
-fn map_parallel<'a, T: Send>(
-    files: impl Iterator<Item = &'a ManualFile>,
-    work: impl Fn(&ManualFile) -> T + Sync,
+/// `work` on the file of each of `positions` in `listed` on every available core,
+/// keeping their order. Files are dealt out round-robin by size so threads finish
+/// together.
+fn map_parallel<T: Send>(
+    listed: &[ListedFile],
+    positions: &[usize],
+    work: impl Fn(&ListedFile) -> T + Sync,
 ) -> Vec<T> {
-    let files: Vec<&ManualFile> = files.collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(files.len().max(1));
+        .min(positions.len().max(1));
     if threads <= 1 {
-        return files.into_iter().map(work).collect();
+        return positions.iter().map(|&at| work(&listed[at])).collect();
     }
-    let mut by_size: Vec<usize> = (0..files.len()).collect();
-    by_size.sort_by_key(|&position| std::cmp::Reverse(files[position].text_len()));
+    let mut by_size: Vec<usize> = (0..positions.len()).collect();
+    by_size.sort_by_key(|&nth| std::cmp::Reverse(listed[positions[nth]].file.text_len()));
     let shares: Vec<Vec<usize>> = (0..threads)
         .map(|thread| {
             by_size
@@ -709,23 +778,23 @@ fn map_parallel<'a, T: Send>(
                 .collect()
         })
         .collect();
-    let mut results: Vec<Option<T>> = files.iter().map(|_| None).collect();
+    let mut results: Vec<Option<T>> = positions.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = shares
             .iter()
             .map(|share| {
-                let (files, work) = (&files, &work);
+                let work = &work;
                 scope.spawn(move || {
                     share
                         .iter()
-                        .map(|&position| (position, work(files[position])))
+                        .map(|&nth| (nth, work(&listed[positions[nth]])))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
         for handle in handles {
-            for (position, derived) in handle.join().expect("the work on a file does not panic") {
-                results[position] = Some(derived);
+            for (nth, derived) in handle.join().expect("the work on a file does not panic") {
+                results[nth] = Some(derived);
             }
         }
     });

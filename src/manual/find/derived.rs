@@ -147,7 +147,7 @@ impl Label {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct NodeLabel {
     pub title: Label,
     pub parent: Option<u32>,

@@ -26,6 +26,7 @@ pub(crate) mod index;
 pub(crate) mod integrate;
 mod labels;
 pub(crate) mod links;
+mod outlines;
 mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;

@@ -106,7 +106,7 @@ pub(crate) fn manual_fingerprint(manual: &ManualRange, manual_files: &[&ManualFi
 /// the references and labels it reads (extraction, outline, normalisation) and the
 /// outline rules that give titles and anchors, so a build with other rules never reads
 /// references resolved by the old ones.
-fn rules_fingerprint() -> u64 {
+pub(crate) fn rules_fingerprint() -> u64 {
     static RULES: OnceLock<u64> = OnceLock::new();
     *RULES.get_or_init(|| {
         crate::text::fingerprint(&[

@@ -1,0 +1,391 @@
+//! Every file's [`FileOutline`] kept under `CACHE_DIR`, so that a start over unchanged
+//! manuals neither normalises a title nor decodes a stored outline from the section
+//! index's JSON (issue 16: at 220 MB of manuals those two were about 30 % of the first
+//! call; the labels alone normalise 200 000 titles twice).
+//!
+//! Per file, keyed by its [`file_id`] and its version (the stamp fingerprint the catalog
+//! and the section index trust): a file whose version differs is derived again, the
+//! others are read back. The rules whose output is stored (normalisation, the outline
+//! rules that give titles, the extraction of references) are the envelope's rules
+//! fingerprint, so another build never reads what the old rules made. An outline made
+//! while its file could not be read ([`FileOutline::unread`]) is never stored.
+//!
+//! The file is `${CACHE_DIR}/outlines.bin`, a [`cache_file`](crate::manual::cache_file)
+//! (magic `MVOUTL\0\0`) whose payload is:
+//!
+//! ```text
+//! files u32, then per file: file_id u64, version u64, length u32 of the rest:
+//!   page text, page loose, labels u32, per label: text, loose, parent u32 (u32::MAX: none);
+//!   body_bytes u64, node_bytes u32, per node u32; references u32, per reference:
+//!   node u32, line u32, then 0 destination text, or 1 quoted u32 (strings),
+//!   chapter (0, or 1 u32), section (0, or 1 string), window
+//! ```
+//!
+//! A start reads the per-file table and decodes only the files it asks for; anything
+//! malformed in an entry means "derive that file again", never an error.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use super::derived::{FileOutline, Label, NodeLabel, RawReference, RawTarget, StoredOutline};
+use super::index::file_id;
+use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
+use crate::manual::ManualFile;
+
+/// The byte layout above; bump it with any change there.
+const FORMAT_VERSION: u32 = 1;
+/// Name under `CACHE_DIR`.
+const FILE_NAME: &str = "outlines.bin";
+/// `parent` of a label without one.
+const NO_PARENT: u32 = u32::MAX;
+
+/// The outline file of one cache folder.
+pub(crate) struct OutlineStore {
+    file: CacheFile,
+}
+
+/// The stored outlines as read: the payload and where each file's entry lies in it.
+#[derive(Default)]
+pub(crate) struct StoredOutlines {
+    payload: Vec<u8>,
+    entries: HashMap<u64, (u64, Range<usize>)>,
+}
+
+impl OutlineStore {
+    /// The store in `cache_dir`; `None` (logged) when the folder cannot be used. Inside
+    /// `vault_root` the path is walked from the vault root without following links.
+    pub(crate) fn open(cache_dir: &Path, vault_root: Option<&Path>) -> Option<OutlineStore> {
+        let envelope = Envelope {
+            magic: b"MVOUTL\0\0",
+            format: FORMAT_VERSION,
+            rules: rules_fingerprint(),
+            holds: "the file outlines",
+            without: "reading them from the section index and normalising every title",
+        };
+        let vault_root = vault_root.unwrap_or(cache_dir);
+        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope)?;
+        Some(OutlineStore { file })
+    }
+
+    /// The stored outlines; empty when there is no file or it cannot be used.
+    pub(crate) fn read(&self) -> StoredOutlines {
+        self.file
+            .read_owned(StoredOutlines::index)
+            .unwrap_or_default()
+    }
+
+    /// Replaces the file with the outlines of `files` (manual id, file, outline); those
+    /// made from an unread file are left out. A failure is logged and costs only the next
+    /// start's work.
+    pub(crate) fn save<'a>(
+        &self,
+        files: impl Iterator<Item = (&'a str, &'a ManualFile, &'a FileOutline)>,
+    ) {
+        let mut out = self.file.writer();
+        encode(&mut out, files);
+        self.file.save(out);
+    }
+}
+
+impl StoredOutlines {
+    /// Reads the per-file table of `payload`; `None` when it is malformed.
+    fn index(payload: Vec<u8>) -> Option<StoredOutlines> {
+        let mut reader = Reader::new(&payload);
+        let count = reader.u32()?;
+        let mut entries = HashMap::with_capacity(count as usize);
+        for _ in 0..count {
+            let id = reader.u64()?;
+            let version = reader.u64()?;
+            let len = reader.u32()? as usize;
+            let start = payload.len() - reader.remaining();
+            reader.take(len)?;
+            entries.insert(id, (version, start..start + len));
+        }
+        if !reader.is_empty() {
+            return None;
+        }
+        Some(StoredOutlines { payload, entries })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The outline of `file` (of manual `manual_id`) as stored for its current version;
+    /// `None` when it is not stored, stored for another version, or malformed.
+    pub(crate) fn outline(&self, manual_id: &str, file: &ManualFile) -> Option<FileOutline> {
+        let (version, range) = self.entries.get(&file_id(manual_id, file.path()))?;
+        if *version != file.version() {
+            return None;
+        }
+        let mut reader = Reader::new(&self.payload[range.clone()]);
+        let outline = decode_outline(&mut reader, file)?;
+        (reader.is_empty() && outline.node_count() == file.nodes().len()).then_some(outline)
+    }
+}
+
+/// The sources of everything whose output is stored: those of the resolved references
+/// (which cover the outline, its labels, the extraction of references, normalisation and
+/// the outline rules giving titles), the catalog's parser (the nodes whose titles become
+/// labels: a new parser re-parses a file whose version did not change), the front matter
+/// giving page titles, and this layout.
+fn rules_fingerprint() -> u64 {
+    static RULES: OnceLock<u64> = OnceLock::new();
+    *RULES.get_or_init(|| {
+        crate::text::fingerprint(&[
+            &super::refstore::rules_fingerprint().to_le_bytes(),
+            &crate::manual::catalog_store::parser_fingerprint().to_le_bytes(),
+            include_bytes!("outlines.rs"),
+            include_bytes!("../front_matter.rs"),
+        ])
+    })
+}
+
+fn encode<'a>(
+    out: &mut Writer,
+    files: impl Iterator<Item = (&'a str, &'a ManualFile, &'a FileOutline)>,
+) {
+    let count_at = out.placeholder_u32();
+    let mut count = 0u32;
+    for (manual_id, file, outline) in files.filter(|(_, _, outline)| !outline.unread) {
+        count += 1;
+        out.u64(file_id(manual_id, file.path()));
+        out.u64(file.version());
+        let len_at = out.placeholder_u32();
+        let start = out.bytes.len();
+        encode_outline(out, outline);
+        let len = (out.bytes.len() - start) as u32;
+        out.patch_u32(len_at, len);
+    }
+    out.patch_u32(count_at, count);
+}
+
+fn put_label(out: &mut Writer, label: &Label) {
+    out.str(&label.text);
+    out.str(&label.loose);
+}
+
+fn read_label(reader: &mut Reader<'_>) -> Option<Label> {
+    Some(Label {
+        text: reader.str()?.to_owned(),
+        loose: reader.str()?.to_owned(),
+    })
+}
+
+fn put_option<T>(out: &mut Writer, value: Option<T>, put: impl FnOnce(&mut Writer, T)) {
+    match value {
+        None => out.u8(0),
+        Some(value) => {
+            out.u8(1);
+            put(out, value);
+        }
+    }
+}
+
+fn read_option<'a, T>(
+    reader: &mut Reader<'a>,
+    read: impl FnOnce(&mut Reader<'a>) -> Option<T>,
+) -> Option<Option<T>> {
+    match reader.u8()? {
+        0 => Some(None),
+        1 => Some(Some(read(reader)?)),
+        _ => None,
+    }
+}
+
+fn encode_outline(out: &mut Writer, outline: &FileOutline) {
+    put_label(out, &outline.page);
+    out.u32(outline.labels.len() as u32);
+    for label in &outline.labels {
+        put_label(out, &label.title);
+        out.u32(label.parent.unwrap_or(NO_PARENT));
+    }
+    let stored = &outline.stored;
+    out.u64(stored.body_bytes);
+    out.u32(stored.node_bytes.len() as u32);
+    for &bytes in &stored.node_bytes {
+        out.u32(bytes);
+    }
+    out.u32(stored.references.len() as u32);
+    for reference in &stored.references {
+        out.u32(reference.node);
+        out.u32(reference.line);
+        match &reference.target {
+            RawTarget::Link { destination, text } => {
+                out.u8(0);
+                out.str(destination);
+                out.str(text);
+            }
+            RawTarget::Cue {
+                quoted,
+                chapter,
+                section,
+                window,
+            } => {
+                out.u8(1);
+                out.u32(quoted.len() as u32);
+                for title in quoted {
+                    out.str(title);
+                }
+                put_option(out, *chapter, Writer::u32);
+                put_option(out, section.as_deref(), Writer::str);
+                out.str(window);
+            }
+        }
+    }
+}
+
+/// One file's outline; `None` when malformed (a count beyond the entry fails a read).
+fn decode_outline(reader: &mut Reader<'_>, file: &ManualFile) -> Option<FileOutline> {
+    let page = read_label(reader)?;
+    let nodes = reader.u32()?;
+    let mut labels = Vec::with_capacity(nodes.min(file.nodes().len() as u32) as usize);
+    for _ in 0..nodes {
+        let title = read_label(reader)?;
+        let parent = match reader.u32()? {
+            NO_PARENT => None,
+            parent if parent < nodes => Some(parent),
+            _ => return None,
+        };
+        labels.push(NodeLabel { title, parent });
+    }
+    let body_bytes = reader.u64()?;
+    let node_bytes = (0..reader.u32()?)
+        .map(|_| reader.u32())
+        .collect::<Option<Vec<u32>>>()?;
+    if !node_bytes.is_empty() && node_bytes.len() != nodes as usize {
+        return None;
+    }
+    // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
+    let count = reader.u32()?;
+    let mut references = Vec::with_capacity((count as usize).min(reader.remaining() / 9));
+    for _ in 0..count {
+        let node = reader.u32()?;
+        let line = reader.u32()?;
+        let target = match reader.u8()? {
+            0 => RawTarget::Link {
+                destination: reader.str()?.to_owned(),
+                text: reader.str()?.to_owned(),
+            },
+            1 => RawTarget::Cue {
+                quoted: (0..reader.u32()?)
+                    .map(|_| reader.str().map(str::to_owned))
+                    .collect::<Option<Vec<String>>>()?,
+                chapter: read_option(reader, Reader::u32)?,
+                section: read_option(reader, |reader| reader.str().map(str::to_owned))?,
+                window: reader.str()?.to_owned(),
+            },
+            _ => return None,
+        };
+        if node >= nodes {
+            return None;
+        }
+        references.push(RawReference { node, line, target });
+    }
+    Some(FileOutline {
+        generation: file.generation(),
+        labels,
+        page,
+        stored: StoredOutline {
+            body_bytes,
+            node_bytes,
+            references,
+        },
+        unread: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::corpus::CorpusCache;
+    use crate::manual::find::index::SectionIndex;
+    use crate::manual::find::testing;
+    use crate::manual::ManualIndex;
+
+    const FILES: &[(&str, &str)] = &[
+        (
+            "m/guide/a.md",
+            "---\ntitle: Ｇuide Ａ\n---\n# A\n\n[to b](b.md#second), 「申請手続き」参照。2.3節と第2章を参照\n\n## 申請手続き\n\n三万円\n",
+        ),
+        ("m/guide/b.md", "# B\n\n## Second\n\n[back](a.md)\n### 2.3 手順\n\nx\n"),
+        ("n/empty.md", "no heading at all\n"),
+        ("n/x.txt", "plain text\n"),
+    ];
+
+    fn same(left: &FileOutline, right: &FileOutline) -> bool {
+        left.labels == right.labels && left.page == right.page && left.stored == right.stored
+    }
+
+    /// What a start over `cache_dir` syncs: the section index there, kept current.
+    fn start(cache_dir: &Path) -> CorpusCache {
+        CorpusCache::with_sections(SectionIndex::open(Some(cache_dir)), cache_dir, cache_dir)
+    }
+
+    #[test]
+    fn a_start_reads_back_the_outlines_it_would_derive_and_never_a_stale_or_damaged_one() {
+        let (dir, mut index) = testing::index(FILES);
+        let cache_dir = tempfile::tempdir().unwrap();
+        let derived = start(cache_dir.path()).sync(&index);
+        let store = OutlineStore::open(cache_dir.path(), None).unwrap();
+        let stored = store.read();
+        assert_eq!(stored.len(), derived.files.len());
+        let listed = index.files(None).unwrap();
+        for (entry, file) in listed.iter().zip(&derived.files) {
+            let read = stored.outline(entry.manual_id, entry.file).expect("stored");
+            assert!(same(&read, &file.outline), "{}", entry.file.path());
+        }
+        assert!(derived.files[0].outline.references().len() >= 3);
+        let restored = start(cache_dir.path()).sync(&index);
+        for (left, right) in restored.files.iter().zip(&derived.files) {
+            assert!(same(&left.outline, &right.outline));
+            assert!(left.pinned.is_none(), "held by the section index");
+        }
+
+        // An edited file is derived again, and the file rewritten with its new outline.
+        std::fs::write(dir.path().join("m/guide/b.md"), "# B two\n\n[a](a.md)\n").unwrap();
+        assert!(index.refresh().unwrap());
+        let edited = start(cache_dir.path()).sync(&index);
+        assert_eq!(edited.files[1].outline.labels[0].title.text, "b two");
+        let listed = index.files(None).unwrap();
+        let read = store.read();
+        let b = read.outline(listed[1].manual_id, listed[1].file).unwrap();
+        assert!(same(&b, &edited.files[1].outline));
+
+        // A damaged or foreign file reads as nothing; the next start writes it whole.
+        let path = cache_dir.path().join(FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(store.read().is_empty());
+        let index = ManualIndex::build(dir.path()).unwrap();
+        let again = start(cache_dir.path()).sync(&index);
+        for (left, right) in again.files.iter().zip(&edited.files) {
+            assert!(same(&left.outline, &right.outline));
+        }
+        assert_eq!(store.read().len(), again.files.len());
+    }
+
+    #[test]
+    fn an_entry_cut_short_or_out_of_range_reads_as_nothing() {
+        let (_dir, index) = testing::index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let outline = &corpus.files[0].outline;
+        let file = index.files(None).unwrap()[0].file;
+        let mut out = Writer::default();
+        encode_outline(&mut out, outline);
+        let read = decode_outline(&mut Reader::new(&out.bytes), file).unwrap();
+        assert!(same(&read, outline));
+        for end in 0..out.bytes.len() {
+            let mut reader = Reader::new(&out.bytes[..end]);
+            assert!(decode_outline(&mut reader, file).is_none(), "cut at {end}");
+        }
+    }
+}
