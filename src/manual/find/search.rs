@@ -250,7 +250,7 @@ impl Search<'_> {
             .take(chunk * VERIFY_ROUNDS)
             .collect();
         stage.ranked = candidates.iter().map(|c| c.key).collect();
-        drop_aside((scored, candidates));
+        drop((scored, candidates));
         let mut order = order.chunks(chunk);
         for _ in 0..VERIFY_ROUNDS {
             let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
@@ -405,7 +405,6 @@ impl Search<'_> {
         result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
         let left = self.unscanned(&stage.scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
-        drop_aside((stage, scored));
         self.call.check_cancelled()?;
         Ok(result)
     }
@@ -587,17 +586,6 @@ impl Search<'_> {
             title: node.title.clone(),
         }
     }
-}
-
-/// Frees `value` on a thread of its own. A search's hits and scores are tens of
-/// thousands of small allocations at 200 MB of manuals; freeing them took about 7% of a
-/// warm search (perf, 24 copies of the handbook bench), time the answer need not wait for.
-fn drop_aside<T: Send + 'static>(value: T) {
-    let spawned = std::thread::Builder::new()
-        .name("search-drop".into())
-        .spawn(move || drop(value));
-    // Where no thread can be made, the closure, and the value with it, is freed at once.
-    drop(spawned);
 }
 
 fn is_json(file: &ManualFile) -> bool {
