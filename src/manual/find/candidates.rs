@@ -15,9 +15,7 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
-use std::collections::HashSet;
-
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::corpus::Corpus;
 use super::derived::NodeKey;
@@ -43,7 +41,7 @@ pub(super) fn index_hits(
     corpus: &Corpus,
     plan: &Plan,
     scope: &Scope,
-    brought: &HashSet<NodeKey>,
+    brought: &FxHashSet<NodeKey>,
     titles: &mut TitleSets,
 ) -> IndexHits {
     let filter = ScopeFilter::new(corpus, scope);

@@ -5,6 +5,8 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rustc_hash::FxHashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -64,7 +66,9 @@ pub(super) struct Search<'a> {
 /// sections the scan verified, provisional (the index's) for the others.
 pub(super) struct Stage01 {
     scanned: ScanResult,
-    provisional: HashSet<NodeKey>,
+    /// Fx-hashed: it holds every section the index found and is probed for each of
+    /// them several times a search (SipHash was a visible share of a warm profile).
+    provisional: FxHashSet<NodeKey>,
     unit_df: Vec<u32>,
     /// The best units score over every section the index found: the verified sections'
     /// unit shares are taken against it, as if every section had been scored.
@@ -97,7 +101,7 @@ impl Stage01 {
     /// The time budget ran out before the scan could verify `keys` (sorted): they are
     /// left unscanned, as a scan cut by the deadline leaves its sections.
     fn left_unverified(&mut self, keys: &[NodeKey]) {
-        let set: HashSet<NodeKey> = keys.iter().copied().collect();
+        let set: FxHashSet<NodeKey> = keys.iter().copied().collect();
         self.provisional.retain(|key| !set.contains(key));
         self.scanned.hits.retain(|(key, _)| !set.contains(key));
         self.scanned.unscanned.extend(scope_of(keys));
@@ -188,14 +192,14 @@ impl Search<'_> {
                     unscanned: scope.clone(),
                     ..ScanResult::default()
                 },
-                provisional: HashSet::new(),
+                provisional: FxHashSet::default(),
                 unit_df: vec![0; self.plan.units.len()],
                 units_best: 0.0,
                 ranked: Vec::new(),
                 titles: RefCell::default(),
             };
         }
-        let brought: HashSet<NodeKey> = extra
+        let brought: FxHashSet<NodeKey> = extra
             .iter()
             .flat_map(|source| source.items.iter().map(|item| item.key))
             .collect();
@@ -228,23 +232,26 @@ impl Search<'_> {
             for (key, hits) in &mut stage.scanned.hits {
                 hits.provisional &= !filter.contains(*key);
             }
-            let keys: HashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
+            let keys: FxHashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
             stage.scanned.replace(&keys, direct);
         }
         let (scored, candidates, units_best) = self.fused(&stage, extra, Scoring::Everything);
         stage.units_best = units_best;
         // The candidates first, then the best of the rest, which Stage 4 may add.
         let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
-        let mut seen = HashSet::new();
+        // Only the first VERIFY_ROUNDS chunks of the order are ever scanned.
+        let chunk = self.max_candidates * VERIFY_PER_CANDIDATE;
+        let mut seen = FxHashSet::default();
         let order: Vec<NodeKey> = candidates
             .iter()
             .map(|c| c.key)
             .chain(relaxed)
             .filter(|key| stage.provisional.contains(key) && seen.insert(*key))
+            .take(chunk * VERIFY_ROUNDS)
             .collect();
         stage.ranked = candidates.iter().map(|c| c.key).collect();
         drop((scored, candidates));
-        let mut order = order.chunks(self.max_candidates * VERIFY_PER_CANDIDATE);
+        let mut order = order.chunks(chunk);
         for _ in 0..VERIFY_ROUNDS {
             let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
             let verified = candidates
@@ -263,7 +270,7 @@ impl Search<'_> {
                 stage.left_unverified(&next);
                 break;
             }
-            let keys: HashSet<NodeKey> = next.iter().copied().collect();
+            let keys: FxHashSet<NodeKey> = next.iter().copied().collect();
             let exact = scan(
                 self.corpus,
                 self.files,
