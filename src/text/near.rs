@@ -74,9 +74,6 @@ pub(crate) fn loose_where_needed(
     candidates: &[Range<usize>],
     reach: usize,
 ) -> Vec<Piece> {
-    if candidates.is_empty() {
-        return Vec::new();
-    }
     normalize_near(text, candidates, reach, |window| {
         loose_from(&normalize(window))
     })
@@ -90,9 +87,6 @@ pub(crate) fn normalize_around(
     candidates: &[Range<usize>],
     reach: usize,
 ) -> Vec<Piece> {
-    if candidates.is_empty() {
-        return Vec::new();
-    }
     normalize_near(text, candidates, reach, normalize)
 }
 
@@ -147,6 +141,9 @@ fn normalize_near(
     reach: usize,
     form: impl Fn(&str) -> Normalized,
 ) -> Vec<Piece> {
+    if candidates.is_empty() {
+        return Vec::new();
+    }
     // Raw bytes that give `reach` normalised bytes in ordinary text (a full-width letter
     // is three bytes that become one).
     let margin = 3 * reach + 8;
