@@ -313,6 +313,13 @@ impl CorpusCache {
         corpus
     }
 
+    /// One of the stores kept under `cache_dir` (none without a cache folder), opened
+    /// with the vault root to walk from when the cache lies inside the vault.
+    fn open_store<S>(&self, open: fn(&Path, Option<&Path>) -> Option<S>) -> Option<S> {
+        let cache_dir = self.cache_dir.as_deref()?;
+        open(cache_dir, self.vault_root.as_deref())
+    }
+
     /// The reference graph of `files` (whose models are `manual_files`): each manual's
     /// part kept from the last sync or read from the reference store when its key still
     /// matches, resolved again otherwise (see `refstore`); the store is rewritten when a
@@ -323,10 +330,7 @@ impl CorpusCache {
         manual_files: &[&ManualFile],
     ) -> ReferenceGraph {
         if !std::mem::replace(&mut self.references_read, true) {
-            self.reference_store = self
-                .cache_dir
-                .as_deref()
-                .and_then(|cache_dir| ReferenceStore::open(cache_dir, self.vault_root.as_deref()));
+            self.reference_store = self.open_store(ReferenceStore::open);
             if let Some(store) = &self.reference_store {
                 self.resolved = store.read();
             }
@@ -477,10 +481,7 @@ impl CorpusCache {
         if std::mem::replace(&mut self.outlines_read, true) {
             return (changed, false);
         }
-        self.outline_store = self
-            .cache_dir
-            .as_deref()
-            .and_then(|cache_dir| OutlineStore::open(cache_dir, self.vault_root.as_deref()));
+        self.outline_store = self.open_store(OutlineStore::open);
         let Some(stored) = self.outline_store.as_ref().map(OutlineStore::read) else {
             return (changed, false);
         };
