@@ -23,6 +23,7 @@
 //! Only reads are ignored (the index's own opens of the files it loads); a folder swapped
 //! for a link after a scan may be watched through the link, which can only add events.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
@@ -186,7 +187,8 @@ struct Armed {
     reports: Arc<Reports>,
     barriers: BarrierFolder,
     next_barrier: u64,
-    folders: Vec<PathBuf>,
+    /// A set: `scanned` looks up every folder of a scan (thousands in a large tree).
+    folders: HashSet<PathBuf>,
 }
 
 impl Armed {
@@ -210,7 +212,7 @@ impl Armed {
             reports,
             barriers,
             next_barrier: 0,
-            folders: folders.to_vec(),
+            folders: folders.iter().cloned().collect(),
         })
     }
 
