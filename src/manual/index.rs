@@ -100,9 +100,12 @@ impl ManualIndex {
         progress: &mut ProgressFn,
     ) -> io::Result<Self> {
         let root: PathBuf = root.into();
+        // Watching the folders the catalog knows before the first scan spares the next
+        // call a second walk (the watch must cover a folder before a scan walks it).
+        let known_folders = catalog.as_ref().map(CatalogStore::folders);
         let mut index = ManualIndex {
             max_file_bytes,
-            folders: vec![root.clone()],
+            folders: folders_of(&root, known_folders.into_iter().flatten()),
             source: ManualsSource::new(root),
             manuals: BTreeMap::new(),
             symlinked_manuals: BTreeSet::new(),
@@ -484,6 +487,45 @@ mod tests {
         assert!(index.refresh().unwrap());
         assert!(index.file("m", "big.md").is_ok());
         assert_eq!(index.oversized("m").unwrap().count(), 0);
+    }
+
+    /// A start over an unchanged tree needs one walk: the watch armed before it covers
+    /// every folder it walked (from the catalog), so the next call only checks the watch.
+    #[test]
+    fn a_start_from_the_catalog_watches_every_folder_its_scan_walks() {
+        let dir = crate::test_support::tree(&[
+            ("manuals/m/a.md", "# A\n"),
+            ("manuals/m/deep/er/b.md", "# B\n"),
+            ("manuals/n/c.md", "# C\n"),
+        ]);
+        let vault = dir.path().join("vault");
+        std::fs::create_dir(&vault).unwrap();
+        let cache_dir = vault.join(".system/cache");
+        let start = || {
+            ManualIndex::build_reporting(
+                dir.path().join("manuals"),
+                DEFAULT_MAX_FILE_BYTES,
+                CatalogStore::open(&cache_dir, &vault),
+                &mut |_| {},
+            )
+            .expect("index")
+        };
+        let mut first = start();
+        let first_watch = first.watch.as_mut().unwrap();
+        assert!(
+            first_watch.maybe_changed(),
+            "no catalog yet: the next call walks"
+        );
+        drop(first);
+
+        let mut second = start();
+        let watch = second.watch.as_mut().unwrap();
+        assert!(
+            !watch.maybe_changed(),
+            "every folder of the scan was watched"
+        );
+        std::fs::write(dir.path().join("manuals/m/deep/er/b.md"), "# B2\n").unwrap();
+        assert!(second.refresh().unwrap(), "an edit deep down is still seen");
     }
 
     #[test]

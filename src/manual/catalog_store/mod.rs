@@ -26,7 +26,7 @@
 
 mod codec;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use self::codec::{read_parse, ParseRef};
@@ -83,6 +83,22 @@ impl CatalogStore {
         let key = (manual_id.to_owned(), path.to_owned());
         let (stored_version, stored) = self.unclaimed.remove(&key)?;
         (stored_version == version).then_some(stored)
+    }
+
+    /// The folders above the files the catalog holds (each manual's own and every one
+    /// between it and a file), relative to the manuals root as a scan names them: what
+    /// the first scan of an unchanged tree walks, so the change watch can cover them
+    /// before it runs. A folder holding no stored file is missing; the watch then asks
+    /// for one more walk, as it would without this list.
+    pub(crate) fn folders(&self) -> BTreeSet<String> {
+        let mut folders = BTreeSet::new();
+        for (manual_id, path) in self.unclaimed.keys() {
+            folders.insert(manual_id.clone());
+            for (end, _) in path.match_indices('/') {
+                folders.insert(format!("{manual_id}/{}", &path[..end]));
+            }
+        }
+        folders
     }
 
     /// Whether entries were left unclaimed (files gone or changed since the file was
