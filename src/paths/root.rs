@@ -283,13 +283,40 @@ impl Root {
     /// names only the relative path. So are names no client path could reach (see
     /// [`RelPath`]), which would otherwise be listed but not be readable.
     pub fn read_dir_recursive(&self, rel: &RelPath) -> Result<Vec<Entry>, ToolError> {
+        let listed = self.list_recursive(rel, Detail::Stat)?;
+        Ok(listed
+            .into_iter()
+            .map(|listed| Entry {
+                info: listed.info.expect("a listing by stat stats"),
+                path: listed.path,
+            })
+            .collect())
+    }
+
+    /// The regular files below the folder `rel`, sorted by path, as
+    /// [`Root::read_dir_recursive`] lists them but without their sizes and times: the kind
+    /// comes from the folder's own entries (`d_type`), so a file costs no `statat` (only
+    /// one on a file system that does not tell kinds). For a search, which opens each
+    /// file anyway (with `O_NOFOLLOW`, checking it is still regular).
+    pub(crate) fn regular_files_recursive(&self, rel: &RelPath) -> Result<Vec<RelPath>, ToolError> {
+        let listed = self.list_recursive(rel, Detail::Kind)?;
+        Ok(listed
+            .into_iter()
+            .filter(|listed| listed.kind == FileType::RegularFile)
+            .map(|listed| listed.path)
+            .collect())
+    }
+
+    /// Everything below the folder `rel` as [`Root::read_dir_recursive`] says, learning
+    /// of each entry what `detail` asks, sorted by path.
+    fn list_recursive(&self, rel: &RelPath, detail: Detail) -> Result<Vec<Listed>, ToolError> {
         let top = self.walk(rel, WalkTo::Folder, MissingFolders::Refuse)?;
         let top = Dir::new(top).map_err(|errno| Refusal::from_errno(errno).at(rel.as_str()))?;
         let mut entries = Vec::new();
         // One open folder per level of depth, and depth is bounded by `MAX_PATH_BYTES`.
         let mut pending = vec![(top, rel.clone())];
         while let Some((folder, folder_path)) = pending.last_mut() {
-            match read_next_entry(folder, folder_path) {
+            match read_next_entry(folder, folder_path, detail) {
                 Listing::End => {
                     pending.pop();
                 }
@@ -445,6 +472,22 @@ fn is_symlink(folder: &OwnedFd, name: &str) -> bool {
         .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Symlink)
 }
 
+/// What a listing learns of each entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Everything `lstat` says: one `statat` per entry.
+    Stat,
+    /// The kind only, from the folder's entries where the file system tells it.
+    Kind,
+}
+
+/// One entry of a listing: its kind, and what `lstat` says when the listing asked.
+struct Listed {
+    path: RelPath,
+    kind: FileType,
+    info: Option<FileInfo>,
+}
+
 /// One step of a listing.
 enum Listing {
     /// The folder has no more entries.
@@ -452,10 +495,10 @@ enum Listing {
     /// An entry that is not listed (`.`/`..`, a link, an unreachable name, a vanished one).
     Skipped,
     /// A listed entry, with the folder itself opened if it is one, to be listed next.
-    Found(Entry, Option<Dir>),
+    Found(Listed, Option<Dir>),
 }
 
-fn read_next_entry(folder: &mut Dir, folder_path: &RelPath) -> Listing {
+fn read_next_entry(folder: &mut Dir, folder_path: &RelPath, detail: Detail) -> Listing {
     let skip = |path: &str, reason: &str| {
         tracing::warn!(path, reason, "listing skipped an entry");
         Listing::Skipped
@@ -487,15 +530,21 @@ fn read_next_entry(folder: &mut Dir, folder_path: &RelPath) -> Listing {
     let Ok(folder_fd) = folder.fd() else {
         return Listing::End;
     };
-    let stat = match fs::statat(folder_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => stat,
-        Err(Errno::NOENT) => return Listing::Skipped,
-        Err(_) => return skip(path.as_str(), "stat_failed"),
+    let told = entry.file_type();
+    let stat = if detail == Detail::Stat || told == FileType::Unknown {
+        match fs::statat(folder_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Some(stat),
+            Err(Errno::NOENT) => return Listing::Skipped,
+            Err(_) => return skip(path.as_str(), "stat_failed"),
+        }
+    } else {
+        None
     };
-    let subfolder = match FileType::from_raw_mode(stat.st_mode) {
+    let kind = stat.map_or(told, |stat| FileType::from_raw_mode(stat.st_mode));
+    let subfolder = match kind {
         FileType::Symlink => return skip(path.as_str(), "symlink"),
-        // Opened by name again with `NOFOLLOW`: if it became a link since the `statat`,
-        // this fails and the folder is listed but not entered.
+        // Opened by name again with `NOFOLLOW`: if it became a link since the listing
+        // read its kind, this fails and the folder is listed but not entered.
         FileType::Directory => {
             match fs::openat(folder_fd, name, FOLDER_FLAGS, Mode::empty()).and_then(Dir::new) {
                 Ok(subfolder) => Some(subfolder),
@@ -511,13 +560,8 @@ fn read_next_entry(folder: &mut Dir, folder_path: &RelPath) -> Listing {
         }
         _ => None,
     };
-    Listing::Found(
-        Entry {
-            info: FileInfo::from_stat(&stat),
-            path,
-        },
-        subfolder,
-    )
+    let info = stat.as_ref().map(FileInfo::from_stat);
+    Listing::Found(Listed { path, kind, info }, subfolder)
 }
 
 #[cfg(test)]
@@ -566,6 +610,48 @@ mod tests {
             assert_eq!(read(path), Err(code), "{path}");
         }
         assert_eq!(read("a/two.md").as_deref(), Ok("two"), "after a refusal");
+    }
+
+    #[test]
+    fn regular_files_are_those_a_full_listing_finds_without_links_or_specials() {
+        let dir = crate::test_support::tree(&[
+            ("top.md", "top"),
+            ("a/one.md", "one"),
+            ("a/b/two.md", "two"),
+            ("elsewhere/secret.md", "secret"),
+        ]);
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("a/d")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("top.md"), dir.path().join("a/link.md"))
+            .unwrap();
+        // A special file is listed by neither (rustix has `mknodat` on Linux only).
+        #[cfg(target_os = "linux")]
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("a/fifo.md"),
+            FileType::Fifo,
+            Mode::RUSR | Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let full: Vec<RelPath> = root
+            .read_dir_recursive(&RelPath::root())
+            .unwrap()
+            .into_iter()
+            .filter(|entry| entry.info.kind == FileKind::File)
+            .map(|entry| entry.path)
+            .collect();
+        let regular = root.regular_files_recursive(&RelPath::root()).unwrap();
+        assert_eq!(regular, full);
+        let names: Vec<&str> = regular.iter().map(RelPath::as_str).collect();
+        assert_eq!(
+            names,
+            ["a/b/two.md", "a/one.md", "elsewhere/secret.md", "top.md"]
+        );
+        let below = root
+            .regular_files_recursive(&parse_relative("a").unwrap())
+            .unwrap();
+        assert_eq!(below.len(), 2);
     }
 
     #[test]

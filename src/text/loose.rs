@@ -82,7 +82,7 @@ pub(crate) fn loose_char(c: char) -> Option<char> {
 /// Whether loose text holds `c` only where the normalised text holds `c` itself: `c` is
 /// no separator, and no other character folds onto it (as `ィ` onto `イ`, `ヴ` onto `ブ`;
 /// folding only touches the katakana block). Such a character of a loose needle lets
-/// `near::loose_where_needed` find the needle's loose occurrences from raw text.
+/// `near::both_forms_around` find the needle's loose occurrences from raw text.
 pub(crate) fn only_itself_loosens_to(c: char) -> bool {
     loose_char(c) == Some(c)
         && !KATAKANA

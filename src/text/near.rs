@@ -18,9 +18,11 @@
 //! normalising it whole, which is cheaper than many small passes.
 //!
 //! Loose text (`loose`) is the normalised text character by character, so the same
-//! windows give slices of the whole loose text too: [`loose_where_needed`] finds a loose
-//! needle (`vault_find`'s Stage 1) around the candidates of one of its characters, with
-//! windows grown until they hold the needle's length of loose text on each side.
+//! windows give slices of the whole loose text too: [`both_forms_around`] finds loose
+//! needles (`vault_find`'s Stage 1) around the candidates of one of their characters,
+//! with windows grown until they hold the needle's length of loose text on each side,
+//! and takes each window's loose text from the one normalisation that also serves the
+//! normalised needles (Stage 0).
 
 use std::ops::Range;
 
@@ -56,42 +58,86 @@ pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) 
             normalized: normalize(text),
         }];
     };
-    normalize_around(text, &prefilter.candidates(text), prefilter.needle_len())
+    normalized_near(text, &prefilter.candidates(text), prefilter.needle_len())
 }
 
-/// The loose text (`loose::loose_from`) of the parts of `text` where a loose needle of
-/// `reach` bytes can occur, given the `candidates` (in order) of its anchor (of each
-/// needle's, when there are several): the prefilter of one of the needle's
-/// characters that loose text holds only where the normalised text holds that very
-/// character ([`loose_anchor`]). Every loose occurrence then holds one such
-/// character from a candidate's normalisation, and lies within `reach` loose bytes of
-/// it on either side, however many separators the text puts between its characters: the
-/// windows grow until they hold that much loose text. Loose text is the normalised
-/// text character by character, so a window cut at clean boundaries gives the slice of
-/// the whole loose text it stands for, as for normalising.
-pub(crate) fn loose_where_needed(
-    text: &str,
-    candidates: &[Range<usize>],
-    reach: usize,
-) -> Vec<Piece> {
-    normalize_near(text, candidates, reach, |window| {
-        loose_from(&normalize(window))
-    })
+/// The normalised windows of `text` around `candidates` (in order) that hold every
+/// occurrence of a needle of `reach` normalised bytes overlapping a candidate's
+/// normalisation.
+fn normalized_near(text: &str, candidates: &[Range<usize>], reach: usize) -> Vec<Piece> {
+    let short = |window: &Window, normalized: &Normalized| {
+        window.short_sides(normalized, reach, text.len())
+    };
+    normalize_near(text, candidates, reach, normalize, short)
+        .into_iter()
+        .map(|(offset, normalized)| Piece { offset, normalized })
+        .collect()
 }
 
-/// The normalised parts of `text` that can hold one of several needles, the longest
-/// `reach` bytes, given the `candidates` (in order) of all their prefilters: the windows
-/// around them, so that text near candidates of several needles is normalised once.
-pub(crate) fn normalize_around(
+/// Where the needles of one form (normalised or loose) can occur: the `candidates` (in
+/// order) of their anchors, and `reach`, the longest needle's length in that form, in
+/// bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Anchored<'c> {
+    pub(crate) candidates: &'c [Range<usize>],
+    pub(crate) reach: usize,
+}
+
+/// One window of a text in both forms: its normalisation and the loose text of that.
+#[derive(Debug)]
+pub(crate) struct BothForms {
+    pub(crate) normalized: Piece,
+    pub(crate) loose: Piece,
+}
+
+/// The parts of `text` where normalised needles anchored as `normalized` or loose
+/// needles anchored as `loose` can occur, each window normalised once and its loose
+/// text taken from that normalisation (`loose::loose_from`).
+///
+/// The windows are those around the candidates of both forms together, each holding
+/// both reaches on both sides of every candidate: `normalized.reach` normalised bytes
+/// and `loose.reach` loose bytes. For the normalised needles, this is what
+/// `normalize_where_needed` needs, around more candidates. For a loose needle: its
+/// anchor ([`loose_anchor`]) is a character that loose text holds only where the
+/// normalised text holds that very character, so every loose occurrence holds one such
+/// character from a candidate's normalisation, and lies within `reach` loose bytes of it
+/// on either side, however many separators the text puts between its characters. Loose
+/// text is the normalised text character by character, so a window cut at clean
+/// boundaries gives the slice of the whole loose text it stands for, as for normalising.
+/// More windows than one form needs find nothing that the whole text does not hold, at
+/// the same places, and the windows never overlap, so each occurrence is found once.
+pub(crate) fn both_forms_around(
     text: &str,
-    candidates: &[Range<usize>],
-    reach: usize,
-) -> Vec<Piece> {
-    normalize_near(text, candidates, reach, normalize)
+    normalized: Anchored<'_>,
+    loose: Anchored<'_>,
+) -> Vec<BothForms> {
+    let mut candidates = [normalized.candidates, loose.candidates].concat();
+    candidates.sort_unstable_by_key(|range| (range.start, range.end));
+    let reach = normalized.reach.max(loose.reach);
+    let both = |window: &str| {
+        let normalized = normalize(window);
+        let loose = loose_from(&normalized);
+        (normalized, loose)
+    };
+    let short = |window: &Window, (normalized_form, loose_form): &(Normalized, Normalized)| {
+        let (left, right) = window.short_sides(normalized_form, normalized.reach, text.len());
+        let (loose_left, loose_right) = window.short_sides(loose_form, loose.reach, text.len());
+        (left || loose_left, right || loose_right)
+    };
+    normalize_near(text, &candidates, reach, both, short)
+        .into_iter()
+        .map(|(offset, (normalized, loose))| BothForms {
+            normalized: Piece { offset, normalized },
+            loose: Piece {
+                offset,
+                normalized: loose,
+            },
+        })
+        .collect()
 }
 
 /// The prefilter of the character a loose needle is found by in
-/// [`loose_where_needed`]: one that only itself becomes in loose text and can anchor a
+/// [`both_forms_around`]: one that only itself becomes in loose text and can anchor a
 /// prefilter, a character outside ASCII first, else the ASCII letter rarest in English
 /// (the fewer its candidates, the less text is normalised), a digit last; an ASCII
 /// letter only where what follows it may be what follows it in the needle
@@ -131,16 +177,18 @@ pub(crate) fn loose_anchor(loose_needle: &str) -> Option<Prefilter> {
 /// The ASCII letters by their frequency in English text, rarest first.
 const ASCII_LETTERS_RAREST_FIRST: &str = "zqxjkvbpygfwmucldrhsnioate";
 
-/// Windows of `text` around `candidates` (in order), turned into `form` (the
-/// normalisation, or the loose text of it), such that every occurrence of a needle of
-/// `reach` bytes of that form that overlaps a candidate's form lies inside one of them;
-/// or the whole text as one piece.
-fn normalize_near(
+/// Windows of `text` around `candidates` (in order), each at its offset and turned into
+/// `form` (the normalisation, or that and its loose text), grown until `short` finds no
+/// side of the window short of text: such that every occurrence of a needle of the form
+/// that overlaps a candidate's form lies inside one of them. Or the whole text as one
+/// piece. `reach` is the longest needle's length, in bytes.
+fn normalize_near<F>(
     text: &str,
     candidates: &[Range<usize>],
     reach: usize,
-    form: impl Fn(&str) -> Normalized,
-) -> Vec<Piece> {
+    form: impl Fn(&str) -> F,
+    short: impl Fn(&Window, &F) -> (bool, bool),
+) -> Vec<(usize, F)> {
     if candidates.is_empty() {
         return Vec::new();
     }
@@ -148,13 +196,13 @@ fn normalize_near(
     // is three bytes that become one).
     let margin = 3 * reach + 8;
     let mut snapper = Snapper::new(text);
-    let mut windows: Vec<(Window, Normalized)> = Vec::new();
+    let mut windows: Vec<(Window, F)> = Vec::new();
     let mut covered = 0;
     let mut candidates = candidates.iter().peekable();
     while let Some(first) = candidates.next() {
         let mut window = Window::around(&mut snapper, first.clone(), margin);
         let mut grow = margin;
-        let normalized = loop {
+        let formed = loop {
             // A candidate whose window would overlap this one joins it before it is
             // normalised: merging afterwards normalises the window again each time, and
             // a chain of close candidates (numerals all over a Japanese text) would be
@@ -171,15 +219,12 @@ fn normalize_near(
                 window.follow(before);
             }
             if (covered + window.range.len()) * 2 > text.len() {
-                return vec![Piece {
-                    offset: 0,
-                    normalized: form(text),
-                }];
+                return vec![(0, form(text))];
             }
-            let normalized = form(&text[window.range.clone()]);
-            let (left, right) = window.short_sides(&normalized, reach, text.len());
+            let formed = form(&text[window.range.clone()]);
+            let (left, right) = short(&window, &formed);
             if !(left || right) {
-                break normalized;
+                break formed;
             }
             grow *= 2;
             if left {
@@ -190,23 +235,22 @@ fn normalize_near(
             }
         };
         covered += window.range.len();
-        windows.push((window, normalized));
+        windows.push((window, formed));
     }
     windows
         .into_iter()
-        .map(|(window, normalized)| Piece {
-            offset: window.range.start,
-            normalized,
-        })
+        .map(|(window, formed)| (window.range.start, formed))
         .collect()
 }
 
-/// A stretch of text between clean boundaries and the candidates it must cover, each
-/// widened to clean boundaries (its *core*).
+/// A stretch of text between clean boundaries and the span of the candidates it must
+/// cover, from the first one's start to the furthest end, widened to clean boundaries
+/// (its *core*). The text beside the core is what each side must hold enough of: the
+/// candidate nearest a side has the least beside it.
 #[derive(Debug)]
 struct Window {
     range: Range<usize>,
-    cores: Vec<Range<usize>>,
+    core: Range<usize>,
 }
 
 impl Window {
@@ -215,36 +259,33 @@ impl Window {
         Window {
             range: snapper.back(core.start.saturating_sub(margin))
                 ..snapper.forward(core.end + margin),
-            cores: vec![core],
+            core,
         }
     }
 
+    /// Takes in a candidate that starts at or after the core's start.
     fn absorb(&mut self, snapper: &mut Snapper<'_>, candidate: Range<usize>, margin: usize) {
-        let core = snapper.back(candidate.start)..snapper.forward(candidate.end);
-        self.range.end = self.range.end.max(snapper.forward(core.end + margin));
-        self.cores.push(core);
+        let core_end = snapper.forward(candidate.end);
+        self.range.end = self.range.end.max(snapper.forward(core_end + margin));
+        self.core.end = self.core.end.max(core_end);
     }
 
     /// Takes in `before`, a window that this one overlaps.
     fn follow(&mut self, before: Window) {
         self.range.start = self.range.start.min(before.range.start);
-        let mut cores = before.cores;
-        cores.append(&mut self.cores);
-        self.cores = cores;
+        self.core = before.core.start.min(self.core.start)..before.core.end.max(self.core.end);
     }
 
-    /// Which sides of this window, normalised as `normalized`, hold less than `reach`
-    /// normalised bytes beside a core (a side at an end of the text never does).
-    fn short_sides(&self, normalized: &Normalized, reach: usize, text_len: usize) -> (bool, bool) {
-        let (mut left, mut right) = (false, false);
-        for core in &self.cores {
-            let before = output_before(normalized, core.start - self.range.start);
-            let after =
-                normalized.text.len() - output_before(normalized, core.end - self.range.start);
-            left |= self.range.start > 0 && before < reach;
-            right |= self.range.end < text_len && after < reach;
-        }
-        (left, right)
+    /// Which sides of this window, turned into `formed` (normalised or loose), hold less
+    /// than `reach` bytes of that form beside the core (a side at an end of the text never
+    /// does).
+    fn short_sides(&self, formed: &Normalized, reach: usize, text_len: usize) -> (bool, bool) {
+        let before = output_before(formed, self.core.start - self.range.start);
+        let after = formed.text.len() - output_before(formed, self.core.end - self.range.start);
+        (
+            self.range.start > 0 && before < reach,
+            self.range.end < text_len && after < reach,
+        )
     }
 }
 
@@ -378,7 +419,7 @@ mod tests {
             .map(|(at, found)| at..at + found.len())
             .step_by(7)
             .collect();
-        let pieces = normalize_near(&text, &candidates, "手順".len(), normalize);
+        let pieces = normalized_near(&text, &candidates, "手順".len());
         assert!(pieces.len() > 1, "the test needs several windows");
         for piece in &pieces {
             let start = output_before(&whole, piece.offset);
@@ -401,7 +442,7 @@ mod tests {
             .match_indices("手順")
             .map(|(at, found)| at..at + found.len())
             .collect();
-        let pieces = normalize_near(&text, &candidates, 6, normalize);
+        let pieces = normalized_near(&text, &candidates, 6);
         assert_eq!(pieces.len(), 1);
         assert_eq!(pieces[0].offset, 0);
         assert_eq!(pieces[0].normalized.text, normalize(&text).text);
@@ -417,12 +458,7 @@ mod tests {
         );
         let at = text.find("手順").unwrap();
         let candidate = at..at + "手順".len();
-        let pieces = normalize_near(
-            &text,
-            std::slice::from_ref(&candidate),
-            "手順a b".len(),
-            normalize,
-        );
+        let pieces = normalized_near(&text, std::slice::from_ref(&candidate), "手順a b".len());
         assert_eq!(pieces.len(), 1);
         assert!(pieces[0].normalized.text.contains("手順a b"));
         assert!(pieces[0].normalized.text.len() < text.len() / 2);

@@ -5,7 +5,9 @@ use proptest::prelude::*;
 
 use super::lines::{Breaks, LineNo, LineTable};
 use super::loose::{loose, LooseRuns};
-use super::near::{is_clean, loose_anchor, loose_where_needed, normalize_where_needed};
+use super::near::{
+    both_forms_around, is_clean, loose_anchor, normalize_where_needed, Anchored, Piece,
+};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
@@ -165,17 +167,46 @@ fn found_near(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
-/// The original ranges of the loose needle's occurrences in the loose text of `text`,
-/// found in the pieces `loose_where_needed` gives; `None` when the needle has no anchor.
-fn found_loose_near(text: &str, needle: &str) -> Option<Vec<std::ops::Range<usize>>> {
-    let anchor = loose_anchor(needle)?;
-    let pieces = loose_where_needed(text, &anchor.candidates(text), needle.len());
-    let found = pieces.iter().flat_map(|piece| {
-        let at = piece.normalized.text.match_indices(needle);
-        at.map(|(at, _)| piece.original_range(at..at + needle.len()))
-            .collect::<Vec<_>>()
-    });
-    Some(found.collect())
+/// The original ranges of the occurrences of the normalised `needle` in the normalisation
+/// of `text` (`None` when it has no prefilter) and of the loose `loose_needle` in its
+/// loose text, found in the windows `both_forms_around` gives for both; `None` when the
+/// loose needle has no anchor.
+fn found_both_near(text: &str, needle: &str, loose_needle: &str) -> Option<BothFound> {
+    let loose = loose_anchor(loose_needle)?.candidates(text);
+    let prefilter = Prefilter::new(needle);
+    let normalized = prefilter
+        .as_ref()
+        .map(|prefilter| prefilter.candidates(text));
+    let windows = both_forms_around(
+        text,
+        Anchored {
+            candidates: normalized.as_deref().unwrap_or_default(),
+            reach: needle.len(),
+        },
+        Anchored {
+            candidates: &loose,
+            reach: loose_needle.len(),
+        },
+    );
+    let found = |pieces: Vec<&Piece>, needle: &str| -> Vec<std::ops::Range<usize>> {
+        let found = pieces.into_iter().flat_map(|piece| {
+            let at = piece.normalized.text.match_indices(needle);
+            at.map(|(at, _)| piece.original_range(at..at + needle.len()))
+                .collect::<Vec<_>>()
+        });
+        found.collect()
+    };
+    Some(BothFound {
+        normalized: prefilter
+            .map(|_| found(windows.iter().map(|w| &w.normalized).collect(), needle)),
+        loose: found(windows.iter().map(|w| &w.loose).collect(), loose_needle),
+    })
+}
+
+/// What [`found_both_near`] found.
+struct BothFound {
+    normalized: Option<Vec<std::ops::Range<usize>>>,
+    loose: Vec<std::ops::Range<usize>>,
 }
 
 fn found_loose_whole(text: &str, needle: &str) -> Vec<std::ops::Range<usize>> {
@@ -325,7 +356,8 @@ proptest! {
     /// Normalising only near a prefilter's candidates finds every occurrence, at the
     /// same original range, that normalising the whole text finds; and so does taking
     /// the loose text near the candidates of one of a loose needle's characters,
-    /// however many separators stand between the others.
+    /// however many separators stand between the others, from windows that serve a
+    /// normalised needle too (the normalised needle is still found exactly).
     #[test]
     fn searching_near_candidates_finds_what_the_whole_does(
         s in near_text(),
@@ -341,9 +373,14 @@ proptest! {
                 prop_assert_eq!(found_near(&s, needle), found_whole(&s, needle), "{:?}", needle);
             }
         }
-        for needle in [taken(&loose(&s).text), loose(fragment).text] {
-            if let Some(found) = found_loose_near(&s, &needle) {
-                prop_assert_eq!(found, found_loose_whole(&s, &needle), "loose {:?}", needle);
+        let needles = [taken_normalized.trim_matches(' ').to_owned(), normalize(fragment).text];
+        let loose_needles = [taken(&loose(&s).text), loose(fragment).text];
+        for (needle, loose_needle) in needles.iter().zip(&loose_needles) {
+            if let Some(found) = found_both_near(&s, needle, loose_needle) {
+                prop_assert_eq!(found.loose, found_loose_whole(&s, loose_needle), "loose {:?}", loose_needle);
+                if let Some(normalized) = found.normalized.filter(|_| !needle.is_empty()) {
+                    prop_assert_eq!(normalized, found_whole(&s, needle), "beside loose {:?}", needle);
+                }
             }
         }
     }

@@ -56,14 +56,26 @@ impl Scope {
     /// The regular files in scope, sorted by path. A folder the client named is listed
     /// even when hidden; hidden entries found below it are not.
     pub(crate) fn files(&self, root: &Root) -> ToolResult<Vec<Entry>> {
-        let depth = self.dir.components().count();
         Ok(root
             .read_dir_recursive(&self.dir)?
             .into_iter()
-            .filter(|entry| entry.info.kind == FileKind::File)
-            .filter(|entry| !entry.path.components().skip(depth).any(is_hidden))
-            .filter(|entry| self.covers(entry.path.as_str()))
+            .filter(|entry| entry.info.kind == FileKind::File && self.holds(&entry.path))
             .collect())
+    }
+
+    /// The paths of [`Scope::files`], without their sizes and times, which costs no
+    /// `statat` per file: what a search needs, which opens every file anyway.
+    pub(crate) fn file_paths(&self, root: &Root) -> ToolResult<Vec<RelPath>> {
+        let mut paths = root.regular_files_recursive(&self.dir)?;
+        paths.retain(|path| self.holds(path));
+        Ok(paths)
+    }
+
+    /// Whether a file listed below the folder is in scope: not hidden below it, and
+    /// kept by the globs.
+    fn holds(&self, path: &RelPath) -> bool {
+        let depth = self.dir.components().count();
+        !path.components().skip(depth).any(is_hidden) && self.covers(path.as_str())
     }
 
     fn covers(&self, path: &str) -> bool {

@@ -25,7 +25,7 @@ use serde_json::json;
 
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
-use crate::paths::{Entry, FileOpener, RelPath, Root};
+use crate::paths::{FileOpener, RelPath, Root};
 use crate::text::lines::{newlines, LineNo, LineTable};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
@@ -118,7 +118,7 @@ pub(crate) fn search(
     call: &CallContext,
 ) -> ToolResult<SearchPage> {
     let needle = Needle::new(&searchable(request.query)?);
-    let files = Scope::new(request.scope)?.files(root)?;
+    let files = Scope::new(request.scope)?.file_paths(root)?;
     call.expect_work(files.len() as u64, "files");
     let outcomes = count_in_parallel(root, &files, &needle, call);
     call.check_cancelled()?;
@@ -142,7 +142,7 @@ pub(crate) fn search(
             // Only the files holding the page are read a second time, for snippets.
             let wanted = window.start.saturating_sub(first)..window.end - first;
             page.hits
-                .extend(snippets(&mut opener, &file.path, &needle, wanted, call));
+                .extend(snippets(&mut opener, file, &needle, wanted, call));
         }
     }
     Ok(page)
@@ -161,7 +161,7 @@ enum Outcome {
 /// Counts the hits of every file over the available cores.
 fn count_in_parallel(
     root: &Root,
-    files: &[Entry],
+    files: &[RelPath],
     needle: &Needle,
     call: &CallContext,
 ) -> Vec<Outcome> {
@@ -173,7 +173,7 @@ fn count_in_parallel(
                     return Outcome::Skipped;
                 }
                 let mut hits = 0;
-                let outcome = match each_hit(&mut opener, &file.path, needle, call, |_| {
+                let outcome = match each_hit(&mut opener, file, needle, call, |_| {
                     hits += 1;
                     true
                 }) {

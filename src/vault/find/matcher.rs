@@ -21,7 +21,7 @@ use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_normalized, LooseRuns};
-use crate::text::near::{loose_anchor, loose_where_needed, normalize_around};
+use crate::text::near::{both_forms_around, loose_anchor, Anchored};
 use crate::text::normalize::normalize;
 use crate::text::prefilter::{Prefilter, Prefilters};
 use crate::text::terms::split_terms;
@@ -198,13 +198,24 @@ impl Patterns {
         match &self.near {
             Some(near) => {
                 let [normalized, loose] = near.candidates(block.text);
-                for piece in normalize_around(block.text, &normalized, near.normalized_reach) {
+                let windows = both_forms_around(
+                    block.text,
+                    Anchored {
+                        candidates: &normalized,
+                        reach: near.normalized_reach,
+                    },
+                    Anchored {
+                        candidates: &loose,
+                        reach: near.loose_reach,
+                    },
+                );
+                for piece in windows.iter().map(|window| &window.normalized) {
                     self.normalized
                         .for_each(&piece.normalized.text, |index, range| {
                             hits.record(index, piece.original_range(range), Way::Normalized);
                         });
                 }
-                for piece in loose_where_needed(block.text, &loose, near.loose_reach) {
+                for piece in windows.iter().map(|window| &window.loose) {
                     self.loose.for_each(&piece.normalized.text, |index, range| {
                         hits.record(index, piece.original_range(range), Way::Loose);
                     });

@@ -148,11 +148,7 @@ impl VaultFinder {
             None => None,
         };
         let scope = Scope::new(request.scope)?;
-        let mut files: Vec<RelPath> = scope
-            .files(root)?
-            .into_iter()
-            .map(|entry| entry.path)
-            .collect();
+        let mut files = scope.file_paths(root)?;
         if let Some(left) = &left_by {
             files.retain(|path| left.contains(path.as_str()));
         }
