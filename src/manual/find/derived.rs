@@ -15,7 +15,6 @@
 //! extracts the references from it) and `resolve` (which reads it across files) all import
 //! it and none of them another for it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -68,20 +67,12 @@ pub(crate) struct StoredOutline {
 impl FileOutline {
     /// The outline of `file` with what its body gave (derived, or read from the index).
     pub(crate) fn new(file: &ManualFile, stored: StoredOutline) -> FileOutline {
-        let nodes = file.nodes();
-        let ids: HashMap<&str, u32> = nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| (node.node_id.as_str(), index as u32))
-            .collect();
-        let labels = nodes
+        let labels = file
+            .nodes()
             .iter()
             .map(|node| NodeLabel {
                 title: Label::new(normalize_str(&node.title)),
-                parent: node
-                    .parent_id
-                    .as_deref()
-                    .and_then(|id| ids.get(id).copied()),
+                parent: node.parent,
             })
             .collect();
         FileOutline {
