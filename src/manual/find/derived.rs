@@ -71,8 +71,9 @@ pub(crate) struct StoredOutline {
 /// most of a million strings at 220 MB of manuals).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RawReferences {
-    /// The stored bytes (`outlines`'s layout of a file's references), when read back.
-    encoded: Option<Box<[u8]>>,
+    /// The stored bytes, when read back, with the decoder of their layout (the store's:
+    /// this plain-data module imports no store).
+    encoded: Option<(Box<[u8]>, DecodeReferences)>,
     /// How many there are, known without decoding them (a stored resolution is checked
     /// against it at every start).
     count: u32,
@@ -80,10 +81,14 @@ pub(crate) struct RawReferences {
 }
 
 impl RawReferences {
-    /// The `count` references kept as `encoded`, bytes that `outlines` checked to decode.
-    pub(crate) fn encoded(encoded: Box<[u8]>, count: u32) -> RawReferences {
+    /// The `count` references kept as `encoded`, bytes that `decode` was checked to decode.
+    pub(crate) fn encoded(
+        encoded: Box<[u8]>,
+        count: u32,
+        decode: DecodeReferences,
+    ) -> RawReferences {
         RawReferences {
-            encoded: Some(encoded),
+            encoded: Some((encoded, decode)),
             count,
             decoded: OnceLock::new(),
         }
@@ -97,7 +102,8 @@ impl RawReferences {
     /// they are.
     pub(crate) fn stored_bytes(&self) -> Option<&[u8]> {
         self.encoded
-            .as_deref()
+            .as_ref()
+            .map(|(bytes, _)| &**bytes)
             .filter(|_| self.decoded.get().is_none())
     }
 
@@ -105,12 +111,15 @@ impl RawReferences {
         self.decoded.get_or_init(|| {
             // Checked when read, so this finds every reference; an empty list otherwise.
             self.encoded
-                .as_deref()
-                .and_then(super::outlines::decode_references)
+                .as_ref()
+                .and_then(|(bytes, decode)| decode(bytes))
                 .unwrap_or_default()
         })
     }
 }
+
+/// Turns stored references back into the list; `None` when malformed.
+pub(crate) type DecodeReferences = fn(&[u8]) -> Option<Vec<RawReference>>;
 
 impl From<Vec<RawReference>> for RawReferences {
     fn from(references: Vec<RawReference>) -> RawReferences {

@@ -288,7 +288,7 @@ fn decode_outline(entry: &[u8], file: &ManualFile) -> Option<FileOutline> {
         stored: StoredOutline {
             body_bytes,
             node_bytes,
-            references: RawReferences::encoded(references.into(), count),
+            references: RawReferences::encoded(references.into(), count, decode_references),
         },
         unread: false,
     })
@@ -318,7 +318,7 @@ fn read_reference<'a>(reader: &mut Reader<'a>) -> Option<RawReference<&'a str>> 
 
 /// A file's references as [`encode_outline`] writes them (and [`decode_outline`] checked
 /// them); `None` when malformed.
-pub(crate) fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
+fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
     let mut reader = Reader::new(bytes);
     let count = reader.u32()?;
     // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
