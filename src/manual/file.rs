@@ -363,7 +363,7 @@ fn check_json(text: &str) -> Result<(), String> {
 /// A JSON file is one node: the spec reads JSON as a whole (requirements §4).
 fn json_outline(path: &str, line_count: LineNo) -> Outline {
     let title = path.rsplit('/').next().unwrap_or(path).to_owned();
-    let node = Node::page_level(NodeKind::JsonFile, path, title, line_count);
+    let node = Node::page_level(NodeKind::JsonFile, title, line_count);
     Outline {
         nodes: vec![node],
         ..Outline::default()

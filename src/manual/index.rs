@@ -260,10 +260,13 @@ impl ManualIndex {
             .collect())
     }
 
-    /// Every node of a manual, by (path, line).
-    pub fn toc(&self, manual_id: &str) -> ToolResult<impl Iterator<Item = &Node>> {
+    /// Every node of a manual with its file's path, by (path, line).
+    pub fn toc(&self, manual_id: &str) -> ToolResult<impl Iterator<Item = (&str, &Node)>> {
         let (_, manual) = self.manual_entry(manual_id)?;
-        Ok(manual.files.values().flat_map(|entry| entry.file.nodes()))
+        Ok(manual.files.values().flat_map(|entry| {
+            let path = entry.file.path();
+            entry.file.nodes().iter().map(move |node| (path, node))
+        }))
     }
 
     /// The files of a manual skipped for their size, with their size, by path.
@@ -307,7 +310,8 @@ impl ManualIndex {
             .and_then(|(file, line)| {
                 Some((
                     file,
-                    file.node_at(line).filter(|node| node.node_id == node_id)?,
+                    file.node_at(line)
+                        .filter(|node| node.has_id(file.path(), node_id))?,
                 ))
             })
             .ok_or_else(|| {

@@ -37,11 +37,14 @@ impl NodeKind {
 
 /// One section (or file) of a manual. `line_start..=line_end` covers the heading line and
 /// all its descendants, which is the range `manual_read(scope="section")` returns.
+///
+/// A node does not hold its id, its path or its parent's id: all three follow from its
+/// file's path, its line and its parent's position ([`Node::id`]), and a start holds
+/// hundreds of thousands of nodes, so three strings each were a third of the catalog's
+/// memory and most of its decode time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub kind: NodeKind,
-    pub node_id: String,
-    pub path: String,
     /// Plain text of the heading (markup and a trailing `{#id}` removed).
     pub title: String,
     /// The heading's `{#id}` if it had one, else its GitHub-style slug; `None` for
@@ -49,8 +52,9 @@ pub struct Node {
     pub anchor: Option<String>,
     /// 1..=6 for headings, 0 for whole-file, preamble and JSON nodes.
     pub level: u8,
-    /// `node_id` of the nearest enclosing heading.
-    pub parent_id: Option<String>,
+    /// Position, among its file's nodes, of the nearest enclosing heading (always an
+    /// earlier node).
+    pub parent: Option<u32>,
     pub line_start: LineNo,
     pub line_end: LineNo,
 }
@@ -59,30 +63,35 @@ impl Node {
     /// A level-0 node from line 1 to `line_end` that stands for the page itself: a
     /// Markdown file without headings, the preamble before the first heading, or a JSON
     /// file (whose id is its path).
-    pub(crate) fn page_level(kind: NodeKind, path: &str, title: String, line_end: LineNo) -> Node {
-        let node_id = match kind {
-            NodeKind::JsonFile => Node::json_id(path),
-            _ => Node::markdown_id(path, 1),
-        };
+    pub(crate) fn page_level(kind: NodeKind, title: String, line_end: LineNo) -> Node {
         Node {
             kind,
-            node_id,
-            path: path.to_owned(),
             title,
             anchor: None,
             level: 0,
-            parent_id: None,
+            parent: None,
             line_start: 1,
             line_end,
         }
     }
 
-    pub(crate) fn markdown_id(path: &str, line_start: LineNo) -> String {
-        format!("{path}#L{line_start}")
+    /// The node's id in the file `path` (see the module doc).
+    pub fn id(&self, path: &str) -> String {
+        match self.kind {
+            NodeKind::JsonFile => path.to_owned(),
+            _ => format!("{path}#L{}", self.line_start),
+        }
     }
 
-    pub(crate) fn json_id(path: &str) -> String {
-        path.to_owned()
+    /// Whether `id` is this node's id in the file `path`, without building it.
+    pub(crate) fn has_id(&self, path: &str, id: &str) -> bool {
+        match self.kind {
+            NodeKind::JsonFile => id == path,
+            _ => id
+                .strip_prefix(path)
+                .and_then(|rest| rest.strip_prefix("#L"))
+                .is_some_and(|line| line == self.line_start.to_string()),
+        }
     }
 
     pub fn span(&self) -> LineSpan {
@@ -90,5 +99,34 @@ impl Node {
             start_line: self.line_start,
             end_line: self.line_end,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_recognised_without_building_it() {
+        let heading = Node::page_level(NodeKind::Heading, "t".to_owned(), 9);
+        let heading = Node {
+            line_start: 12,
+            ..heading
+        };
+        assert_eq!(heading.id("a/b.md"), "a/b.md#L12");
+        assert!(heading.has_id("a/b.md", "a/b.md#L12"));
+        for other in [
+            "a/b.md#L1",
+            "a/b.md#L012",
+            "a/b.md",
+            "a/c.md#L12",
+            "a/b.md#L12x",
+        ] {
+            assert!(!heading.has_id("a/b.md", other), "{other}");
+        }
+        let json = Node::page_level(NodeKind::JsonFile, "c.json".to_owned(), 3);
+        assert_eq!(json.id("d/c.json"), "d/c.json");
+        assert!(json.has_id("d/c.json", "d/c.json"));
+        assert!(!json.has_id("d/c.json", "d/c.json#L1"));
     }
 }

@@ -76,7 +76,6 @@ pub(crate) fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Out
     outline.nodes = match headings.first() {
         None => vec![Node::page_level(
             NodeKind::Heading,
-            path,
             fallback_title,
             last_line,
         )],
@@ -85,11 +84,10 @@ pub(crate) fn outline_markdown(path: &str, text: &str, lines: &LineTable) -> Out
             let has_preamble = (front_matter_end + 1..=preamble_end)
                 .any(|line| !text[lines.byte_range(line, line)].trim().is_empty());
             let preamble = has_preamble
-                .then(|| Node::page_level(NodeKind::Preamble, path, fallback_title, preamble_end));
-            preamble
-                .into_iter()
-                .chain(heading_nodes(path, headings, last_line))
-                .collect()
+                .then(|| Node::page_level(NodeKind::Preamble, fallback_title, preamble_end));
+            let mut nodes: Vec<Node> = preamble.into_iter().collect();
+            heading_nodes(&mut nodes, headings, last_line);
+            nodes
         }
     };
     outline
@@ -112,11 +110,11 @@ fn found_heading<'a>(heading: &'a AstNode<'a>, level: u8, slugs: &mut Slugs) -> 
     }
 }
 
-/// Turns headings into nodes. A stack of open headings gives both the parent (the top
-/// after popping deeper-or-equal levels) and each popped heading's end (the line before
-/// the heading that closed it).
-fn heading_nodes(path: &str, headings: Vec<FoundHeading>, last_line: LineNo) -> Vec<Node> {
-    let mut nodes: Vec<Node> = Vec::with_capacity(headings.len());
+/// Turns headings into nodes appended to `nodes` (which holds the preamble, if any). A
+/// stack of open headings gives both the parent (the top after popping deeper-or-equal
+/// levels) and each popped heading's end (the line before the heading that closed it).
+fn heading_nodes(nodes: &mut Vec<Node>, headings: Vec<FoundHeading>, last_line: LineNo) {
+    nodes.reserve(headings.len());
     let mut open: Vec<usize> = Vec::new();
     for heading in headings {
         while let Some(&top) = open.last() {
@@ -126,21 +124,18 @@ fn heading_nodes(path: &str, headings: Vec<FoundHeading>, last_line: LineNo) -> 
             nodes[top].line_end = heading.line - 1;
             open.pop();
         }
-        let parent_id = open.last().map(|&parent| nodes[parent].node_id.clone());
+        let parent = open.last().map(|&parent| parent as u32);
         open.push(nodes.len());
         nodes.push(Node {
             kind: NodeKind::Heading,
-            node_id: Node::markdown_id(path, heading.line),
-            path: path.to_owned(),
             title: heading.title,
             anchor: Some(heading.anchor),
             level: heading.level,
-            parent_id,
+            parent,
             line_start: heading.line,
             line_end: last_line,
         });
     }
-    nodes
 }
 
 /// File name without its extension: the title of a page that has no better one.

@@ -885,13 +885,10 @@ pub(crate) fn passage(
     let mut text = String::new();
     if shape.ancestors {
         let mut titles = Vec::new();
-        let mut parent = node.parent_id.as_deref();
-        while let Some(id) = parent {
-            let Some(found) = nodes[..at].iter().rev().find(|n| n.node_id == id) else {
-                break;
-            };
+        let mut parent = node.parent;
+        while let Some(found) = parent.and_then(|index| nodes.get(index as usize)) {
             titles.push(found.title.as_str());
-            parent = found.parent_id.as_deref();
+            parent = found.parent;
         }
         for title in titles.iter().rev() {
             text.push_str(title);

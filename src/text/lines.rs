@@ -47,9 +47,66 @@ pub(crate) enum Breaks {
 }
 
 /// Byte range of each line's content (terminator excluded), in order.
-#[derive(Debug, Clone, Default)]
+///
+/// Held as 32-bit offsets whenever the text is shorter than 4 GiB (every manual file, and
+/// any vault file in practice): 8 bytes a line instead of 16. A start keeps one table per
+/// manual file, millions of lines at a few hundred megabytes of manuals, so the width is
+/// a fifth of the catalog's memory. A longer text (a vault file read whole) keeps full
+/// offsets, so no position ever wraps.
+#[derive(Debug, Clone)]
 pub(crate) struct LineTable {
-    lines: Vec<Range<usize>>,
+    lines: Offsets,
+}
+
+#[derive(Debug, Clone)]
+enum Offsets {
+    /// `[start, end)` of each line, for texts of at most `u32::MAX` bytes.
+    Narrow(Vec<[u32; 2]>),
+    Wide(Vec<Range<usize>>),
+}
+
+impl Offsets {
+    /// An empty table for a text of `text_len` bytes, in the narrowest form that holds
+    /// its offsets.
+    fn for_text(text_len: usize) -> Offsets {
+        if u32::try_from(text_len).is_ok() {
+            Offsets::Narrow(Vec::new())
+        } else {
+            Offsets::Wide(Vec::new())
+        }
+    }
+
+    /// Appends a line; `end` must be within the text the table was made for.
+    fn push(&mut self, line: Range<usize>) {
+        match self {
+            // The text is at most u32::MAX bytes long, so both offsets fit.
+            Offsets::Narrow(lines) => lines.push([line.start as u32, line.end as u32]),
+            Offsets::Wide(lines) => lines.push(line),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Offsets::Narrow(lines) => lines.len(),
+            Offsets::Wide(lines) => lines.len(),
+        }
+    }
+
+    /// Line `index` (0-based).
+    fn get(&self, index: usize) -> Range<usize> {
+        match self {
+            Offsets::Narrow(lines) => lines[index][0] as usize..lines[index][1] as usize,
+            Offsets::Wide(lines) => lines[index].clone(),
+        }
+    }
+
+    /// How many lines start at or before `offset`.
+    fn starting_at_or_before(&self, offset: usize) -> usize {
+        match self {
+            Offsets::Narrow(lines) => lines.partition_point(|line| line[0] as usize <= offset),
+            Offsets::Wide(lines) => lines.partition_point(|line| line.start <= offset),
+        }
+    }
 }
 
 impl LineTable {
@@ -64,7 +121,7 @@ impl LineTable {
             Breaks::Any => memchr::memchr2(b'\n', b'\r', &bytes[from..]),
             Breaks::Newline => memchr::memchr(b'\n', &bytes[from..]),
         };
-        let mut lines = Vec::new();
+        let mut lines = Offsets::for_text(bytes.len());
         let mut start = 0;
         while let Some(found) = next_break(start) {
             let end = start + found;
@@ -76,21 +133,27 @@ impl LineTable {
             lines.push(start..end);
             start = end + terminator;
         }
-        if start < bytes.len() || lines.is_empty() {
+        if start < bytes.len() || lines.len() == 0 {
             lines.push(start..bytes.len());
+        }
+        if let Offsets::Narrow(narrow) = &mut lines {
+            narrow.shrink_to_fit();
         }
         LineTable { lines }
     }
 
     /// A table kept on disk (`manual::catalog_store`), read back: the caller has checked
-    /// that the ranges are in order and inside the text they number.
-    pub(crate) fn from_ranges(lines: Vec<Range<usize>>) -> Self {
-        LineTable { lines }
+    /// that the lines are in order and inside a text of at most `u32::MAX` bytes, and that
+    /// there is at least one.
+    pub(crate) fn from_narrow(lines: Vec<[u32; 2]>) -> Self {
+        LineTable {
+            lines: Offsets::Narrow(lines),
+        }
     }
 
     /// Each line's content range, in order (what `manual::catalog_store` keeps).
-    pub(crate) fn ranges(&self) -> &[Range<usize>] {
-        &self.lines
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        (0..self.lines.len()).map(|index| self.lines.get(index))
     }
 
     pub(crate) fn line_count(&self) -> LineNo {
@@ -100,15 +163,13 @@ impl LineTable {
     /// Byte range from the start of `first` to the end of `last`'s content; both lines
     /// must exist (1-based, `first <= last`).
     pub(crate) fn byte_range(&self, first: LineNo, last: LineNo) -> Range<usize> {
-        self.lines[first as usize - 1].start..self.lines[last as usize - 1].end
+        self.lines.get(first as usize - 1).start..self.lines.get(last as usize - 1).end
     }
 
     /// The line holding byte `offset`; an offset inside a terminator belongs to the line
     /// it ends.
     pub(crate) fn line_at(&self, offset: usize) -> LineNo {
-        self.lines
-            .partition_point(|line| line.start <= offset)
-            .max(1) as LineNo
+        self.lines.starting_at_or_before(offset).max(1) as LineNo
     }
 }
 
@@ -157,6 +218,23 @@ mod tests {
         assert_eq!(table.line_at(text.find('\r').unwrap()), 1);
         assert_eq!(table.line_at(text.find('二').unwrap()), 2);
         assert_eq!(table.line_at(text.find('四').unwrap()), 4);
+    }
+
+    #[test]
+    fn full_offsets_number_lines_as_narrow_ones_do() {
+        let text = "一\r\n\nab\rc\n\r\nd";
+        let narrow = LineTable::new(text);
+        assert!(matches!(narrow.lines, Offsets::Narrow(_)));
+        let wide = LineTable {
+            lines: Offsets::Wide(narrow.ranges().collect()),
+        };
+        assert_eq!(wide.line_count(), narrow.line_count());
+        for offset in 0..=text.len() {
+            assert_eq!(wide.line_at(offset), narrow.line_at(offset));
+        }
+        for line in 1..=narrow.line_count() {
+            assert_eq!(wide.byte_range(1, line), narrow.byte_range(1, line));
+        }
     }
 
     #[test]

@@ -73,10 +73,10 @@ impl ManualTools for App {
             let max_level = input.max_level.unwrap_or(6);
             let nodes = index
                 .toc(&input.manual_id)?
-                .filter(|node| only_path.as_deref().is_none_or(|path| node.path == path))
-                .filter(|node| node.level == 0 || u64::from(node.level) <= max_level)
-                .map(|node| TocNode {
-                    path: node.path.clone(),
+                .filter(|(path, _)| only_path.as_deref().is_none_or(|only| *path == only))
+                .filter(|(_, node)| node.level == 0 || u64::from(node.level) <= max_level)
+                .map(|(path, node)| TocNode {
+                    path: path.to_owned(),
                     title: node.title.clone(),
                     level: u64::from(node.level),
                     line_start: u64::from(node.line_start),

@@ -6,14 +6,11 @@
 //! 55 MB, 20,000 at 220 MB) with its line table (100,000 lines per 13 MB of Markdown)
 //! and its nodes; this layout is decoded at memory speed with no parser, no per-field
 //! allocation beside the strings a [`Node`] owns, and one integrity check over the
-//! whole file (CRC-32, see `catalog_store`). Node ids, paths and parent ids are not
-//! stored: they are derived from the file's path and the node's line and parent index,
-//! exactly as `sections` derives them, so they cannot disagree.
+//! whole file (CRC-32, see `catalog_store`). A node is stored as [`Node`] holds it: its id
+//! and path follow from its file's path and its line, its parent is a position.
 //!
 //! An entry's body is length-prefixed, so a malformed body is caught at its own end
 //! (every byte of it read, none past it).
-
-use std::ops::Range;
 
 use crate::manual::cache_file::{Reader, Writer};
 use crate::manual::file::{FileType, StoredParse};
@@ -42,8 +39,8 @@ impl Writer {
         self.u64(stored.text_len as u64);
         // A line as its length and whether a two-byte terminator (`\r\n`) follows it:
         // the next line starts after the terminator, so starts need not be stored.
-        self.u32(stored.lines.len() as u32);
-        let mut ranges = stored.lines.iter().peekable();
+        self.u32(stored.lines.line_count());
+        let mut ranges = stored.lines.ranges().peekable();
         while let Some(line) = ranges.next() {
             let two_byte_break = ranges.peek().is_some_and(|next| next.start == line.end + 2);
             self.u32(((line.end - line.start) as u32) << 1 | u32::from(two_byte_break));
@@ -56,7 +53,7 @@ impl Writer {
         }
         let nodes = &stored.outline.nodes;
         self.u32(nodes.len() as u32);
-        for (index, node) in nodes.iter().enumerate() {
+        for node in nodes {
             self.u8(match node.kind {
                 NodeKind::Heading => 0,
                 NodeKind::Preamble => 1,
@@ -65,13 +62,7 @@ impl Writer {
             self.u8(node.level);
             self.u32(node.line_start);
             self.u32(node.line_end);
-            // A parent comes before its children, mostly just before.
-            let parent = node.parent_id.as_deref().and_then(|parent| {
-                nodes[..index]
-                    .iter()
-                    .rposition(|candidate| candidate.node_id == parent)
-            });
-            self.u32(parent.map_or(NONE, |index| index as u32));
+            self.u32(node.parent.unwrap_or(NONE));
             self.str(&node.title);
             self.optional_str(node.anchor.as_deref());
         }
@@ -82,7 +73,7 @@ impl Writer {
 pub(super) struct ParseRef<'a> {
     pub(super) file_type: FileType,
     pub(super) text_len: usize,
-    pub(super) lines: &'a [Range<usize>],
+    pub(super) lines: &'a LineTable,
     pub(super) outline: &'a Outline,
 }
 
@@ -97,9 +88,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes one entry's body (written by [`Writer::parse`]) for the file `path`, or
-/// `None` when it is malformed.
-pub(super) fn read_parse(path: &str, body: &[u8]) -> Option<StoredParse> {
+/// Decodes one entry's body (written by [`Writer::parse`]), or `None` when it is
+/// malformed.
+pub(super) fn read_parse(body: &[u8]) -> Option<StoredParse> {
     let mut reader = Reader::new(body);
     let file_type = match reader.u8()? {
         0 => FileType::Md,
@@ -130,23 +121,18 @@ pub(super) fn read_parse(path: &str, body: &[u8]) -> Option<StoredParse> {
         let line_start: LineNo = reader.u32()?;
         let line_end: LineNo = reader.u32()?;
         let parent = reader.u32()?;
-        let parent_id = match parent {
+        // A parent comes before its children.
+        let parent = match parent {
             NONE => None,
-            parent if (parent as usize) < index => Some(nodes[parent as usize].node_id.clone()),
+            parent if (parent as usize) < index => Some(parent),
             _ => return None,
-        };
-        let node_id = match kind {
-            NodeKind::JsonFile => Node::json_id(path),
-            _ => Node::markdown_id(path, line_start),
         };
         nodes.push(Node {
             kind,
-            node_id,
-            path: path.to_owned(),
             title: reader.str()?.to_owned(),
             anchor: reader.optional_str()?.map(str::to_owned),
             level,
-            parent_id,
+            parent,
             line_start,
             line_end,
         });
@@ -164,20 +150,22 @@ pub(super) fn read_parse(path: &str, body: &[u8]) -> Option<StoredParse> {
 }
 
 /// The line table written by [`Writer::parse`], checked to lie in order inside a text of
-/// `text_len` bytes.
+/// `text_len` bytes (never more than the writer's limit, which fits 32-bit offsets).
 fn read_lines(reader: &mut Reader<'_>, text_len: usize) -> Option<LineTable> {
+    let text_len = u32::try_from(text_len).ok()?;
     let count = reader.u32()? as usize;
     let packed = reader.take(count.checked_mul(4)?)?;
     let mut lines = Vec::with_capacity(count);
-    let mut start = 0usize;
+    let mut start = 0u32;
     for word in packed.chunks_exact(4) {
         let word = u32::from_le_bytes(word.try_into().ok()?);
-        let end = start.checked_add((word >> 1) as usize)?;
+        let end = start.checked_add(word >> 1)?;
         if end > text_len {
             return None;
         }
-        lines.push(start..end);
-        start = end + 1 + (word & 1) as usize;
+        lines.push([start, end]);
+        // A start past the text (after its last terminator) is caught at the next line's end.
+        start = end.checked_add(1 + (word & 1))?;
     }
-    (!lines.is_empty()).then(|| LineTable::from_ranges(lines))
+    (!lines.is_empty()).then(|| LineTable::from_narrow(lines))
 }

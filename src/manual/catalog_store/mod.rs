@@ -150,7 +150,7 @@ fn encode<'a>(out: &mut Writer, files: impl Iterator<Item = (&'a str, &'a Manual
         out.parse(&ParseRef {
             file_type: file.file_type(),
             text_len,
-            lines: file.line_table().ranges(),
+            lines: file.line_table(),
             outline: file.outline(),
         });
         let body_len = (out.bytes.len() - body_at - 4) as u32;
@@ -170,7 +170,7 @@ fn decode(payload: &[u8]) -> Option<StoredEntries> {
         let path = reader.str()?.to_owned();
         let version = reader.u64()?;
         let body_len = reader.u32()? as usize;
-        let stored = read_parse(&path, reader.take(body_len)?)?;
+        let stored = read_parse(reader.take(body_len)?)?;
         entries.insert((manual_id, path), (version, stored));
     }
     reader.is_empty().then_some(entries)

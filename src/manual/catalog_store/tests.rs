@@ -85,7 +85,7 @@ fn contents(index: &ManualIndex) -> Vec<String> {
                 file.problem(),
                 file.version(),
                 file.page_title(),
-                file.line_table().ranges(),
+                file.line_table().ranges().collect::<Vec<_>>(),
                 file.outline().code_blocks,
                 file.read_text().expect("unchanged").whole(),
                 file.nodes(),

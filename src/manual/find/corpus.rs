@@ -746,7 +746,7 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     let stored = StoredOutline {
         body_bytes: text.body.len() as u64,
         node_bytes: text.node_bytes(),
-        references,
+        references: references.into(),
     };
     let mut outline = FileOutline::new(file, stored);
     outline.unread = original.is_none();

@@ -15,10 +15,9 @@
 //! extracts the references from it) and `resolve` (which reads it across files) all import
 //! it and none of them another for it.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::manual::file::ManualText;
 use crate::manual::ManualFile;
@@ -62,26 +61,104 @@ pub(crate) struct StoredOutline {
     /// Bytes of each node's own normalised text ([`FileText::own_text`]).
     pub node_bytes: Vec<u32>,
     /// Links and textual references found in the file, not yet resolved.
-    pub references: Vec<RawReference>,
+    pub references: RawReferences,
+}
+
+/// A file's raw references. Read back from the outline file (`outlines`) they stay in
+/// their stored bytes, checked well-formed as they were read, and are decoded at their
+/// first use: only the resolution of a changed manual and a gap's description read them,
+/// and decoded at every start they were 60 % of the stored outlines (265 000 references,
+/// most of a million strings at 220 MB of manuals).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RawReferences {
+    /// The stored bytes, when read back, with the decoder of their layout (the store's:
+    /// this plain-data module imports no store).
+    encoded: Option<(Box<[u8]>, DecodeReferences)>,
+    /// How many there are, known without decoding them (a stored resolution is checked
+    /// against it at every start).
+    count: u32,
+    decoded: OnceLock<Vec<RawReference>>,
+}
+
+impl RawReferences {
+    /// The `count` references kept as `encoded`, bytes that `decode` was checked to decode.
+    pub(crate) fn encoded(
+        encoded: Box<[u8]>,
+        count: u32,
+        decode: DecodeReferences,
+    ) -> RawReferences {
+        RawReferences {
+            encoded: Some((encoded, decode)),
+            count,
+            decoded: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// The stored bytes, when these were read back and not yet decoded: written back as
+    /// they are.
+    pub(crate) fn stored_bytes(&self) -> Option<&[u8]> {
+        self.encoded
+            .as_ref()
+            .map(|(bytes, _)| &**bytes)
+            .filter(|_| self.decoded.get().is_none())
+    }
+
+    pub(crate) fn get(&self) -> &[RawReference] {
+        self.decoded.get_or_init(|| {
+            // Checked when read, so this finds every reference; an empty list otherwise.
+            self.encoded
+                .as_ref()
+                .and_then(|(bytes, decode)| decode(bytes))
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// Turns stored references back into the list; `None` when malformed.
+pub(crate) type DecodeReferences = fn(&[u8]) -> Option<Vec<RawReference>>;
+
+impl From<Vec<RawReference>> for RawReferences {
+    fn from(references: Vec<RawReference>) -> RawReferences {
+        RawReferences {
+            encoded: None,
+            count: references.len() as u32,
+            decoded: OnceLock::from(references),
+        }
+    }
+}
+
+impl PartialEq for RawReferences {
+    fn eq(&self, other: &RawReferences) -> bool {
+        self.get() == other.get()
+    }
+}
+
+/// As the list it stands for: the section index keeps it as JSON.
+impl Serialize for RawReferences {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawReferences {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<RawReference>::deserialize(deserializer).map(RawReferences::from)
+    }
 }
 
 impl FileOutline {
     /// The outline of `file` with what its body gave (derived, or read from the index).
     pub(crate) fn new(file: &ManualFile, stored: StoredOutline) -> FileOutline {
-        let nodes = file.nodes();
-        let ids: HashMap<&str, u32> = nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| (node.node_id.as_str(), index as u32))
-            .collect();
-        let labels = nodes
+        let labels = file
+            .nodes()
             .iter()
             .map(|node| NodeLabel {
                 title: Label::new(normalize_str(&node.title)),
-                parent: node
-                    .parent_id
-                    .as_deref()
-                    .and_then(|id| ids.get(id).copied()),
+                parent: node.parent,
             })
             .collect();
         FileOutline {
@@ -98,7 +175,12 @@ impl FileOutline {
     }
 
     pub(crate) fn references(&self) -> &[RawReference] {
-        &self.stored.references
+        self.stored.references.get()
+    }
+
+    /// How many [`Self::references`] there are, without decoding them.
+    pub(crate) fn reference_count(&self) -> usize {
+        self.stored.references.len()
     }
 
     /// Bytes of node `node`'s own normalised text.
@@ -280,27 +362,55 @@ pub(crate) struct CorpusFile {
     pub pinned: Option<Arc<FileText>>,
 }
 
-/// A reference as found in one file, before resolution.
+/// A reference as found in one file, before resolution. Its strings are owned, or
+/// borrowed (`S = &str`) while `outlines` checks stored bytes without keeping them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RawReference {
+pub(crate) struct RawReference<S = String> {
     /// Index of the node (in its file) whose own text holds the reference.
     pub node: u32,
     pub line: LineNo,
-    pub target: RawTarget,
+    pub target: RawTarget<S>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) enum RawTarget {
+pub(crate) enum RawTarget<S = String> {
     /// A Markdown link: its destination as written and its text, normalised.
-    Link { destination: String, text: String },
+    Link { destination: S, text: S },
     /// A textual reference: quoted titles, chapter and section numbers, and the prose
     /// around the cue in which a title may appear unquoted (all normalised).
     Cue {
-        quoted: Vec<String>,
+        quoted: Vec<S>,
         chapter: Option<u32>,
-        section: Option<String>,
-        window: String,
+        section: Option<S>,
+        window: S,
     },
+}
+
+impl RawReference<&str> {
+    pub(crate) fn owned(&self) -> RawReference {
+        let target = match &self.target {
+            RawTarget::Link { destination, text } => RawTarget::Link {
+                destination: (*destination).to_owned(),
+                text: (*text).to_owned(),
+            },
+            RawTarget::Cue {
+                quoted,
+                chapter,
+                section,
+                window,
+            } => RawTarget::Cue {
+                quoted: quoted.iter().map(|title| (*title).to_owned()).collect(),
+                chapter: *chapter,
+                section: section.map(str::to_owned),
+                window: (*window).to_owned(),
+            },
+        };
+        RawReference {
+            node: self.node,
+            line: self.line,
+            target,
+        }
+    }
 }
 
 impl RawReference {

@@ -29,7 +29,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use super::derived::{FileOutline, Label, NodeLabel, RawReference, RawTarget, StoredOutline};
+use super::derived::{
+    FileOutline, Label, NodeLabel, RawReference, RawReferences, RawTarget, StoredOutline,
+};
 use super::index::file_id;
 use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
 use crate::manual::ManualFile;
@@ -124,9 +126,8 @@ impl StoredOutlines {
         if *version != file.version() {
             return None;
         }
-        let mut reader = Reader::new(&self.payload[range.clone()]);
-        let outline = decode_outline(&mut reader, file)?;
-        (reader.is_empty() && outline.node_count() == file.nodes().len()).then_some(outline)
+        let outline = decode_outline(&self.payload[range.clone()], file)?;
+        (outline.node_count() == file.nodes().len()).then_some(outline)
     }
 }
 
@@ -212,8 +213,13 @@ fn encode_outline(out: &mut Writer, outline: &FileOutline) {
     for &bytes in &stored.node_bytes {
         out.u32(bytes);
     }
-    out.u32(stored.references.len() as u32);
-    for reference in &stored.references {
+    if let Some(bytes) = stored.references.stored_bytes() {
+        out.bytes.extend_from_slice(bytes);
+        return;
+    }
+    let references = stored.references.get();
+    out.u32(references.len() as u32);
+    for reference in references {
         out.u32(reference.node);
         out.u32(reference.line);
         match &reference.target {
@@ -241,8 +247,11 @@ fn encode_outline(out: &mut Writer, outline: &FileOutline) {
     }
 }
 
-/// One file's outline; `None` when malformed (a count beyond the entry fails a read).
-fn decode_outline(reader: &mut Reader<'_>, file: &ManualFile) -> Option<FileOutline> {
+/// One file's outline from its whole `entry`; `None` when malformed (a count beyond the
+/// entry fails a read). The references are checked and kept as their bytes
+/// ([`RawReferences`]).
+fn decode_outline(entry: &[u8], file: &ManualFile) -> Option<FileOutline> {
+    let reader = &mut Reader::new(entry);
     let page = read_label(reader)?;
     let nodes = reader.u32()?;
     let mut labels = Vec::with_capacity(nodes.min(file.nodes().len() as u32) as usize);
@@ -262,31 +271,15 @@ fn decode_outline(reader: &mut Reader<'_>, file: &ManualFile) -> Option<FileOutl
     if !node_bytes.is_empty() && node_bytes.len() != nodes as usize {
         return None;
     }
-    // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
+    let references = &entry[entry.len() - reader.remaining()..];
     let count = reader.u32()?;
-    let mut references = Vec::with_capacity((count as usize).min(reader.remaining() / 9));
     for _ in 0..count {
-        let node = reader.u32()?;
-        let line = reader.u32()?;
-        let target = match reader.u8()? {
-            0 => RawTarget::Link {
-                destination: reader.str()?.to_owned(),
-                text: reader.str()?.to_owned(),
-            },
-            1 => RawTarget::Cue {
-                quoted: (0..reader.u32()?)
-                    .map(|_| reader.str().map(str::to_owned))
-                    .collect::<Option<Vec<String>>>()?,
-                chapter: read_option(reader, Reader::u32)?,
-                section: read_option(reader, |reader| reader.str().map(str::to_owned))?,
-                window: reader.str()?.to_owned(),
-            },
-            _ => return None,
-        };
-        if node >= nodes {
+        if read_reference(reader)?.node >= nodes {
             return None;
         }
-        references.push(RawReference { node, line, target });
+    }
+    if !reader.is_empty() {
+        return None;
     }
     Some(FileOutline {
         generation: file.generation(),
@@ -295,10 +288,45 @@ fn decode_outline(reader: &mut Reader<'_>, file: &ManualFile) -> Option<FileOutl
         stored: StoredOutline {
             body_bytes,
             node_bytes,
-            references,
+            references: RawReferences::encoded(references.into(), count, decode_references),
         },
         unread: false,
     })
+}
+
+/// Reads one reference, its strings borrowed; `None` when malformed.
+fn read_reference<'a>(reader: &mut Reader<'a>) -> Option<RawReference<&'a str>> {
+    let node = reader.u32()?;
+    let line = reader.u32()?;
+    let target = match reader.u8()? {
+        0 => RawTarget::Link {
+            destination: reader.str()?,
+            text: reader.str()?,
+        },
+        1 => RawTarget::Cue {
+            quoted: (0..reader.u32()?)
+                .map(|_| reader.str())
+                .collect::<Option<Vec<&str>>>()?,
+            chapter: read_option(reader, Reader::u32)?,
+            section: read_option(reader, Reader::str)?,
+            window: reader.str()?,
+        },
+        _ => return None,
+    };
+    Some(RawReference { node, line, target })
+}
+
+/// A file's references as [`encode_outline`] writes them (and [`decode_outline`] checked
+/// them); `None` when malformed.
+fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
+    let mut reader = Reader::new(bytes);
+    let count = reader.u32()?;
+    // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
+    let mut references = Vec::with_capacity((count as usize).min(bytes.len() / 9));
+    for _ in 0..count {
+        references.push(read_reference(&mut reader)?.owned());
+    }
+    reader.is_empty().then_some(references)
 }
 
 #[cfg(test)]
@@ -381,11 +409,34 @@ mod tests {
         let file = index.files(None).unwrap()[0].file;
         let mut out = Writer::default();
         encode_outline(&mut out, outline);
-        let read = decode_outline(&mut Reader::new(&out.bytes), file).unwrap();
+        let read = decode_outline(&out.bytes, file).unwrap();
         assert!(same(&read, outline));
         for end in 0..out.bytes.len() {
-            let mut reader = Reader::new(&out.bytes[..end]);
-            assert!(decode_outline(&mut reader, file).is_none(), "cut at {end}");
+            assert!(
+                decode_outline(&out.bytes[..end], file).is_none(),
+                "cut at {end}"
+            );
         }
+    }
+
+    #[test]
+    fn references_read_back_stay_encoded_until_used_and_are_written_back_as_read() {
+        let (_dir, index) = testing::index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let outline = &corpus.files[0].outline;
+        assert!(!outline.references().is_empty());
+        let file = index.files(None).unwrap()[0].file;
+        let mut out = Writer::default();
+        encode_outline(&mut out, outline);
+        let read = decode_outline(&out.bytes, file).unwrap();
+        assert!(read.stored.references.stored_bytes().is_some());
+        let mut again = Writer::default();
+        encode_outline(&mut again, &read);
+        assert_eq!(again.bytes, out.bytes);
+        assert_eq!(read.references(), outline.references());
+        assert!(read.stored.references.stored_bytes().is_none());
+        let mut decoded = Writer::default();
+        encode_outline(&mut decoded, &read);
+        assert_eq!(decoded.bytes, out.bytes);
     }
 }

@@ -134,11 +134,10 @@ pub(crate) fn fits(part: &ManualReferences, files: &[CorpusFile]) -> bool {
     part.references.iter().all(|reference| {
         inside(&reference.from)
             && reference.to.as_ref().is_none_or(inside)
-            && files[reference.from.file as usize]
-                .outline
-                .references()
-                .get(reference.raw as usize)
-                .is_some()
+            && (reference.raw as usize)
+                < files[reference.from.file as usize]
+                    .outline
+                    .reference_count()
     }) && part.link_texts.iter().all(|(key, _)| inside(key))
 }
 

@@ -46,8 +46,9 @@ pub fn index_with(path: &str, content: &str) -> (Fixture, ManualIndex) {
     (fixture, index)
 }
 
-/// `"h2 3-10 Title #anchor ^parent_id"`: every field of a node in one comparable line.
-pub fn render(node: &Node) -> String {
+/// `"h2 3-10 Title #anchor ^parent_id"`: every field of a node of the file `path` (whose
+/// nodes are `nodes`) in one comparable line.
+pub fn render(path: &str, nodes: &[Node], node: &Node) -> String {
     let mut line = format!(
         "{} {} {}-{} {}",
         node.kind.as_str(),
@@ -59,21 +60,17 @@ pub fn render(node: &Node) -> String {
     if let Some(anchor) = &node.anchor {
         line.push_str(&format!(" #{anchor}"));
     }
-    if let Some(parent) = &node.parent_id {
-        line.push_str(&format!(" ^{parent}"));
+    if let Some(parent) = node.parent {
+        let parent = &nodes[parent as usize];
+        line.push_str(&format!(" ^{}", parent.id(path)));
     }
     line
 }
 
 pub fn outline(path: &str, content: &str) -> Vec<String> {
     let (_fixture, index) = index_with(path, content);
-    index
-        .file("m", path)
-        .expect("file listed")
-        .nodes()
-        .iter()
-        .map(render)
-        .collect()
+    let nodes = index.file("m", path).expect("file listed").nodes();
+    nodes.iter().map(|node| render(path, nodes, node)).collect()
 }
 
 pub fn error_code<T>(result: ToolResult<T>) -> ErrorCode {

@@ -10,7 +10,7 @@ fn titles(index: &manvault::manual::ManualIndex, manual_id: &str) -> Vec<String>
     index
         .toc(manual_id)
         .unwrap()
-        .map(|node| node.title.clone())
+        .map(|(_, node)| node.title.clone())
         .collect()
 }
 
@@ -24,7 +24,7 @@ fn node_ids_are_stable_for_an_unchanged_file() {
         index
             .toc("m")
             .unwrap()
-            .map(|node| node.node_id.clone())
+            .map(|(path, node)| node.id(path))
             .collect()
     };
     assert_eq!(

@@ -103,7 +103,7 @@ fn json_file_is_one_node() {
     );
     let (_fixture, index) = index_with("data/config.json", "{}");
     assert_eq!(
-        index.file("m", "data/config.json").unwrap().nodes()[0].node_id,
+        index.file("m", "data/config.json").unwrap().nodes()[0].id("data/config.json"),
         "data/config.json"
     );
 }
@@ -115,7 +115,7 @@ fn node_at_is_the_deepest_node_containing_the_line() {
         index
             .node_at("m", "a.md", line)
             .unwrap()
-            .map(|node| node.node_id.clone())
+            .map(|node| node.id("a.md"))
     };
     assert_eq!(at(1).as_deref(), Some("a.md#L1"));
     assert_eq!(at(3).as_deref(), Some("a.md#L2"));
