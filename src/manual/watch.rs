@@ -2,14 +2,15 @@
 //! call makes costs a file creation and a wake-up instead of a walk with a `stat` per file
 //! (about 50 ms on 5,800 files, more than a third of a warm `manual_find`).
 //!
-//! The operating system's watcher, through the `notify` crate (inotify on Linux, FSEvents
-//! on macOS), watches every folder of the tree. Any event — or anything the watch cannot
+//! The operating system's watcher watches every folder of the tree: inotify directly on
+//! Linux (`watch/inotify.rs`, asking only for events that change something), the
+//! `notify` crate elsewhere (FSEvents on macOS; `watch/notify.rs`). Any event — or anything the watch cannot
 //! vouch for (no watcher, a watch limit reached, a queue overflow, an error, folders that
 //! a scan found but that were not watched when it ran) — answers "maybe changed", and
 //! the index falls back to the full walk it always did. So the watch can only save work,
 //! never hide a change.
 //!
-//! `notify` delivers events on its own thread, a little after the change, so "no event
+//! The watcher delivers events on its own thread, a little after the change, so "no event
 //! yet" alone would not mean "no change": an edit made just before the check could still
 //! be on its way. Each check therefore sends a barrier through the same watcher: it
 //! creates a numbered file in a private folder watched beside the manuals and waits until
@@ -20,8 +21,10 @@
 //! for good (every call walks), so a platform whose watcher does not deliver costs a
 //! single wait.
 //!
-//! Only reads are ignored (the index's own opens of the files it loads); a folder swapped
-//! for a link after a scan may be watched through the link, which can only add events.
+//! Only reads are ignored (the index's own opens of the files it loads: inotify is not
+//! asked for them, `notify`'s are dropped); a folder swapped for a link after a scan is
+//! not watched through it on Linux (`IN_DONT_FOLLOW`), and may be elsewhere, which can
+//! only add events.
 
 use std::collections::HashSet;
 use std::fs;
@@ -32,8 +35,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+#[cfg(target_os = "linux")]
+#[path = "watch/inotify.rs"]
+mod backend;
+#[cfg(not(target_os = "linux"))]
+#[path = "watch/notify.rs"]
+mod backend;
 
 /// How long a check waits for its barrier before it walks instead. Delivery takes well
 /// under a millisecond; this is about the cost of the walk the check would save.
@@ -143,47 +150,26 @@ impl Reports {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs on the watcher's thread for every event.
-    fn record(&self, event: notify::Result<Event>, barriers: &Path) {
+    /// A change, a lost event or an error of the watcher: the next check walks.
+    fn change(&self) {
+        self.seen().changed = true;
+        self.arrived.notify_all();
+    }
+
+    /// Barrier `number` came back.
+    fn barrier(&self, number: u64) {
         let mut seen = self.seen();
-        match event {
-            Ok(event) if !event.need_rescan() && is_only_below(&event, barriers) => {
-                let numbers = event.paths.iter().filter_map(|path| barrier_number(path));
-                seen.barrier = numbers.fold(seen.barrier, u64::max);
-            }
-            Ok(event) if is_read(&event.kind) => return,
-            // A change, a lost event (`need_rescan`) or an error.
-            _ => seen.changed = true,
-        }
+        seen.barrier = seen.barrier.max(number);
         drop(seen);
         self.arrived.notify_all();
     }
-}
-
-fn is_only_below(event: &Event, folder: &Path) -> bool {
-    !event.paths.is_empty() && event.paths.iter().all(|path| path.starts_with(folder))
-}
-
-fn barrier_number(path: &Path) -> Option<u64> {
-    path.file_name()?.to_str()?.parse().ok()
-}
-
-/// Reads change nothing the index holds (and the index's own loading opens every file
-/// it reads).
-fn is_read(kind: &EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::Access(
-            AccessKind::Open(_) | AccessKind::Read | AccessKind::Close(AccessMode::Read)
-        )
-    )
 }
 
 /// An armed watch. Fields drop in order: the watcher stops before its barrier folder goes.
 #[derive(Debug)]
 struct Armed {
     /// Held for its thread: dropping it ends the watch.
-    _watcher: RecommendedWatcher,
+    _watcher: backend::Watcher,
     reports: Arc<Reports>,
     barriers: BarrierFolder,
     next_barrier: u64,
@@ -192,21 +178,10 @@ struct Armed {
 }
 
 impl Armed {
-    fn watch(folders: &[PathBuf]) -> notify::Result<Armed> {
-        let barriers = BarrierFolder::create().map_err(notify::Error::io)?;
+    fn watch(folders: &[PathBuf]) -> io::Result<Armed> {
+        let barriers = BarrierFolder::create()?;
         let reports = Arc::new(Reports::default());
-        let handler_reports = Arc::clone(&reports);
-        let handler_barriers = barriers.path.clone();
-        let mut watcher = notify::recommended_watcher(move |event| {
-            handler_reports.record(event, &handler_barriers)
-        })?;
-        // All at once: FSEvents restarts its stream for every separate `watch`.
-        let mut paths = watcher.paths_mut();
-        paths.add(&barriers.path, RecursiveMode::NonRecursive)?;
-        for folder in folders {
-            paths.add(folder, RecursiveMode::NonRecursive)?;
-        }
-        paths.commit()?;
+        let watcher = backend::Watcher::start(&barriers.path, folders, Arc::clone(&reports))?;
         Ok(Armed {
             _watcher: watcher,
             reports,
@@ -319,7 +294,21 @@ mod tests {
         fs::write(&file, "# A\n").unwrap();
         let mut watch = armed_on(root.path());
         fs::read(&file).unwrap();
-        assert!(!watch.maybe_changed(), "a read");
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 1);
+        assert!(!watch.maybe_changed(), "a read and a listing");
+
+        let touched = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|opened| opened.set_modified(touched))
+            .unwrap();
+        assert!(watch.maybe_changed(), "a new mtime, the content as it was");
+
+        let mut watch = armed_on(root.path());
+        fs::rename(&file, root.path().join("b.md")).unwrap();
+        assert!(watch.maybe_changed(), "a rename");
+        fs::rename(root.path().join("b.md"), &file).unwrap();
 
         fs::OpenOptions::new()
             .append(true)
