@@ -4,9 +4,10 @@
 //!
 //! The operating system's watcher watches every folder of the tree: inotify directly on
 //! Linux (`watch/inotify.rs`, asking only for events that change something), the
-//! `notify` crate elsewhere (FSEvents on macOS; `watch/notify.rs`). Any event — or anything the watch cannot
-//! vouch for (no watcher, a watch limit reached, a queue overflow, an error, folders that
-//! a scan found but that were not watched when it ran) — answers "maybe changed", and
+//! `notify` crate elsewhere (FSEvents on macOS; `watch/notify.rs`). Any event — or
+//! anything the watch cannot vouch for (no watcher, a watch limit reached, a queue
+//! overflow, an error, folders that a scan found but that were not watched when it
+//! ran) — answers "maybe changed", and
 //! the index falls back to the full walk it always did. So the watch can only save work,
 //! never hide a change.
 //!

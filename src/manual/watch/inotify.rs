@@ -105,17 +105,19 @@ fn read_events(fd: &OwnedFd, barrier_watch: i32, reports: &Reports, stop: &Atomi
         if stop.load(Ordering::Acquire) {
             return;
         }
-        let barrier = (event.wd() == barrier_watch)
-            .then(|| event.file_name()?.to_str().ok()?.parse::<u64>().ok())
-            .flatten();
-        match barrier {
-            Some(number) => reports.barrier(number),
-            // Any other event, including a queue overflow (`IN_Q_OVERFLOW`, no watch) and
-            // a watch the kernel dropped (`IN_IGNORED`: the folder went).
-            None if event.events().contains(ReadFlags::IGNORED) || event.wd() != barrier_watch => {
-                reports.change()
-            }
-            None => {}
+        let in_barrier_folder =
+            event.wd() == barrier_watch && !event.events().contains(ReadFlags::IGNORED);
+        if !in_barrier_folder {
+            // Any event in a watched folder, a queue overflow (`IN_Q_OVERFLOW`, no watch)
+            // or a watch the kernel dropped (`IN_IGNORED`: its folder went).
+            reports.change();
+        } else if let Some(number) = barrier_number(&event) {
+            reports.barrier(number);
         }
     }
+}
+
+/// The number a barrier file is named by; `None` for [`STOP`].
+fn barrier_number(event: &inotify::Event<'_>) -> Option<u64> {
+    event.file_name()?.to_str().ok()?.parse().ok()
 }
