@@ -73,6 +73,27 @@ pub fn ripgrep_version() -> Option<String> {
     Some(text.lines().next()?.to_string())
 }
 
+/// How long `rg -j1 -F -c LITERAL ROOT` takes for each of `literals` (a fresh process each,
+/// one thread: the baseline the search benches compare with); `None` without ripgrep.
+pub fn ripgrep_times<'a>(
+    root: &Path,
+    literals: impl Iterator<Item = &'a str>,
+) -> Option<Vec<Duration>> {
+    ripgrep_version()?;
+    let times = literals
+        .map(|literal| {
+            let started = std::time::Instant::now();
+            Command::new("rg")
+                .args(["-j1", "-F", "-c", "--", literal])
+                .arg(root)
+                .output()
+                .expect("rg runs");
+            started.elapsed()
+        })
+        .collect();
+    Some(times)
+}
+
 /// The `p`-th percentile of `times` (sorts them).
 pub fn percentile(times: &mut [Duration], p: usize) -> Duration {
     times.sort_unstable();

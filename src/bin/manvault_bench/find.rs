@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use manvault::app::App;
@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 
 use super::common::{
     app_for, baseline_runs, call, memory_status, millis, peak_memory, percentile,
-    reset_peak_memory, ripgrep_version, today, usage_error, Scratch,
+    reset_peak_memory, ripgrep_times, today, usage_error, Scratch,
 };
 use super::semantic::SemanticComparison;
 
@@ -541,7 +541,7 @@ fn speed(options: &Options, queries: &[BenchQuery]) {
         millis(percentile(&mut ours, 50)),
         millis(percentile(&mut ours, 95))
     );
-    match ripgrep_times(&manuals, &sample) {
+    match ripgrep_times(&manuals, sample.iter().map(|query| query.query.as_str())) {
         Some(mut rg) => {
             let ratio = millis(percentile(&mut ours, 50)) / millis(percentile(&mut rg, 50));
             println!(
@@ -567,23 +567,6 @@ fn speed(options: &Options, queries: &[BenchQuery]) {
         // index is read into buffers, so its files add none (index/directory.rs).
         memory_status("RssFile") as f64 / 1e6
     );
-}
-
-fn ripgrep_times(root: &Path, queries: &[&BenchQuery]) -> Option<Vec<Duration>> {
-    ripgrep_version()?;
-    let times = queries
-        .iter()
-        .map(|query| {
-            let started = Instant::now();
-            Command::new("rg")
-                .args(["-j1", "-F", "-c", "--", &query.query])
-                .arg(root)
-                .output()
-                .expect("rg runs");
-            started.elapsed()
-        })
-        .collect();
-    Some(times)
 }
 
 pub fn tree_bytes(path: &Path) -> u64 {

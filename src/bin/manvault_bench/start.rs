@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{millis, percentile, ripgrep_version, usage_error, Scratch};
+use crate::common::{millis, percentile, ripgrep_times, usage_error, Scratch};
 use crate::find::{copy_tree, tree_bytes};
 
 const QUERY: &str = "育児休暇の申請方法";
@@ -108,19 +108,7 @@ pub fn run(args: &[String]) -> ExitCode {
         list_then_find.push(session.call("manual_find", json!({ "query": QUERY })));
         peaks.push(session.finish());
     }
-    let rg = ripgrep_version().map(|_| {
-        (0..options.runs)
-            .map(|_| {
-                let started = Instant::now();
-                Command::new("rg")
-                    .args(["-j1", "-F", "-c", "--", QUERY])
-                    .arg(&manuals)
-                    .output()
-                    .expect("rg runs");
-                started.elapsed()
-            })
-            .collect::<Vec<_>>()
-    });
+    let rg = ripgrep_times(&manuals, std::iter::repeat_n(QUERY, options.runs));
     print_table(
         &mut find_first,
         &mut list_first,
