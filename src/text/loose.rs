@@ -12,6 +12,7 @@ use std::ops::Range;
 
 #[cfg(test)]
 use super::normalize::normalize;
+#[cfg(test)]
 use super::normalized::{Normalized, Writer};
 
 /// Whether `c`, in normalised text, only separates words.
@@ -154,10 +155,28 @@ impl LooseRuns {
         };
         normalized_at(range.start)..normalized_at(range.end - 1) + 1
     }
+
+    /// How many bytes of the loose text come from the normalised text before
+    /// `normalized_at`.
+    pub(crate) fn loose_before(&self, normalized_at: usize) -> usize {
+        let run = self
+            .runs
+            .partition_point(|&(_, normalized_start)| normalized_start < normalized_at);
+        let Some(&(loose_start, normalized_start)) = run.checked_sub(1).map(|at| &self.runs[at])
+        else {
+            return 0;
+        };
+        let run_end = self
+            .runs
+            .get(run)
+            .map_or(self.text.len(), |&(next_start, _)| next_start);
+        (loose_start + (normalized_at - normalized_start)).min(run_end)
+    }
 }
 
-/// Loose text of an already normalised text, for the indexer that keeps both; the map
-/// still leads back to the original of `normalized`.
+/// Loose text of an already normalised text, with a map composed through the
+/// normalised text's back to its original: what [`LooseRuns`] is checked against.
+#[cfg(test)]
 pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
     let text = normalized.text.as_str();
     let mut writer = Writer::with_capacity(text.len());
