@@ -126,22 +126,34 @@ pub(crate) struct LooseRuns {
 
 impl LooseRuns {
     /// The loose text of `normalized`, the same text as [`loose_from`] gives.
+    /// Characters loose text keeps as they are are copied a stretch at a time, not one
+    /// by one.
     pub(crate) fn of(normalized: &str) -> LooseRuns {
         let mut text = String::with_capacity(normalized.len());
         let mut runs = Vec::new();
         let mut in_run = false;
+        // Where the stretch of characters kept as they are, not yet copied, starts.
+        let mut kept_from = 0;
         for (at, c) in normalized.char_indices() {
-            let Some(kept) = loose_char(c) else {
-                in_run = false;
-                continue;
-            };
-            debug_assert_eq!(kept.len_utf8(), c.len_utf8(), "folding keeps the length");
-            if !in_run {
-                runs.push((text.len(), at));
+            let becomes = loose_char(c);
+            if !in_run && becomes.is_some() {
+                runs.push((text.len() + (at - kept_from), at));
                 in_run = true;
             }
-            text.push(kept);
+            if becomes == Some(c) {
+                continue;
+            }
+            text.push_str(&normalized[kept_from..at]);
+            kept_from = at + c.len_utf8();
+            match becomes {
+                Some(folded) => {
+                    debug_assert_eq!(folded.len_utf8(), c.len_utf8(), "folding keeps the length");
+                    text.push(folded);
+                }
+                None => in_run = false,
+            }
         }
+        text.push_str(&normalized[kept_from..]);
         LooseRuns { text, runs }
     }
 

@@ -214,9 +214,10 @@ fn normalize_near<F>(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // Raw bytes that give `reach` normalised bytes in ordinary text (a full-width letter
-    // is three bytes that become one).
-    let margin = 3 * reach + 8;
+    // Raw bytes that give `reach` normalised bytes in ordinary text (ASCII, kana and
+    // kanji keep their length); a side short of that (full-width letters are three bytes
+    // that become one, whitespace runs one space) grows until it is not.
+    let margin = reach + 8;
     let mut snapper = Snapper::new(text);
     let mut windows: Vec<(Window, F)> = Vec::new();
     let mut covered = 0;
