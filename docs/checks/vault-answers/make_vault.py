@@ -3,34 +3,28 @@
 ROOT/notes, plus files that spell the bench's queries in tricky ways, a symlink, a
 linked folder, a hidden folder and a FIFO. Usage: make_vault.py ROOT"""
 import os
+import re
 import sys
 
 FILES = 10_000
 FILE_BYTES = 10_000
 RARE_QUERY = "incident-4711"
 MASK = (1 << 64) - 1
-JAPANESE = [
-    "障害対応の手順を確認する。",
-    "有給休暇の申請は五日前までに行う。",
-    "経費精算は月末締めとする。",
-    "承認者が不在の場合は代理承認とする。",
-    "ただし、緊急時はこの限りではない。",
-    "ロールバックは十分以内に判断する。",
-    "本番環境への反映は金曜日を避ける。",
-    "監視ダッシュボードでエラー率を確認する。",
-    "新入社員の研修は四月に実施する。",
-    "情報セキュリティ規程に従うこと。",
-]
-ENGLISH = [
-    "Deployments need a reviewed merge request.",
-    "Watch the error-rate dashboard for thirty minutes.",
-    "Roll back unless the error rate returns to baseline.",
-    "Database migrations are deployed separately.",
-    "The on-call engineer owns the incident until handover.",
-    "Expense reports are due at the end of the month.",
-    "Canary releases take ten percent of traffic first.",
-    "Secrets never go into the repository.",
-]
+BENCH_SOURCE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "../../../src/bin/manvault_bench/vault.rs"
+)
+
+
+def bench_sentences(name):
+    """The bench's own sentence list `name`, read from its source (one copy only)."""
+    with open(BENCH_SOURCE) as source:
+        text = source.read()
+    body = re.search(r"const " + name + r": &\[&str\] = &\[(.*?)\];", text, re.S)
+    return re.findall(r'"((?:[^"\\]|\\.)*)"', body.group(1))
+
+
+JAPANESE = bench_sentences("JAPANESE")
+ENGLISH = bench_sentences("ENGLISH")
 # Spellings the normaliser and the loose stage must see through (from the matcher's
 # tests), with long whitespace runs and numerals around them.
 TRICKY = [
