@@ -12,6 +12,7 @@ use std::ops::Range;
 
 #[cfg(test)]
 use super::normalize::normalize;
+#[cfg(test)]
 use super::normalized::{Normalized, Writer};
 
 /// Whether `c`, in normalised text, only separates words.
@@ -125,22 +126,34 @@ pub(crate) struct LooseRuns {
 
 impl LooseRuns {
     /// The loose text of `normalized`, the same text as [`loose_from`] gives.
+    /// Characters loose text keeps as they are are copied a stretch at a time, not one
+    /// by one.
     pub(crate) fn of(normalized: &str) -> LooseRuns {
         let mut text = String::with_capacity(normalized.len());
         let mut runs = Vec::new();
         let mut in_run = false;
+        // Where the stretch of characters kept as they are, not yet copied, starts.
+        let mut kept_from = 0;
         for (at, c) in normalized.char_indices() {
-            let Some(kept) = loose_char(c) else {
-                in_run = false;
-                continue;
-            };
-            debug_assert_eq!(kept.len_utf8(), c.len_utf8(), "folding keeps the length");
-            if !in_run {
-                runs.push((text.len(), at));
+            let becomes = loose_char(c);
+            if !in_run && becomes.is_some() {
+                runs.push((text.len() + (at - kept_from), at));
                 in_run = true;
             }
-            text.push(kept);
+            if becomes == Some(c) {
+                continue;
+            }
+            text.push_str(&normalized[kept_from..at]);
+            kept_from = at + c.len_utf8();
+            match becomes {
+                Some(folded) => {
+                    debug_assert_eq!(folded.len_utf8(), c.len_utf8(), "folding keeps the length");
+                    text.push(folded);
+                }
+                None => in_run = false,
+            }
         }
+        text.push_str(&normalized[kept_from..]);
         LooseRuns { text, runs }
     }
 
@@ -154,10 +167,28 @@ impl LooseRuns {
         };
         normalized_at(range.start)..normalized_at(range.end - 1) + 1
     }
+
+    /// How many bytes of the loose text come from the normalised text before
+    /// `normalized_at`.
+    pub(crate) fn loose_before(&self, normalized_at: usize) -> usize {
+        let run = self
+            .runs
+            .partition_point(|&(_, normalized_start)| normalized_start < normalized_at);
+        let Some(&(loose_start, normalized_start)) = run.checked_sub(1).map(|at| &self.runs[at])
+        else {
+            return 0;
+        };
+        let run_end = self
+            .runs
+            .get(run)
+            .map_or(self.text.len(), |&(next_start, _)| next_start);
+        (loose_start + (normalized_at - normalized_start)).min(run_end)
+    }
 }
 
-/// Loose text of an already normalised text, for the indexer that keeps both; the map
-/// still leads back to the original of `normalized`.
+/// Loose text of an already normalised text, with a map composed through the
+/// normalised text's back to its original: what [`LooseRuns`] is checked against.
+#[cfg(test)]
 pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
     let text = normalized.text.as_str();
     let mut writer = Writer::with_capacity(text.len());

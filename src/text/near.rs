@@ -22,12 +22,14 @@
 //! needles (`vault_find`'s Stage 1) around the candidates of one of their characters,
 //! with windows grown until they hold the needle's length of loose text on each side,
 //! and takes each window's loose text from the one normalisation that also serves the
-//! normalised needles (Stage 0).
+//! normalised needles (Stage 0), as runs that lead back through that normalisation's
+//! map (`loose::LooseRuns`): composing a map of its own for each window's loose text
+//! cost more than the rest of taking it.
 
 use std::ops::Range;
 
 use super::fold::{is_stable, starts_segment};
-use super::loose::{loose_from, only_itself_loosens_to};
+use super::loose::{only_itself_loosens_to, LooseRuns};
 use super::normalize::normalize;
 use super::normalized::Normalized;
 use super::numerals::is_numeral;
@@ -66,7 +68,9 @@ pub(crate) fn normalize_where_needed(text: &str, prefilter: Option<&Prefilter>) 
 /// normalisation.
 fn normalized_near(text: &str, candidates: &[Range<usize>], reach: usize) -> Vec<Piece> {
     let short = |window: &Window, normalized: &Normalized| {
-        window.short_sides(normalized, reach, text.len())
+        let core = window.normalized_core(normalized);
+        let after = normalized.text.len() - core.end;
+        window.short_sides(core.start < reach, after < reach, text.len())
     };
     normalize_near(text, candidates, reach, normalize, short)
         .into_iter()
@@ -87,12 +91,21 @@ pub(crate) struct Anchored<'c> {
 #[derive(Debug)]
 pub(crate) struct BothForms {
     pub(crate) normalized: Piece,
-    pub(crate) loose: Piece,
+    pub(crate) loose: LooseRuns,
+}
+
+impl BothForms {
+    /// The range of the whole text (not only of the window) that `loose` (not empty) of
+    /// this window's loose text came from.
+    pub(crate) fn loose_original_range(&self, loose: Range<usize>) -> Range<usize> {
+        self.normalized
+            .original_range(self.loose.normalized_range(loose))
+    }
 }
 
 /// The parts of `text` where normalised needles anchored as `normalized` or loose
 /// needles anchored as `loose` can occur, each window normalised once and its loose
-/// text taken from that normalisation (`loose::loose_from`).
+/// text taken from that normalisation (`loose::LooseRuns`).
 ///
 /// The windows are those around the candidates of both forms together, each holding
 /// both reaches on both sides of every candidate: `normalized.reach` normalised bytes
@@ -116,22 +129,31 @@ pub(crate) fn both_forms_around(
     let reach = normalized.reach.max(loose.reach);
     let both = |window: &str| {
         let normalized = normalize(window);
-        let loose = loose_from(&normalized);
+        let loose = LooseRuns::of(&normalized.text);
         (normalized, loose)
     };
-    let short = |window: &Window, (normalized_form, loose_form): &(Normalized, Normalized)| {
-        let (left, right) = window.short_sides(normalized_form, normalized.reach, text.len());
-        let (loose_left, loose_right) = window.short_sides(loose_form, loose.reach, text.len());
+    let short = |window: &Window, (normalized_form, loose_form): &(Normalized, LooseRuns)| {
+        let core = window.normalized_core(normalized_form);
+        let beside = |reach: usize, before: usize, after: usize| {
+            window.short_sides(before < reach, after < reach, text.len())
+        };
+        let (left, right) = beside(
+            normalized.reach,
+            core.start,
+            normalized_form.text.len() - core.end,
+        );
+        let (loose_left, loose_right) = beside(
+            loose.reach,
+            loose_form.loose_before(core.start),
+            loose_form.text.len() - loose_form.loose_before(core.end),
+        );
         (left || loose_left, right || loose_right)
     };
     normalize_near(text, &candidates, reach, both, short)
         .into_iter()
         .map(|(offset, (normalized, loose))| BothForms {
             normalized: Piece { offset, normalized },
-            loose: Piece {
-                offset,
-                normalized: loose,
-            },
+            loose,
         })
         .collect()
 }
@@ -192,9 +214,10 @@ fn normalize_near<F>(
     if candidates.is_empty() {
         return Vec::new();
     }
-    // Raw bytes that give `reach` normalised bytes in ordinary text (a full-width letter
-    // is three bytes that become one).
-    let margin = 3 * reach + 8;
+    // Raw bytes that give `reach` normalised bytes in ordinary text (ASCII, kana and
+    // kanji keep their length); a side short of that (full-width letters are three bytes
+    // that become one, whitespace runs one space) grows until it is not.
+    let margin = reach + 8;
     let mut snapper = Snapper::new(text);
     let mut windows: Vec<(Window, F)> = Vec::new();
     let mut covered = 0;
@@ -276,15 +299,18 @@ impl Window {
         self.core = before.core.start.min(self.core.start)..before.core.end.max(self.core.end);
     }
 
-    /// Which sides of this window, turned into `formed` (normalised or loose), hold less
-    /// than `reach` bytes of that form beside the core (a side at an end of the text never
-    /// does).
-    fn short_sides(&self, formed: &Normalized, reach: usize, text_len: usize) -> (bool, bool) {
-        let before = output_before(formed, self.core.start - self.range.start);
-        let after = formed.text.len() - output_before(formed, self.core.end - self.range.start);
+    /// Where the core starts and ends in `normalized`, this window normalised.
+    fn normalized_core(&self, normalized: &Normalized) -> Range<usize> {
+        output_before(normalized, self.core.start - self.range.start)
+            ..output_before(normalized, self.core.end - self.range.start)
+    }
+
+    /// Which sides of this window are short of text, given whether the text beside the
+    /// core is short on each (a side at an end of the text of `text_len` bytes never is).
+    fn short_sides(&self, short_before: bool, short_after: bool, text_len: usize) -> (bool, bool) {
         (
-            self.range.start > 0 && before < reach,
-            self.range.end < text_len && after < reach,
+            self.range.start > 0 && short_before,
+            self.range.end < text_len && short_after,
         )
     }
 }

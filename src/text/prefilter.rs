@@ -31,6 +31,8 @@ use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
 use super::fold::{is_stable, starts_segment, Folder};
+use super::loose::loose_char;
+use super::normalize::normalize_str;
 use super::numerals::{can_make_digit, is_numeral};
 use super::variants::representative;
 
@@ -38,8 +40,10 @@ use super::variants::representative;
 #[derive(Debug)]
 pub(crate) struct Prefilter {
     anchor: String,
-    /// Every character other than the anchor's own that folds to one of them.
-    others: HashSet<char>,
+    /// Every character other than the anchor's own that folds to one of them, sorted
+    /// (looked up at every place a fingerprint starts: a binary search is quicker than
+    /// hashing).
+    others: Vec<char>,
     /// Where the anchor or one of `others` may start (see [`Fingerprints`]).
     fingerprints: BTreeSet<Vec<u8>>,
     /// The search for `fingerprints` when this prefilter is used alone.
@@ -57,7 +61,7 @@ impl Prefilter {
     /// normalised whole.
     pub(crate) fn new(needle: &str) -> Option<Prefilter> {
         let table = table();
-        let mut others = HashSet::new();
+        let mut others = BTreeSet::new();
         let anchor = match longest_anchor(needle) {
             Some(anchor) => anchor,
             None => {
@@ -85,7 +89,7 @@ impl Prefilter {
         }
         Some(Prefilter {
             anchor: anchor.to_string(),
-            others,
+            others: others.into_iter().collect(),
             search: Starts::new(&fingerprints),
             fingerprints,
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
@@ -98,12 +102,15 @@ impl Prefilter {
     /// where what follows it can be one of `followers` in loose text: the anchor is a
     /// character of a loose needle that is followed there only by `followers` (the
     /// characters after each of its places in the needle). The letter as written, then
-    /// another ASCII letter that no combining mark follows, normalise to those two
-    /// letters side by side, and loose text keeps both: such a place cannot be the
-    /// needle's, unless the second letter is a follower. In English text this leaves
-    /// few of a common letter's places (`c` of `incident` only before `i` or a
-    /// non-letter), where every place would make the windows cover the whole text.
-    /// Look-alikes of the letter stay candidates whatever follows them.
+    /// ASCII characters that loose text drops (spaces, `-`, `.`, `(`: see
+    /// [`vanishes_from_loose_text`]), then another ASCII letter that no combining mark
+    /// follows, normalise to those two letters with separators between them, and loose
+    /// text keeps the two side by side: such a place cannot be the needle's, unless the
+    /// second letter is a follower. In English text this leaves few of a common
+    /// letter's places (`c` of `incident` only before `i`, or before something other
+    /// than a letter, as the end of a line), where every place would make the windows
+    /// cover the whole text. Look-alikes of the letter stay candidates whatever follows
+    /// them.
     pub(crate) fn followed_by(mut self, followers: &[char]) -> Prefilter {
         if self.anchor.len() == 1 && self.anchor.as_bytes()[0].is_ascii_alphabetic() {
             self.followers = Some(followers.to_vec());
@@ -111,13 +118,20 @@ impl Prefilter {
         self
     }
 
-    /// Whether the anchor as written at `at` of `bytes` (one ASCII letter) is followed by
-    /// an ASCII letter that is no follower and not composed with what comes after it.
+    /// Whether the anchor as written at `at` of `bytes` (one ASCII letter) is followed,
+    /// past ASCII characters that loose text drops, by an ASCII letter that is no
+    /// follower and not composed with what comes after it.
     fn followed_by_other_letter(&self, bytes: &[u8], at: usize) -> bool {
         let Some(followers) = &self.followers else {
             return false;
         };
-        let next = at + self.anchor.len();
+        let mut next = at + self.anchor.len();
+        while bytes
+            .get(next)
+            .is_some_and(|&b| vanishes_from_loose_text(b))
+        {
+            next += 1;
+        }
         let Some(&letter) = bytes.get(next).filter(|b| b.is_ascii_alphabetic()) else {
             return false;
         };
@@ -157,7 +171,7 @@ impl Prefilter {
             if let Some(c) = text[at..]
                 .chars()
                 .next()
-                .filter(|c| self.others.contains(c))
+                .filter(|c| self.others.binary_search(c).is_ok())
             {
                 spellings.push(at..at + c.len_utf8());
             }
@@ -323,6 +337,25 @@ impl Fingerprints {
         };
         found.map(|found| found.start())
     }
+}
+
+/// Whether `byte` is an ASCII character whose normalisation, wherever it stands, is
+/// only characters loose text drops (whitespace, `-`, `.`, `[` as `(`...). ASCII
+/// characters other than digits, `,` and `.` are normalised one by one (no ASCII
+/// character composes, and only numeral runs join `,` and `.` to their neighbours,
+/// which takes a digit); a whitespace run collapses to one space, which loose text
+/// drops too.
+fn vanishes_from_loose_text(byte: u8) -> bool {
+    static VANISHING: OnceLock<[bool; 128]> = OnceLock::new();
+    let vanishing = VANISHING.get_or_init(|| {
+        let mut vanishing = [false; 128];
+        for (byte, vanishes) in (0u8..).zip(vanishing.iter_mut()) {
+            let normalized = normalize_str(char::from(byte).encode_utf8(&mut [0; 4]));
+            *vanishes = normalized.chars().all(|c| loose_char(c).is_none());
+        }
+        vanishing
+    });
+    vanishing.get(usize::from(byte)).copied().unwrap_or(false)
 }
 
 /// `bytes` in every combination of ASCII cases.
@@ -644,6 +677,13 @@ mod tests {
             found.map(|range| &text[range]).collect::<Vec<_>>(),
             ["C", "c", "ｃ", "c"],
             "before `i`, a non-letter or a mark, and any look-alike"
+        );
+        let text = "traffic first, tic - it, tic (x), c.\nx, c -\u{301}x, c ,5, tic [ i";
+        let found = c_before_i.candidates(text).into_iter();
+        assert_eq!(
+            found.map(|range| &text[range]).collect::<Vec<_>>(),
+            ["c", "c", "c", "c"],
+            "past what loose text drops, a letter other than `i` rules a place out"
         );
         assert_eq!(
             candidate_texts("がいど", "か\u{3099}いど"),

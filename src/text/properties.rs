@@ -136,6 +136,13 @@ const NEAR_FRAGMENTS: &[&str] = &[
     "Cite ",
     "c\u{0301}i",
     "traffic, ",
+    "traffic first ",
+    "c - i",
+    "c\n\ti",
+    "c.(d",
+    "c ,5",
+    "c -\u{301}x",
+    "in-c i-dent",
     "plain words here ",
     "more plain text and ",
 ];
@@ -199,7 +206,14 @@ fn found_both_near(text: &str, needle: &str, loose_needle: &str) -> Option<BothF
     Some(BothFound {
         normalized: prefilter
             .map(|_| found(windows.iter().map(|w| &w.normalized).collect(), needle)),
-        loose: found(windows.iter().map(|w| &w.loose).collect(), loose_needle),
+        loose: windows
+            .iter()
+            .flat_map(|window| {
+                let at = window.loose.text.match_indices(loose_needle);
+                at.map(|(at, _)| window.loose_original_range(at..at + loose_needle.len()))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
     })
 }
 

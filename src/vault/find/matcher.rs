@@ -215,9 +215,9 @@ impl Patterns {
                             hits.record(index, piece.original_range(range), Way::Normalized);
                         });
                 }
-                for piece in windows.iter().map(|window| &window.loose) {
-                    self.loose.for_each(&piece.normalized.text, |index, range| {
-                        hits.record(index, piece.original_range(range), Way::Loose);
+                for window in &windows {
+                    self.loose.for_each(&window.loose.text, |index, range| {
+                        hits.record(index, window.loose_original_range(range), Way::Loose);
                     });
                 }
             }
