@@ -15,6 +15,8 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
+use std::cmp::Reverse;
+
 use rustc_hash::FxHashSet;
 
 use super::corpus::Corpus;
@@ -169,11 +171,16 @@ impl Posting {
 struct SortedHits(Vec<(NodeKey, NodeHits)>);
 
 impl SortedHits {
+    /// Each section's patterns come largest first, so each set is sized by its first
+    /// insert, and its count lists are sized once (the lists are sorted afterwards).
     fn of(mut postings: Vec<(NodeKey, Posting)>) -> SortedHits {
-        postings.sort_by_key(|(key, _)| *key);
+        postings.sort_unstable_by_key(|(key, posting)| (*key, Reverse(posting.pattern)));
         let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
         for run in postings.chunk_by(|a, b| a.0 == b.0) {
+            let loose = run.iter().filter(|(_, p)| p.form == Form::Loose).count();
             let mut node = NodeHits::default();
+            node.counts.reserve_exact(run.len() - loose);
+            node.loose_counts.reserve_exact(loose);
             for (_, posting) in run {
                 posting.record(&mut node);
             }
