@@ -469,6 +469,46 @@ mod tests {
         (scored, corpus, dir, index)
     }
 
+    /// The counts a search keeps up to date are the counts over the hits it holds.
+    #[test]
+    fn term_document_frequencies_follow_added_removed_and_merged_hits() {
+        let (_dir, index) = index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = testing::plan("出張 旅費");
+        let result = scan(
+            &corpus,
+            &testing::sources(&index),
+            &plan,
+            &testing::every_file(&corpus),
+            Instant::now() + Duration::from_secs(60),
+            &crate::call::CallContext::local(),
+        );
+        let full = TermDf::of(&plan, &result);
+        let none = TermDf::of(&plan, &ScanResult::default());
+        assert_ne!(full, none, "the fixture holds the terms");
+        let (first, second) = result.hits.split_at(result.hits.len() / 2);
+        let part = |hits: &[(NodeKey, NodeHits)]| ScanResult {
+            hits: hits.to_vec(),
+            ..ScanResult::default()
+        };
+        let mut merged = TermDf::of(&plan, &part(first));
+        merged.merge(&TermDf::of(&plan, &part(second)));
+        assert_eq!(merged, full);
+        let mut counted = full.clone();
+        for (_, hits) in &result.hits {
+            counted.remove(&plan, hits);
+        }
+        assert_eq!(counted, none);
+        for (_, hits) in &result.hits {
+            counted.add(&plan, hits);
+        }
+        assert_eq!(counted, full);
+        assert_eq!(
+            counted.weights(corpus.node_count),
+            full.weights(corpus.node_count)
+        );
+    }
+
     #[test]
     fn a_heading_match_ranks_its_own_section_above_its_parent() {
         let (scored, corpus, _dir, index) = ranked("出張旅費");
