@@ -15,7 +15,9 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::Reverse;
+
+use rustc_hash::FxHashSet;
 
 use super::corpus::Corpus;
 use super::derived::NodeKey;
@@ -47,7 +49,6 @@ pub(super) fn index_hits(
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
-    let mut hits: FxHashMap<NodeKey, NodeHits> = FxHashMap::default();
     let found = |pattern: IndexPattern| -> Vec<(NodeKey, u32)> {
         match pattern.sections(&view.searcher, &view.keys, &keep) {
             Ok(found) => found.unwrap_or_default(),
@@ -57,49 +58,53 @@ pub(super) fn index_hits(
             }
         }
     };
+    let mut postings: Vec<(NodeKey, Posting)> = Vec::new();
     for (index, pattern) in plan.patterns[..plan.first_unit_pattern].iter().enumerate() {
         let literal = IndexPattern::literal(&pattern.text, &view.fields, view.vocabulary());
-        for (key, count) in found(literal) {
-            let node = hits.entry(key).or_default();
-            node.body.insert(index);
-            node.counts.push((index as u32, clamp(count)));
-        }
+        postings.extend(found(literal).into_iter().map(|(key, count)| {
+            let posting = Posting {
+                pattern: index as u32,
+                form: Form::Word,
+                count,
+            };
+            (key, posting)
+        }));
     }
     let mut unit_df = vec![0; plan.units.len()];
     let mut weak = Vec::new();
     for (index, planned) in plan.units.iter().enumerate() {
         let sections = found(IndexPattern::unit(&planned.unit, &view.fields));
         unit_df[index] = sections.len() as u32;
+        let posting = |count| Posting {
+            pattern: (plan.first_unit_pattern + index) as u32,
+            form: planned.unit.form(),
+            count,
+        };
         if planned.unit.kind.is_strong() {
-            for (key, count) in sections {
-                record_unit(
-                    hits.entry(key).or_default(),
-                    plan.first_unit_pattern + index,
-                    planned.unit.form(),
-                    count,
-                );
-            }
+            postings.extend(
+                sections
+                    .into_iter()
+                    .map(|(key, count)| (key, posting(count))),
+            );
         } else {
-            weak.push((
-                plan.first_unit_pattern + index,
-                planned.unit.form(),
-                sections,
-            ));
+            weak.extend(
+                sections
+                    .into_iter()
+                    .map(|(key, count)| (key, posting(count))),
+            );
         }
     }
+    let mut hits = SortedHits::of(postings);
     // A weak unit only adds to a section that something else brought.
-    for (pattern, form, sections) in weak {
-        for (key, count) in sections {
-            let node = if brought.contains(&key) {
-                Some(hits.entry(key).or_default())
-            } else {
-                hits.get_mut(&key)
-            };
-            if let Some(node) = node {
-                record_unit(node, pattern, form, count);
-            }
+    let mut brought_weak = Vec::new();
+    for (key, posting) in weak {
+        match hits.get_mut(key) {
+            Some(node) => posting.record(node),
+            None if brought.contains(&key) => brought_weak.push((key, posting)),
+            None => {}
         }
     }
+    hits.add(SortedHits::of(brought_weak));
     add_link_texts(corpus, plan, &filter, &mut hits);
     let mut scan = ScanResult::default();
     let pages = corpus.labels().pages.candidates(plan);
@@ -125,30 +130,78 @@ pub(super) fn index_hits(
             scan.pages.insert(*file, page_hits);
         }
     }
-    scan.hits = hits
-        .into_iter()
-        .map(|(key, mut node)| {
-            node.counts.sort_unstable();
-            node.loose_counts.sort_unstable();
-            node.provisional = true;
-            let (normal, loose) = titles.of_title(plan, corpus, key);
-            if !normal.is_empty() || !loose.is_empty() {
-                node.set_titles(normal.clone(), loose.clone());
-            }
-            (key, node)
-        })
-        .collect();
-    scan.hits.sort_unstable_by_key(|(key, _)| *key);
+    scan.hits = hits.0;
+    for (key, node) in &mut scan.hits {
+        node.counts.sort_unstable();
+        node.loose_counts.sort_unstable();
+        node.provisional = true;
+        let (normal, loose) = titles.of_title(plan, corpus, *key);
+        if !normal.is_empty() || !loose.is_empty() {
+            node.set_titles(normal.clone(), loose.clone());
+        }
+    }
     IndexHits { scan, unit_df }
 }
 
-fn record_unit(node: &mut NodeHits, pattern: usize, form: Form, count: u32) {
-    let (set, counts) = match form {
-        Form::Word => (&mut node.body, &mut node.counts),
-        Form::Loose => (&mut node.body_loose, &mut node.loose_counts),
-    };
-    set.insert(pattern);
-    counts.push((pattern as u32, clamp(count)));
+/// One section's occurrences of one pattern, as the index counted them.
+#[derive(Clone, Copy)]
+struct Posting {
+    pattern: u32,
+    /// Where the pattern is looked for: the normalised body (literals, word units) or the
+    /// loose one (loose units).
+    form: Form,
+    count: u32,
+}
+
+impl Posting {
+    fn record(self, node: &mut NodeHits) {
+        let (set, counts) = match self.form {
+            Form::Word => (&mut node.body, &mut node.counts),
+            Form::Loose => (&mut node.body_loose, &mut node.loose_counts),
+        };
+        set.insert(self.pattern as usize);
+        counts.push((self.pattern, clamp(self.count)));
+    }
+}
+
+/// The index's hits by section, sorted by key: built from all postings at once by one
+/// sort, not entry by entry in a hash map (tens of thousands of sections for a common
+/// unit at 200 MB of manuals, where the map's growth and hashing were a visible share of
+/// a warm search), and already in the order `ScanResult` keeps.
+struct SortedHits(Vec<(NodeKey, NodeHits)>);
+
+impl SortedHits {
+    /// Each section's patterns come largest first, so each set is sized by its first
+    /// insert, and its count lists are sized once (the lists are sorted afterwards).
+    fn of(mut postings: Vec<(NodeKey, Posting)>) -> SortedHits {
+        postings.sort_unstable_by_key(|(key, posting)| (*key, Reverse(posting.pattern)));
+        let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
+        for run in postings.chunk_by(|a, b| a.0 == b.0) {
+            let loose = run.iter().filter(|(_, p)| p.form == Form::Loose).count();
+            let mut node = NodeHits::default();
+            node.counts.reserve_exact(run.len() - loose);
+            node.loose_counts.reserve_exact(loose);
+            for (_, posting) in run {
+                posting.record(&mut node);
+            }
+            hits.push((run[0].0, node));
+        }
+        SortedHits(hits)
+    }
+
+    fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeHits> {
+        let at = self.0.binary_search_by_key(&key, |(k, _)| *k).ok()?;
+        Some(&mut self.0[at].1)
+    }
+
+    /// Adds hits of sections these do not hold.
+    fn add(&mut self, other: SortedHits) {
+        if other.0.is_empty() {
+            return;
+        }
+        self.0.extend(other.0);
+        self.0.sort_by_key(|(key, _)| *key);
+    }
 }
 
 fn clamp(count: u32) -> u16 {
@@ -157,13 +210,9 @@ fn clamp(count: u32) -> u16 {
 
 /// The sections of the scope that links point at with text holding a pattern (only the
 /// link texts the label postings admit are matched).
-fn add_link_texts(
-    corpus: &Corpus,
-    plan: &Plan,
-    filter: &ScopeFilter,
-    hits: &mut FxHashMap<NodeKey, NodeHits>,
-) {
+fn add_link_texts(corpus: &Corpus, plan: &Plan, filter: &ScopeFilter, hits: &mut SortedHits) {
     let labels = corpus.labels();
+    let mut fresh = Vec::new();
     for id in labels.links.candidates(plan) {
         let key = labels.link_keys[id as usize];
         if !filter.contains(key) {
@@ -177,6 +226,23 @@ fn add_link_texts(
         if normalized.is_empty() && loose.is_empty() {
             continue;
         }
-        hits.entry(key).or_default().set_links(normalized, loose);
+        match hits.get_mut(key) {
+            Some(node) => node.set_links(normalized, loose),
+            None => {
+                let mut node = NodeHits::default();
+                node.set_links(normalized, loose);
+                fresh.push((key, node));
+            }
+        }
     }
+    // A section two link ids name keeps the last one's sets, as setting them in turn would.
+    fresh.sort_by_key(|(key, _)| *key);
+    fresh.dedup_by(|later, earlier| {
+        let same = later.0 == earlier.0;
+        if same {
+            std::mem::swap(later, earlier);
+        }
+        same
+    });
+    hits.add(SortedHits(fresh));
 }

@@ -56,13 +56,17 @@ pub(crate) fn rank_units(
     }
     let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
     let mut counted = vec![0u32; plan.units.len()];
+    let mut ids = Vec::new();
+    let mut present = Vec::new();
     for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
+        titles.ancestors_into(plan, corpus, *key, &mut ids);
         let mut above = PatternSet::default();
-        for (normal, loose) in titles.of_ancestors(plan, corpus, *key) {
+        for &id in &ids {
+            let (normal, loose) = titles.sets(id);
             above.union(normal);
             above.union(loose);
         }
-        let found = unit_frequencies(plan, hits, &above);
+        let found = unit_frequencies(plan, hits, &above, &mut present);
         for frequency in found.iter().filter(|frequency| frequency.own) {
             counted[frequency.unit] += 1;
         }
@@ -132,33 +136,40 @@ struct Frequency {
 
 /// The units present in or above the section, with their field-weighted frequency.
 /// Only the units the section's hits name are looked at, so the cost follows the
-/// section's matches, not the query's length.
-fn unit_frequencies(plan: &Plan, hits: &NodeHits, ancestors: &PatternSet) -> Vec<Frequency> {
+/// section's matches, not the query's length. `present` is a buffer the caller reuses
+/// across sections.
+fn unit_frequencies(
+    plan: &Plan,
+    hits: &NodeHits,
+    ancestors: &PatternSet,
+    present: &mut Vec<usize>,
+) -> Vec<Frequency> {
     let first = plan.first_unit_pattern;
-    let mut present: Vec<usize> = hits
-        .counts
-        .iter()
-        .chain(&hits.loose_counts)
-        .map(|&(pattern, _)| pattern as usize)
-        .filter(|&pattern| pattern >= first)
-        .chain(
-            [
-                &hits.body,
-                &hits.body_loose,
-                hits.title(),
-                hits.title_loose(),
-                hits.links(),
-                hits.links_loose(),
-                ancestors,
-            ]
-            .into_iter()
-            .flat_map(|set| set.iter_from(first)),
-        )
-        .collect();
+    present.clear();
+    present.extend(
+        hits.counts
+            .iter()
+            .chain(&hits.loose_counts)
+            .map(|&(pattern, _)| pattern as usize)
+            .filter(|&pattern| pattern >= first)
+            .chain(
+                [
+                    &hits.body,
+                    &hits.body_loose,
+                    hits.title(),
+                    hits.title_loose(),
+                    hits.links(),
+                    hits.links_loose(),
+                    ancestors,
+                ]
+                .into_iter()
+                .flat_map(|set| set.iter_from(first)),
+            ),
+    );
     present.sort_unstable();
     present.dedup();
     let mut found = Vec::new();
-    for pattern in present {
+    for &pattern in present.iter() {
         let index = pattern - first;
         let planned = &plan.units[index];
         let (body, in_body, title, links, body_signal) = match planned.unit.form() {

@@ -68,31 +68,64 @@ pub(crate) struct Scored {
     pub ways: Vec<Way>,
 }
 
-/// Weight of each content term: its idf over the sections of the corpus (a term found
-/// nowhere weighs most: it is what the reader asked and what is hardest to find).
-pub(crate) fn term_weights(plan: &Plan, scan: &ScanResult, node_count: usize) -> Vec<f32> {
-    let mut df = vec![0usize; plan.terms.len()];
-    for (_, hits) in &scan.hits {
-        for (term, count) in plan.terms.iter().zip(df.iter_mut()) {
+/// How many sections of a scan hold each content term: the document frequency of the
+/// terms' weights ([`TermDf::weights`]). A search keeps it beside its hits and updates it for the few hundred
+/// sections each verification round replaces, instead of counting the terms in tens of
+/// thousands of sections again every round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TermDf(Vec<usize>);
+
+impl TermDf {
+    pub(crate) fn of(plan: &Plan, scan: &ScanResult) -> TermDf {
+        let mut df = TermDf(vec![0; plan.terms.len()]);
+        for (_, hits) in &scan.hits {
+            df.add(plan, hits);
+        }
+        df
+    }
+
+    /// Counts the terms `hits` hold.
+    pub(crate) fn add(&mut self, plan: &Plan, hits: &NodeHits) {
+        for (term, count) in plan.terms.iter().zip(self.0.iter_mut()) {
             *count += usize::from(hits.holds(term.exact));
         }
     }
-    df.into_iter()
-        .map(|df| (1.0 + node_count as f32 / (1.0 + df as f32)).ln())
-        .collect()
+
+    /// Takes back what [`TermDf::add`] counted for `hits`.
+    pub(crate) fn remove(&mut self, plan: &Plan, hits: &NodeHits) {
+        for (term, count) in plan.terms.iter().zip(self.0.iter_mut()) {
+            *count -= usize::from(hits.holds(term.exact));
+        }
+    }
+
+    /// Adds the counts of other sections.
+    pub(crate) fn merge(&mut self, other: &TermDf) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine += theirs;
+        }
+    }
+
+    /// Weight of each content term: its idf over the sections of the corpus (a term found
+    /// nowhere weighs most: it is what the reader asked and what is hardest to find).
+    pub(crate) fn weights(&self, node_count: usize) -> Vec<f32> {
+        self.0
+            .iter()
+            .map(|&df| (1.0 + node_count as f32 / (1.0 + df as f32)).ln())
+            .collect()
+    }
 }
 
 /// Scores every section with evidence of a term that `keep` accepts, best first (a
-/// section that only holds units is ranked by `relevance`). The terms' weights count
-/// every section of `scan`, kept or not.
+/// section that only holds units is ranked by `relevance`). `weights` are the terms'
+/// [`TermDf::weights`] over every section of `scan`, kept or not.
 pub(crate) fn score_all(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,
+    weights: &[f32],
     keep: &dyn Fn(&NodeHits) -> bool,
     titles: &mut TitleSets,
 ) -> Vec<Scored> {
-    let weights = term_weights(plan, scan, corpus.node_count);
     let terms = plan.first_unit_pattern;
     let empty = NodeHits::default();
     let mut keys: Vec<NodeKey> = scan
@@ -110,29 +143,40 @@ pub(crate) fn score_all(
     keys.sort();
     keys.dedup();
     let no_page = PageHits::default();
+    let mut above = Vec::new();
     let mut scored: Vec<Scored> = keys
         .into_iter()
         .filter(|key| corpus.files[key.file as usize].outline.node_count() > key.node as usize)
         .map(|key| {
             let hits = scan.get(key).unwrap_or(&empty);
             let page = scan.pages.get(&key.file).unwrap_or(&no_page);
-            let above = titles.of_ancestors(plan, corpus, key);
-            score_node(plan, corpus, &weights, key, hits, page, &above)
+            titles.ancestors_into(plan, corpus, key, &mut above);
+            let node = Node { key, hits, page };
+            score_node(plan, corpus, weights, &node, &above, titles)
         })
         .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     scored
 }
 
+/// A section being scored and its matches.
+struct Node<'a> {
+    key: NodeKey,
+    hits: &'a NodeHits,
+    page: &'a PageHits,
+}
+
+/// The evidence score of `node`; `ancestors` are the ids of the matching headings above
+/// it in `titles`.
 fn score_node(
     plan: &Plan,
     corpus: &Corpus,
     weights: &[f32],
-    key: NodeKey,
-    hits: &NodeHits,
-    page: &PageHits,
-    ancestors: &[&(PatternSet, PatternSet)],
+    node: &Node,
+    ancestors: &[u32],
+    titles: &TitleSets,
 ) -> Scored {
+    let Node { key, hits, page } = *node;
     let top_of_page = key.node == 0;
     let page_weight = if top_of_page {
         PAGE_TOP_WEIGHT
@@ -161,7 +205,8 @@ fn score_node(
         consider(Field::Links, LINK_WEIGHT, hits.links(), hits.links_loose());
         consider(Field::Page, page_weight, &page.normalized, &page.loose);
         consider(Field::Body, body_weight, &hits.body, &hits.body_loose);
-        for (normal, loose) in ancestors {
+        for &id in ancestors {
+            let (normal, loose) = titles.sets(id);
             consider(Field::Ancestor, ANCESTOR_WEIGHT, normal, loose);
         }
         let (credit, way, field) = best;
@@ -279,11 +324,12 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Sig
     if plan.strict.is_empty() {
         return 0.0;
     }
-    let mut present = hits.body.clone();
-    present.union(hits.title());
-    present.union(hits.links());
-    present.union(&page.normalized);
-    if plan.strict.iter().all(|&p| present.contains(p)) {
+    let present = [&hits.body, hits.title(), hits.links(), &page.normalized];
+    if plan
+        .strict
+        .iter()
+        .all(|&p| present.iter().any(|set| set.contains(p)))
+    {
         signals.insert(Signals::STRICT);
         STRICT_BONUS
     } else {
@@ -337,28 +383,37 @@ impl TitleSets {
         Some(id)
     }
 
-    /// The (normalised, loose) pattern sets of the headings above `key` that match any.
-    pub(crate) fn of_ancestors(
+    /// The ids of the headings above `key` that match any pattern, into `ids` (cleared
+    /// first): a buffer the caller reuses, since every section of a search asks this, and
+    /// the sets themselves are read with [`TitleSets::sets`].
+    pub(crate) fn ancestors_into(
         &mut self,
         plan: &Plan,
         corpus: &Corpus,
         key: NodeKey,
-    ) -> Vec<&(PatternSet, PatternSet)> {
+        ids: &mut Vec<u32>,
+    ) {
+        ids.clear();
         let labels = &corpus.files[key.file as usize].outline.labels;
-        let mut ids = Vec::new();
         let mut parent = labels[key.node as usize].parent;
         while let Some(node) = parent {
             let above = NodeKey {
                 file: key.file,
                 node,
             };
-            ids.extend(self.match_title(plan, corpus, above));
+            if let Some(id) = self.match_title(plan, corpus, above) {
+                let (normal, loose) = &self.memo[&id];
+                if !normal.is_empty() || !loose.is_empty() {
+                    ids.push(id);
+                }
+            }
             parent = labels[node as usize].parent;
         }
-        ids.into_iter()
-            .map(|id| &self.memo[&id])
-            .filter(|(normal, loose)| !normal.is_empty() || !loose.is_empty())
-            .collect()
+    }
+
+    /// The (normalised, loose) pattern sets of a title [`TitleSets::ancestors_into`] named.
+    pub(crate) fn sets(&self, id: u32) -> &(PatternSet, PatternSet) {
+        &self.memo[&id]
     }
 }
 
@@ -399,10 +454,12 @@ mod tests {
             Instant::now() + Duration::from_secs(60),
             &crate::call::CallContext::local(),
         );
+        let weights = TermDf::of(&plan, &result).weights(corpus.node_count);
         let scored = score_all(
             &plan,
             &corpus,
             &result,
+            &weights,
             &|_| true,
             &mut TitleSets::default(),
         )
@@ -410,6 +467,46 @@ mod tests {
         .map(|s| (s.key, s))
         .collect();
         (scored, corpus, dir, index)
+    }
+
+    /// The counts a search keeps up to date are the counts over the hits it holds.
+    #[test]
+    fn term_document_frequencies_follow_added_removed_and_merged_hits() {
+        let (_dir, index) = index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = testing::plan("出張 旅費");
+        let result = scan(
+            &corpus,
+            &testing::sources(&index),
+            &plan,
+            &testing::every_file(&corpus),
+            Instant::now() + Duration::from_secs(60),
+            &crate::call::CallContext::local(),
+        );
+        let full = TermDf::of(&plan, &result);
+        let none = TermDf::of(&plan, &ScanResult::default());
+        assert_ne!(full, none, "the fixture holds the terms");
+        let (first, second) = result.hits.split_at(result.hits.len() / 2);
+        let part = |hits: &[(NodeKey, NodeHits)]| ScanResult {
+            hits: hits.to_vec(),
+            ..ScanResult::default()
+        };
+        let mut merged = TermDf::of(&plan, &part(first));
+        merged.merge(&TermDf::of(&plan, &part(second)));
+        assert_eq!(merged, full);
+        let mut counted = full.clone();
+        for (_, hits) in &result.hits {
+            counted.remove(&plan, hits);
+        }
+        assert_eq!(counted, none);
+        for (_, hits) in &result.hits {
+            counted.add(&plan, hits);
+        }
+        assert_eq!(counted, full);
+        assert_eq!(
+            counted.weights(corpus.node_count),
+            full.weights(corpus.node_count)
+        );
     }
 
     #[test]

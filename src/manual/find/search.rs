@@ -19,7 +19,7 @@ use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
 use super::relevance::rank_units;
 use super::scan::{scan, NodeHits, ScanResult, Scope, ScopeFilter};
-use super::score::{score_all, term_weights, Scored, TitleSets, Way};
+use super::score::{score_all, Scored, TermDf, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
@@ -70,6 +70,9 @@ pub(super) struct Stage01 {
     /// them several times a search (SipHash was a visible share of a warm profile).
     provisional: FxHashSet<NodeKey>,
     unit_df: Vec<u32>,
+    /// The content terms' document frequency over every section in `scanned`, updated
+    /// with it.
+    term_df: TermDf,
     /// The best units score over every section the index found: the verified sections'
     /// unit shares are taken against it, as if every section had been scored.
     units_best: f32,
@@ -100,14 +103,39 @@ struct Verified {
 impl Stage01 {
     /// The time budget ran out before the scan could verify `keys` (sorted): they are
     /// left unscanned, as a scan cut by the deadline leaves its sections.
-    fn left_unverified(&mut self, keys: &[NodeKey]) {
+    fn left_unverified(&mut self, plan: &Plan, keys: &[NodeKey]) {
         let set: FxHashSet<NodeKey> = keys.iter().copied().collect();
+        self.uncount(plan, keys);
         self.provisional.retain(|key| !set.contains(key));
         self.scanned.hits.retain(|(key, _)| !set.contains(key));
         self.scanned.unscanned.extend(scope_of(keys));
     }
 
+    /// Replaces the hits of `keys` (sorted) by those of `exact`, their scan.
+    fn verify(&mut self, plan: &Plan, keys: &[NodeKey], exact: ScanResult) {
+        let set: FxHashSet<NodeKey> = keys.iter().copied().collect();
+        self.uncount(plan, keys);
+        self.provisional.retain(|key| !set.contains(key));
+        self.scanned.replace(&set, exact);
+        for key in keys {
+            if let Some(hits) = self.scanned.get(*key) {
+                self.term_df.add(plan, hits);
+            }
+        }
+        debug_assert_eq!(self.term_df, TermDf::of(plan, &self.scanned));
+    }
+
+    /// Takes the hits of `keys` out of the terms' document frequency.
+    fn uncount(&mut self, plan: &Plan, keys: &[NodeKey]) {
+        for key in keys {
+            if let Some(hits) = self.scanned.get(*key) {
+                self.term_df.remove(plan, hits);
+            }
+        }
+    }
+
     fn merge(&mut self, other: Stage01) {
+        self.term_df.merge(&other.term_df);
         self.scanned.merge(other.scanned);
         self.provisional.extend(other.provisional);
         for (mine, theirs) in self.unit_df.iter_mut().zip(other.unit_df) {
@@ -194,6 +222,7 @@ impl Search<'_> {
                 },
                 provisional: FxHashSet::default(),
                 unit_df: vec![0; self.plan.units.len()],
+                term_df: TermDf::of(self.plan, &ScanResult::default()),
                 units_best: 0.0,
                 ranked: Vec::new(),
                 titles: RefCell::default(),
@@ -207,6 +236,7 @@ impl Search<'_> {
         let found = index_hits(self.corpus, self.plan, scope, &brought, &mut titles);
         let mut stage = Stage01 {
             provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
+            term_df: TermDf::of(self.plan, &ScanResult::default()),
             scanned: found.scan,
             unit_df: found.unit_df,
             units_best: 0.0,
@@ -235,6 +265,7 @@ impl Search<'_> {
             let keys: FxHashSet<NodeKey> = direct.hits.iter().map(|(key, _)| *key).collect();
             stage.scanned.replace(&keys, direct);
         }
+        stage.term_df = TermDf::of(self.plan, &stage.scanned);
         let (scored, candidates, units_best) = self.fused(&stage, extra, Scoring::Everything);
         stage.units_best = units_best;
         // The candidates first, then the best of the rest, which Stage 4 may add.
@@ -267,10 +298,9 @@ impl Search<'_> {
             let mut next = next.to_vec();
             next.sort_unstable();
             if self.out_of_time() {
-                stage.left_unverified(&next);
+                stage.left_unverified(self.plan, &next);
                 break;
             }
-            let keys: FxHashSet<NodeKey> = next.iter().copied().collect();
             let exact = scan(
                 self.corpus,
                 self.files,
@@ -279,8 +309,7 @@ impl Search<'_> {
                 self.deadline,
                 self.call,
             );
-            stage.provisional.retain(|key| !keys.contains(key));
-            stage.scanned.replace(&keys, exact);
+            stage.verify(self.plan, &next, exact);
         }
         stage
     }
@@ -303,7 +332,15 @@ impl Search<'_> {
             Scoring::Verified => !hits.provisional,
         };
         let mut titles = stage.titles.borrow_mut();
-        let scored = score_all(self.plan, self.corpus, &stage.scanned, &keep, &mut titles);
+        let weights = stage.term_df.weights(self.corpus.node_count);
+        let scored = score_all(
+            self.plan,
+            self.corpus,
+            &stage.scanned,
+            &weights,
+            &keep,
+            &mut titles,
+        );
         let mut units = rank_units(
             self.plan,
             self.corpus,
@@ -402,7 +439,7 @@ impl Search<'_> {
         }
         result.scanned_files = stage.scanned.scanned_files;
         result.scanned_nodes = stage.scanned.scanned_nodes;
-        result.weights = term_weights(self.plan, &stage.scanned, self.corpus.node_count);
+        result.weights = stage.term_df.weights(self.corpus.node_count);
         let left = self.unscanned(&stage.scanned.unscanned, CutoffReason::TimeBudget);
         result.unscanned.splice(0..0, left);
         self.call.check_cancelled()?;
