@@ -154,6 +154,9 @@ pub(crate) struct CorpusCache {
     /// Whether a sync leaves the index update to a thread of its own (a server) or
     /// writes it before it returns (`manvault index`, tests that read the index).
     background: bool,
+    /// Whether a sync builds the new corpus's label postings on a thread of their own
+    /// (a server's, see `build_labels_beside`).
+    labels_beside: bool,
     /// What the last update wrote to the section index.
     last_update: Written,
     /// A background update landed after the current corpus was made: the next sync
@@ -187,8 +190,16 @@ impl CorpusCache {
             cache_dir,
             vault_root,
             background: true,
+            labels_beside: true,
             ..CorpusCache::default()
         }
+    }
+
+    /// Leaves the label postings to the first search, so a test can set a corpus's
+    /// labels itself before any search.
+    #[cfg(test)]
+    pub(crate) fn without_labels_beside(&mut self) {
+        self.labels_beside = false;
     }
 
     /// A cache over a section index opened in `cache_dir`, updated before each sync
@@ -324,7 +335,7 @@ impl CorpusCache {
             labels: Default::default(),
         });
         self.current = Some(Arc::clone(&corpus));
-        if self.background {
+        if self.labels_beside {
             build_labels_beside(&corpus);
         }
         corpus
