@@ -94,6 +94,13 @@ impl App {
         })
     }
 
+    /// Reads the search's stores and dictionaries that need no manual listing (see
+    /// `Finder::prepare`): called by a server on a thread of its own at start, beside the
+    /// manual index's build.
+    pub fn prepare_search(&self) {
+        self.finder.prepare();
+    }
+
     /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
     /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {

@@ -233,6 +233,7 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
         .build()
         .expect("tokio runtime");
     let app = Arc::new(App::new(config));
+    prepare_search_in_background(Arc::clone(&app));
     index_in_background(Arc::clone(&app));
     let server = McpServer::new(app);
     let served = match http {
@@ -254,6 +255,16 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
             code
         }
     }
+}
+
+/// Reads what the first search needs from the cache and the dictionaries on a thread of
+/// its own, while the manual index is built on another (issue 16: a server's first
+/// answer waited for both in turn).
+fn prepare_search_in_background(app: Arc<App>) {
+    std::thread::Builder::new()
+        .name("search-prepare".into())
+        .spawn(move || app.prepare_search())
+        .expect("spawn the search preparation thread");
 }
 
 /// Builds the manual index on its own thread, so `initialize` is answered at once (a

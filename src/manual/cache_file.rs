@@ -86,12 +86,6 @@ impl CacheFile {
     /// missing. The file's bytes are dropped before this returns, so they never add to
     /// the peak of the work that follows.
     pub(crate) fn read<T>(&self, decode: impl FnOnce(&[u8]) -> Option<T>) -> Option<T> {
-        self.read_owned(|payload| decode(&payload))
-    }
-
-    /// [`CacheFile::read`] for a `decode` that keeps the payload (decoding parts of it
-    /// later) instead of copying it.
-    pub(crate) fn read_owned<T>(&self, decode: impl FnOnce(Vec<u8>) -> Option<T>) -> Option<T> {
         let Envelope { holds, without, .. } = self.envelope;
         let mut bytes = Vec::new();
         match self.root.open_file(&self.file) {
@@ -113,10 +107,7 @@ impl CacheFile {
         let decoded = self
             .envelope
             .holds_payload(&bytes)
-            .then(|| {
-                bytes.drain(..HEADER_BYTES);
-                decode(bytes)
-            })
+            .then(|| decode(&bytes[HEADER_BYTES..]))
             .flatten();
         if decoded.is_none() {
             tracing::info!("{holds} was written by another version or is damaged; {without}");

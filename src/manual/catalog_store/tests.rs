@@ -241,3 +241,20 @@ fn a_link_on_the_way_to_the_cache_is_not_followed() {
     );
     assert!(!elsewhere.path().join("cache").join(FILE_NAME).exists());
 }
+
+#[test]
+fn the_folders_are_every_folder_above_a_stored_file_once_in_order() {
+    let manuals = crate::test_support::tree(&[
+        ("m/a.md", "# A\n"),
+        ("m/x/y/b.md", "# B\n"),
+        ("m/x/c.md", "# C\n"),
+        ("m/x/y/z/d.md", "# D\n"),
+        ("n/e.md", "# E\n"),
+    ]);
+    let workspace = Workspace::new();
+    workspace.build(manuals.path());
+    assert_eq!(
+        workspace.store().folders(),
+        ["m", "m/x", "m/x/y", "m/x/y/z", "n"]
+    );
+}

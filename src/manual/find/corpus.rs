@@ -29,7 +29,7 @@ use super::index::vocabulary::Vocabulary;
 use super::index::{file_id, Fields, FileSections, SectionIndex, WriterBudget, Written};
 use super::labels::CorpusLabels;
 use super::links::extract_references;
-use super::outlines::OutlineStore;
+use super::outlines::{OutlineStore, StoredOutlines};
 use super::refstore::{fits, manual_fingerprint, KeyedReferences, ReferenceStore, UNREAD_KEY};
 use super::resolve::{manual_ranges, resolve_manuals, ReferenceGraph};
 use super::texts::TextCache;
@@ -55,8 +55,8 @@ pub(crate) struct Corpus {
     /// Where the texts of files not pinned are kept (shared with the cache's other
     /// corpora).
     texts: Arc<TextCache>,
-    /// Postings of the page titles, link texts and titles (`labels`), built at the
-    /// first search.
+    /// Postings of the page titles, link texts and titles (`labels`), built beside the
+    /// search after a server's sync, else at the first search.
     pub(crate) labels: OnceLock<CorpusLabels>,
 }
 
@@ -105,8 +105,8 @@ impl Corpus {
         &self.texts
     }
 
-    /// The label postings, built at the first search of this corpus (a sync that does
-    /// not search pays nothing for them).
+    /// The label postings: built on a thread of their own after a server's sync
+    /// (`build_labels_beside`), else at the first search of this corpus.
     pub(crate) fn labels(&self) -> &CorpusLabels {
         self.labels.get_or_init(|| self.new_labels())
     }
@@ -140,10 +140,13 @@ pub(crate) struct CorpusCache {
     /// The resolved references under `cache_dir`, opened at the first sync.
     reference_store: Option<ReferenceStore>,
     references_read: bool,
-    /// The outline file under `cache_dir` (`outlines`), opened and read at the first
-    /// sync, rewritten by a sync that made an outline or saw a file go.
+    /// The outline file under `cache_dir` (`outlines`), opened and read by
+    /// [`CorpusCache::prepare`] or the first sync, rewritten by a sync that made an
+    /// outline or saw a file go.
     outline_store: Option<OutlineStore>,
     outlines_read: bool,
+    /// The outlines read from `outline_store` until the first sync restores them.
+    unrestored: Option<StoredOutlines>,
     /// How many manuals' references the syncs resolved (the others were kept or read).
     #[cfg(test)]
     pub(crate) manuals_resolved: usize,
@@ -151,6 +154,9 @@ pub(crate) struct CorpusCache {
     /// Whether a sync leaves the index update to a thread of its own (a server) or
     /// writes it before it returns (`manvault index`, tests that read the index).
     background: bool,
+    /// Whether a sync builds the new corpus's label postings on a thread of their own
+    /// (a server's, see `build_labels_beside`).
+    labels_beside: bool,
     /// What the last update wrote to the section index.
     last_update: Written,
     /// A background update landed after the current corpus was made: the next sync
@@ -184,8 +190,16 @@ impl CorpusCache {
             cache_dir,
             vault_root,
             background: true,
+            labels_beside: true,
             ..CorpusCache::default()
         }
+    }
+
+    /// Leaves the label postings to the first search, so a test can set a corpus's
+    /// labels itself before any search.
+    #[cfg(test)]
+    pub(crate) fn without_labels_beside(&mut self) {
+        self.labels_beside = false;
     }
 
     /// A cache over a section index opened in `cache_dir`, updated before each sync
@@ -257,6 +271,17 @@ impl CorpusCache {
         }
     }
 
+    /// Reads what the first sync takes from `cache_dir` before any file is listed: the
+    /// section index's last commit, the stored outlines (decoded) and the resolved
+    /// references. A server calls it on a thread of its own at start, so that this work
+    /// runs beside the manual index's build instead of after it (issue 16: a server's
+    /// first answer); a first sync without it reads them itself, the same way.
+    pub(crate) fn prepare(&mut self) {
+        self.open_sections();
+        self.read_outlines();
+        self.read_references();
+    }
+
     /// The corpus for `index` as it is now, rebuilding what changed since the last call.
     pub(crate) fn sync(&mut self, index: &ManualIndex) -> Arc<Corpus> {
         self.sync_reporting(index, &mut |_| {})
@@ -310,6 +335,9 @@ impl CorpusCache {
             labels: Default::default(),
         });
         self.current = Some(Arc::clone(&corpus));
+        if self.labels_beside {
+            build_labels_beside(&corpus);
+        }
         corpus
     }
 
@@ -329,12 +357,7 @@ impl CorpusCache {
         files: &[CorpusFile],
         manual_files: &[&ManualFile],
     ) -> ReferenceGraph {
-        if !std::mem::replace(&mut self.references_read, true) {
-            self.reference_store = self.open_store(ReferenceStore::open);
-            if let Some(store) = &self.reference_store {
-                self.resolved = store.read();
-            }
-        }
+        self.read_references();
         let manuals = manual_ranges(files);
         let mut previous = std::mem::take(&mut self.resolved);
         let mut stale = Vec::new();
@@ -377,6 +400,24 @@ impl CorpusCache {
             let (_, part) = &self.resolved[&manual.manual_id];
             (manual.files.start, Arc::clone(part))
         }))
+    }
+
+    /// Opens the reference store and reads it, once.
+    fn read_references(&mut self) {
+        if !std::mem::replace(&mut self.references_read, true) {
+            self.reference_store = self.open_store(ReferenceStore::open);
+            if let Some(store) = &self.reference_store {
+                self.resolved = store.read();
+            }
+        }
+    }
+
+    /// Opens the outline store and reads it, once: kept for the first sync to restore.
+    fn read_outlines(&mut self) {
+        if !std::mem::replace(&mut self.outlines_read, true) {
+            self.outline_store = self.open_store(OutlineStore::open);
+            self.unrestored = self.outline_store.as_ref().map(OutlineStore::read);
+        }
     }
 
     /// Opens the section index at the first sync.
@@ -478,11 +519,8 @@ impl CorpusCache {
         changed: Vec<usize>,
         files: &mut [Option<CorpusFile>],
     ) -> (Vec<usize>, bool) {
-        if std::mem::replace(&mut self.outlines_read, true) {
-            return (changed, false);
-        }
-        self.outline_store = self.open_store(OutlineStore::open);
-        let Some(stored) = self.outline_store.as_ref().map(OutlineStore::read) else {
+        self.read_outlines();
+        let Some(mut stored) = self.unrestored.take() else {
             return (changed, false);
         };
         if stored.is_empty() {
@@ -493,14 +531,13 @@ impl CorpusCache {
         // Only files the section index holds: another one is derived whole, its text
         // pinned for the scan and the index writer, as without the file.
         let sections = self.sections();
-        let outlines = map_parallel(listed, &changed, |entry| {
-            let held = sections.is_some_and(|sections| sections.holds(entry.manual_id, entry.file));
-            held.then(|| stored.outline(entry.manual_id, entry.file))
-                .flatten()
-        });
-        for (position, outline) in changed.into_iter().zip(outlines) {
+        for position in changed {
             let entry = &listed[position];
-            match outline {
+            let held = sections.is_some_and(|sections| sections.holds(entry.manual_id, entry.file));
+            match held
+                .then(|| stored.take(entry.manual_id, entry.file))
+                .flatten()
+            {
                 Some(outline) => {
                     files[position] = Some(CorpusFile {
                         manual_id: entry.manual_id.into(),
@@ -615,6 +652,22 @@ impl CorpusCache {
             (sections, written)
         }));
         before
+    }
+}
+
+/// Builds `corpus`'s label postings on a thread of their own, so that the search that
+/// follows the sync finds them built while it made its plan and asked the section index
+/// (issue 16: a server's first answer). A search that needs them sooner waits for this
+/// build rather than doing it again (`OnceLock`).
+fn build_labels_beside(corpus: &Arc<Corpus>) {
+    let corpus = Arc::clone(corpus);
+    let spawned = std::thread::Builder::new()
+        .name("corpus-labels".into())
+        .spawn(move || {
+            corpus.labels();
+        });
+    if let Err(error) = spawned {
+        tracing::debug!(error = %error, "label postings are built by the first search instead");
     }
 }
 
@@ -836,6 +889,55 @@ mod tests {
         assert_eq!(outline.labels[details as usize].parent, Some(intro));
         assert_eq!(outline.labels[details as usize].title.text, "details");
         assert_eq!(outline.page.text, "guide page docs guide one");
+    }
+
+    /// What a server reads before the manuals are listed is what its first sync uses:
+    /// with the stores gone after `prepare`, the sync resolves no manual and makes no
+    /// outline (it would rewrite the outline file if it had to read the outlines again).
+    #[test]
+    fn a_prepared_cache_syncs_from_what_it_read_before_the_listing() {
+        let (_dir, index) = index(&[
+            ("m/a.md", "# A\n\n[to b](b.md)\n"),
+            ("m/b.md", "# B\n\n[back](a.md)\n"),
+        ]);
+        let cache_dir = tempfile::tempdir().unwrap();
+        let start = || {
+            let sections = SectionIndex::open(Some(cache_dir.path()));
+            CorpusCache::with_sections(sections, cache_dir.path(), cache_dir.path())
+        };
+        let first = start().sync(&index);
+        let stores = ["outlines.bin", "references.bin"].map(|name| cache_dir.path().join(name));
+        let mut prepared = start();
+        prepared.prepare();
+        for store in &stores {
+            std::fs::remove_file(store).unwrap();
+        }
+        let second = prepared.sync(&index);
+        assert_eq!(prepared.manuals_resolved, 0, "the references read before");
+        assert!(
+            !stores[0].exists(),
+            "no outline made: every one read before"
+        );
+        for (left, right) in first.files.iter().zip(&second.files) {
+            assert_eq!(left.outline.labels, right.outline.labels);
+            assert_eq!(left.outline.stored, right.outline.stored);
+            assert!(right.pinned.is_none(), "restored, not derived");
+        }
+        assert_eq!(
+            format!("{:?}", first.references.references()),
+            format!("{:?}", second.references.references())
+        );
+    }
+
+    #[test]
+    fn a_server_sync_builds_the_label_postings_without_a_search() {
+        let (_dir, index) = index(&[("m/docs/guide-one.md", GUIDE)]);
+        let corpus = CorpusCache::new(None, None).sync(&index);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while corpus.labels.get().is_none() {
+            assert!(std::time::Instant::now() < deadline, "no labels built");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     #[test]

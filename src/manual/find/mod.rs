@@ -322,6 +322,15 @@ impl Finder {
         corpus.sync(index);
     }
 
+    /// Reads what the first search needs before it needs it: the search's stores under
+    /// `CACHE_DIR` ([`CorpusCache::prepare`]) and the synonym dictionary. A server runs
+    /// it on a thread of its own at start, beside the manual index's build; a search
+    /// that comes first waits for it rather than doing the same work again.
+    pub(crate) fn prepare(&self) {
+        lock(&self.corpus).prepare();
+        self.synonyms();
+    }
+
     /// The synonym dictionary, reloaded when the user file changed since the last load.
     fn synonyms(&self) -> Arc<Synonyms> {
         let path = self.settings.synonyms_path.as_deref();

@@ -21,11 +21,11 @@
 //!   chapter (0, or 1 u32), section (0, or 1 string), window
 //! ```
 //!
-//! A start reads the per-file table and decodes only the files it asks for; anything
-//! malformed in an entry means "derive that file again", never an error.
+//! A start decodes every entry at once, on every core, before it lists any file (a server
+//! does so beside the manual index's build); anything malformed in an entry means "derive
+//! that file again", never an error.
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -48,11 +48,13 @@ pub(crate) struct OutlineStore {
     file: CacheFile,
 }
 
-/// The stored outlines as read: the payload and where each file's entry lies in it.
+/// The stored outlines as read, decoded, by file id with the version they were made at;
+/// a malformed entry is `None` (its file is derived again). Decoded whole when read, not
+/// when a sync asks for a file: a server reads them on a thread of its own while the
+/// manual index is built (`CorpusCache::prepare`), before any file is listed.
 #[derive(Default)]
 pub(crate) struct StoredOutlines {
-    payload: Vec<u8>,
-    entries: HashMap<u64, (u64, Range<usize>)>,
+    entries: HashMap<u64, (u64, Option<FileOutline>)>,
 }
 
 impl OutlineStore {
@@ -73,9 +75,7 @@ impl OutlineStore {
 
     /// The stored outlines; empty when there is no file or it cannot be used.
     pub(crate) fn read(&self) -> StoredOutlines {
-        self.file
-            .read_owned(StoredOutlines::index)
-            .unwrap_or_default()
+        self.file.read(StoredOutlines::decode).unwrap_or_default()
     }
 
     /// Replaces the file with the outlines of `files` (manual id, file, outline); those
@@ -92,23 +92,40 @@ impl OutlineStore {
 }
 
 impl StoredOutlines {
-    /// Reads the per-file table of `payload`; `None` when it is malformed.
-    fn index(payload: Vec<u8>) -> Option<StoredOutlines> {
-        let mut reader = Reader::new(&payload);
+    /// Reads the per-file table of `payload` and decodes its entries on every available
+    /// core; `None` when the table is malformed.
+    fn decode(payload: &[u8]) -> Option<StoredOutlines> {
+        let mut reader = Reader::new(payload);
         let count = reader.u32()?;
-        let mut entries = HashMap::with_capacity(count as usize);
+        let mut table = Vec::with_capacity((count as usize).min(payload.len() / 20));
         for _ in 0..count {
             let id = reader.u64()?;
             let version = reader.u64()?;
             let len = reader.u32()? as usize;
-            let start = payload.len() - reader.remaining();
-            reader.take(len)?;
-            entries.insert(id, (version, start..start + len));
+            table.push((id, version, reader.take(len)?));
         }
         if !reader.is_empty() {
             return None;
         }
-        Some(StoredOutlines { payload, entries })
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let share = table.len().div_ceil(threads).max(1);
+        let entries = std::thread::scope(|scope| {
+            let parts: Vec<_> = table
+                .chunks(share)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|&(id, version, entry)| (id, (version, decode_outline(entry))))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().expect("decoding an outline does not panic"))
+                .collect()
+        });
+        Some(StoredOutlines { entries })
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -119,14 +136,15 @@ impl StoredOutlines {
         self.entries.len()
     }
 
-    /// The outline of `file` (of manual `manual_id`) as stored for its current version;
-    /// `None` when it is not stored, stored for another version, or malformed.
-    pub(crate) fn outline(&self, manual_id: &str, file: &ManualFile) -> Option<FileOutline> {
-        let (version, range) = self.entries.get(&file_id(manual_id, file.path()))?;
+    /// The outline of `file` (of manual `manual_id`) as stored for its current version,
+    /// taken out; `None` when it is not stored, stored for another version, or malformed.
+    pub(crate) fn take(&mut self, manual_id: &str, file: &ManualFile) -> Option<FileOutline> {
+        let (version, outline) = self.entries.get_mut(&file_id(manual_id, file.path()))?;
         if *version != file.version() {
             return None;
         }
-        let outline = decode_outline(&self.payload[range.clone()], file)?;
+        let mut outline = outline.take()?;
+        outline.generation = file.generation();
         (outline.node_count() == file.nodes().len()).then_some(outline)
     }
 }
@@ -247,14 +265,15 @@ fn encode_outline(out: &mut Writer, outline: &FileOutline) {
     }
 }
 
-/// One file's outline from its whole `entry`; `None` when malformed (a count beyond the
-/// entry fails a read). The references are checked and kept as their bytes
-/// ([`RawReferences`]).
-fn decode_outline(entry: &[u8], file: &ManualFile) -> Option<FileOutline> {
+/// One file's outline from its whole `entry`, of generation 0 until a file claims it;
+/// `None` when malformed (a count beyond the entry fails a read). The references are
+/// checked and kept as their bytes ([`RawReferences`]).
+fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
     let reader = &mut Reader::new(entry);
     let page = read_label(reader)?;
     let nodes = reader.u32()?;
-    let mut labels = Vec::with_capacity(nodes.min(file.nodes().len() as u32) as usize);
+    // A label takes at least 12 bytes (two lengths and a parent).
+    let mut labels = Vec::with_capacity((nodes as usize).min(entry.len() / 12));
     for _ in 0..nodes {
         let title = read_label(reader)?;
         let parent = match reader.u32()? {
@@ -282,7 +301,7 @@ fn decode_outline(entry: &[u8], file: &ManualFile) -> Option<FileOutline> {
         return None;
     }
     Some(FileOutline {
-        generation: file.generation(),
+        generation: 0,
         labels,
         page,
         stored: StoredOutline {
@@ -362,11 +381,11 @@ mod tests {
         let cache_dir = tempfile::tempdir().unwrap();
         let derived = start(cache_dir.path()).sync(&index);
         let store = OutlineStore::open(cache_dir.path(), None).unwrap();
-        let stored = store.read();
+        let mut stored = store.read();
         assert_eq!(stored.len(), derived.files.len());
         let listed = index.files(None).unwrap();
         for (entry, file) in listed.iter().zip(&derived.files) {
-            let read = stored.outline(entry.manual_id, entry.file).expect("stored");
+            let read = stored.take(entry.manual_id, entry.file).expect("stored");
             assert!(same(&read, &file.outline), "{}", entry.file.path());
         }
         assert!(derived.files[0].outline.references().len() >= 3);
@@ -382,8 +401,10 @@ mod tests {
         let edited = start(cache_dir.path()).sync(&index);
         assert_eq!(edited.files[1].outline.labels[0].title.text, "b two");
         let listed = index.files(None).unwrap();
-        let read = store.read();
-        let b = read.outline(listed[1].manual_id, listed[1].file).unwrap();
+        let b = store
+            .read()
+            .take(listed[1].manual_id, listed[1].file)
+            .unwrap();
         assert!(same(&b, &edited.files[1].outline));
 
         // A damaged or foreign file reads as nothing; the next start writes it whole.
@@ -406,16 +427,12 @@ mod tests {
         let (_dir, index) = testing::index(FILES);
         let corpus = CorpusCache::default().sync(&index);
         let outline = &corpus.files[0].outline;
-        let file = index.files(None).unwrap()[0].file;
         let mut out = Writer::default();
         encode_outline(&mut out, outline);
-        let read = decode_outline(&out.bytes, file).unwrap();
+        let read = decode_outline(&out.bytes).unwrap();
         assert!(same(&read, outline));
         for end in 0..out.bytes.len() {
-            assert!(
-                decode_outline(&out.bytes[..end], file).is_none(),
-                "cut at {end}"
-            );
+            assert!(decode_outline(&out.bytes[..end]).is_none(), "cut at {end}");
         }
     }
 
@@ -425,10 +442,9 @@ mod tests {
         let corpus = CorpusCache::default().sync(&index);
         let outline = &corpus.files[0].outline;
         assert!(!outline.references().is_empty());
-        let file = index.files(None).unwrap()[0].file;
         let mut out = Writer::default();
         encode_outline(&mut out, outline);
-        let read = decode_outline(&out.bytes, file).unwrap();
+        let read = decode_outline(&out.bytes).unwrap();
         assert!(read.stored.references.stored_bytes().is_some());
         let mut again = Writer::default();
         encode_outline(&mut again, &read);

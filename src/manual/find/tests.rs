@@ -193,6 +193,7 @@ fn a_search_answers_the_same_with_the_label_postings_and_with_the_walk() {
     ];
     let answers = |walk: bool| -> Vec<String> {
         let finder = Finder::new(settings());
+        lock(&finder.corpus).without_labels_beside();
         finder.complete_section_index(&index);
         let corpus = finder.corpus(&index);
         if walk {
