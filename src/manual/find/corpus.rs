@@ -275,10 +275,12 @@ impl CorpusCache {
     /// section index's last commit, the stored outlines (decoded) and the resolved
     /// references. A server calls it on a thread of its own at start, so that this work
     /// runs beside the manual index's build instead of after it (issue 16: a server's
-    /// first answer); a first sync without it reads them itself, the same way.
+    /// first answer); a first sync without it reads them itself, the same way. It decodes
+    /// the outlines on one core fewer than the machine has: the build holds one meanwhile,
+    /// and a `manual_list`, which needs only the build, would otherwise wait for both.
     pub(crate) fn prepare(&mut self) {
         self.open_sections();
-        self.read_outlines();
+        self.read_outlines(cores().saturating_sub(1).max(1));
         self.read_references();
     }
 
@@ -412,11 +414,12 @@ impl CorpusCache {
         }
     }
 
-    /// Opens the outline store and reads it, once: kept for the first sync to restore.
-    fn read_outlines(&mut self) {
+    /// Opens the outline store and reads it on `threads` threads, once: kept for the first
+    /// sync to restore.
+    fn read_outlines(&mut self, threads: usize) {
         if !std::mem::replace(&mut self.outlines_read, true) {
             self.outline_store = self.open_store(OutlineStore::open);
-            self.unrestored = self.outline_store.as_ref().map(OutlineStore::read);
+            self.unrestored = self.outline_store.as_ref().map(|store| store.read(threads));
         }
     }
 
@@ -519,7 +522,7 @@ impl CorpusCache {
         changed: Vec<usize>,
         files: &mut [Option<CorpusFile>],
     ) -> (Vec<usize>, bool) {
-        self.read_outlines();
+        self.read_outlines(cores());
         let Some(mut stored) = self.unrestored.take() else {
             return (changed, false);
         };
@@ -806,6 +809,11 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     (outline, text)
 }
 
+/// The cores this process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// `work` on the file of each of `positions` in `listed` on every available core,
 /// keeping their order. Files are dealt out round-robin by size so threads finish
 /// together.
@@ -814,9 +822,7 @@ fn map_parallel<T: Send>(
     positions: &[usize],
     work: impl Fn(&ListedFile) -> T + Sync,
 ) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(positions.len().max(1));
+    let threads = cores().min(positions.len().max(1));
     if threads <= 1 {
         return positions.iter().map(|&at| work(&listed[at])).collect();
     }

@@ -73,9 +73,12 @@ impl OutlineStore {
         Some(OutlineStore { file })
     }
 
-    /// The stored outlines; empty when there is no file or it cannot be used.
-    pub(crate) fn read(&self) -> StoredOutlines {
-        self.file.read(StoredOutlines::decode).unwrap_or_default()
+    /// The stored outlines, decoded on `threads` threads; empty when there is no file or
+    /// it cannot be used.
+    pub(crate) fn read(&self, threads: usize) -> StoredOutlines {
+        self.file
+            .read(|payload| StoredOutlines::decode(payload, threads))
+            .unwrap_or_default()
     }
 
     /// Replaces the file with the outlines of `files` (manual id, file, outline); those
@@ -92,9 +95,9 @@ impl OutlineStore {
 }
 
 impl StoredOutlines {
-    /// Reads the per-file table of `payload` and decodes its entries on every available
-    /// core; `None` when the table is malformed.
-    fn decode(payload: &[u8]) -> Option<StoredOutlines> {
+    /// Reads the per-file table of `payload` and decodes its entries on `threads`
+    /// threads; `None` when the table is malformed.
+    fn decode(payload: &[u8], threads: usize) -> Option<StoredOutlines> {
         let mut reader = Reader::new(payload);
         let count = reader.u32()?;
         let mut table = Vec::with_capacity((count as usize).min(payload.len() / 20));
@@ -107,8 +110,7 @@ impl StoredOutlines {
         if !reader.is_empty() {
             return None;
         }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let share = table.len().div_ceil(threads).max(1);
+        let share = table.len().div_ceil(threads.max(1)).max(1);
         let entries = std::thread::scope(|scope| {
             let parts: Vec<_> = table
                 .chunks(share)
@@ -381,7 +383,7 @@ mod tests {
         let cache_dir = tempfile::tempdir().unwrap();
         let derived = start(cache_dir.path()).sync(&index);
         let store = OutlineStore::open(cache_dir.path(), None).unwrap();
-        let mut stored = store.read();
+        let mut stored = store.read(2);
         assert_eq!(stored.len(), derived.files.len());
         let listed = index.files(None).unwrap();
         for (entry, file) in listed.iter().zip(&derived.files) {
@@ -402,7 +404,7 @@ mod tests {
         assert_eq!(edited.files[1].outline.labels[0].title.text, "b two");
         let listed = index.files(None).unwrap();
         let b = store
-            .read()
+            .read(2)
             .take(listed[1].manual_id, listed[1].file)
             .unwrap();
         assert!(same(&b, &edited.files[1].outline));
@@ -413,13 +415,13 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(store.read().is_empty());
+        assert!(store.read(2).is_empty());
         let index = ManualIndex::build(dir.path()).unwrap();
         let again = start(cache_dir.path()).sync(&index);
         for (left, right) in again.files.iter().zip(&edited.files) {
             assert!(same(&left.outline, &right.outline));
         }
-        assert_eq!(store.read().len(), again.files.len());
+        assert_eq!(store.read(2).len(), again.files.len());
     }
 
     #[test]
