@@ -19,6 +19,7 @@ pub mod contract;
 pub mod embed;
 pub mod error;
 pub(crate) mod logging;
+pub mod machine;
 pub mod manual;
 pub(crate) mod memory;
 pub mod paths;

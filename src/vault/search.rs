@@ -193,7 +193,7 @@ fn count_in_parallel(
 /// order. A run's result is whatever its work gathers over its files (one outcome per
 /// file, the best candidates of all of them).
 pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T + Sync) -> Vec<T> {
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let workers = crate::machine::cores();
     let run = items.len().div_ceil(workers).max(1);
     let work = &work;
     std::thread::scope(|scope| {

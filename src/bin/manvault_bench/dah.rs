@@ -280,7 +280,7 @@ pub fn run(args: &[String]) -> ExitCode {
         "# manvault-bench dah: {} queries, {}, {} cores{}\n",
         queries.len(),
         today(),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        manvault::machine::cores(),
         if options.manual_id {
             ""
         } else {

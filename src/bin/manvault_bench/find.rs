@@ -131,7 +131,7 @@ pub fn run(args: &[String]) -> ExitCode {
         "# manvault-bench find: {} queries, {}, {} cores",
         queries.len(),
         today(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        manvault::machine::cores()
     );
     if options.speed {
         speed(&options, &queries);

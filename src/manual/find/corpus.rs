@@ -105,8 +105,9 @@ impl Corpus {
         &self.texts
     }
 
-    /// The label postings: built on a thread of their own after a server's sync
-    /// (`build_labels_beside`), else at the first search of this corpus.
+    /// The label postings: built on a thread of their own after a sync of a cache made
+    /// by `CorpusCache::new` (`build_labels_beside`), else at the first search of this
+    /// corpus.
     pub(crate) fn labels(&self) -> &CorpusLabels {
         self.labels.get_or_init(|| self.new_labels())
     }
@@ -155,7 +156,9 @@ pub(crate) struct CorpusCache {
     /// writes it before it returns (`manvault index`, tests that read the index).
     background: bool,
     /// Whether a sync builds the new corpus's label postings on a thread of their own
-    /// (a server's, see `build_labels_beside`).
+    /// (`build_labels_beside`): on in every cache that answers searches (a server's and
+    /// `manvault call`'s, whose first search needs them anyway), off where a test sets
+    /// the labels itself.
     labels_beside: bool,
     /// What the last update wrote to the section index.
     last_update: Written,
@@ -181,7 +184,8 @@ enum Sections {
 }
 
 impl CorpusCache {
-    /// A server's cache: its section index lives under `cache_dir` (`None`: in memory)
+    /// The cache of a process that answers searches (a server, `manvault call`): its
+    /// section index lives under `cache_dir` (`None`: in memory)
     /// and is brought up to date on a thread of its own, so a search never waits for
     /// it: until an update lands, the files it writes are scanned directly, as without an
     /// index.
@@ -280,7 +284,7 @@ impl CorpusCache {
     /// and a `manual_list`, which needs only the build, would otherwise wait for both.
     pub(crate) fn prepare(&mut self) {
         self.open_sections();
-        self.read_outlines(cores().saturating_sub(1).max(1));
+        self.read_outlines(crate::machine::cores().saturating_sub(1).max(1));
         self.read_references();
     }
 
@@ -522,7 +526,7 @@ impl CorpusCache {
         changed: Vec<usize>,
         files: &mut [Option<CorpusFile>],
     ) -> (Vec<usize>, bool) {
-        self.read_outlines(cores());
+        self.read_outlines(crate::machine::cores());
         let Some(mut stored) = self.unrestored.take() else {
             return (changed, false);
         };
@@ -809,11 +813,6 @@ fn derive(file: &ManualFile) -> (FileOutline, FileText) {
     (outline, text)
 }
 
-/// The cores this process may use.
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// `work` on the file of each of `positions` in `listed` on every available core,
 /// keeping their order. Files are dealt out round-robin by size so threads finish
 /// together.
@@ -822,7 +821,7 @@ fn map_parallel<T: Send>(
     positions: &[usize],
     work: impl Fn(&ListedFile) -> T + Sync,
 ) -> Vec<T> {
-    let threads = cores().min(positions.len().max(1));
+    let threads = crate::machine::cores().min(positions.len().max(1));
     if threads <= 1 {
         return positions.iter().map(|&at| work(&listed[at])).collect();
     }

@@ -296,9 +296,7 @@ fn resolve_in_parallel(
         .collect();
     let count = |&file_index: &usize| files[file_index].outline.references().len();
     let total: usize = indices.iter().map(count).sum();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(total / 1000 + 1);
+    let threads = crate::machine::cores().min(total / 1000 + 1);
     let parts = equal_parts(&indices, threads, count);
     let resolve_part = |part: &[usize]| -> Vec<(usize, Vec<(usize, Resolved)>)> {
         // A URL resolves the same from every file of a manual, and manuals repeat theirs

@@ -267,9 +267,7 @@ pub(crate) fn scan(
     call: &CallContext,
 ) -> ScanResult {
     let total: usize = scope.iter().map(|entry| text_size(corpus, entry)).sum();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(total / PARALLEL_MIN_BYTES + 1);
+    let threads = crate::machine::cores().min(total / PARALLEL_MIN_BYTES + 1);
     let sections = scope
         .iter()
         .map(|(file, nodes)| match nodes {

@@ -89,9 +89,7 @@ impl WriterBudget {
     /// `manvault index`: the build is all the process does, so it takes up to
     /// [`WRITER_THREADS`] cores and [`WRITER_BUDGET_BYTES`].
     pub(crate) fn foreground() -> WriterBudget {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, WRITER_THREADS);
+        let threads = crate::machine::cores().clamp(1, WRITER_THREADS);
         WriterBudget {
             threads,
             bytes: WRITER_BUDGET_BYTES.max(threads * WRITER_THREAD_MIN_BYTES),
