@@ -31,7 +31,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 CANCEL_ARGUMENTS = {
-    "vault_search": {"query": "needle-that-is-nowhere"},
+    "vault_search": {"query": "障害対応"},
     "bridge_copy_file": {"manual_id": "big", "path": "big.md", "dest_path": "notes/big-copy.txt"},
 }
 
