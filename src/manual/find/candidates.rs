@@ -22,6 +22,7 @@ use rustc_hash::FxHashSet;
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::index::literal::IndexPattern;
+use super::labels::CorpusLabels;
 use super::plan::Plan;
 use super::scan::{NodeHits, PageHits, ScanResult, Scope, ScopeFilter};
 use super::score::TitleSets;
@@ -96,10 +97,12 @@ pub(super) fn index_hits(
     }
     let mut hits = SortedHits::of(postings);
     // A weak unit only adds to a section that something else brought.
+    let labels = corpus.labels();
+    let at = hits.positions(labels);
     let mut brought_weak = Vec::new();
     for (key, posting) in weak {
-        match hits.get_mut(key) {
-            Some(node) => posting.record(node),
+        match at.of(labels, key) {
+            Some(index) => posting.record(&mut hits.0[index].1),
             None if brought.contains(&key) => brought_weak.push((key, posting)),
             None => {}
         }
@@ -189,6 +192,17 @@ impl SortedHits {
         SortedHits(hits)
     }
 
+    /// Where each section's hits are, by section number: a weak unit's postings name a
+    /// large share of the corpus's sections, and a binary search over the hits for each
+    /// was a visible share of a warm search.
+    fn positions(&self, labels: &CorpusLabels) -> Positions {
+        let mut at = vec![u32::MAX; labels.section_count()];
+        for (index, (key, _)) in self.0.iter().enumerate() {
+            at[labels.section_id(*key) as usize] = index as u32;
+        }
+        Positions(at)
+    }
+
     fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeHits> {
         let at = self.0.binary_search_by_key(&key, |(k, _)| *k).ok()?;
         Some(&mut self.0[at].1)
@@ -201,6 +215,17 @@ impl SortedHits {
         }
         self.0.extend(other.0);
         self.0.sort_by_key(|(key, _)| *key);
+    }
+}
+
+/// The index of each section's hits in a [`SortedHits`], by section number (`u32::MAX`:
+/// none).
+struct Positions(Vec<u32>);
+
+impl Positions {
+    fn of(&self, labels: &CorpusLabels, key: NodeKey) -> Option<usize> {
+        let index = self.0[labels.section_id(key) as usize];
+        (index != u32::MAX).then_some(index as usize)
     }
 }
 

@@ -70,8 +70,18 @@ impl CorpusLabels {
     /// The number of the title text of section `key` (equal titles, one number), as
     /// [`LabelGrams::candidate_texts`] of `titles` gives them.
     pub(crate) fn title_id(&self, key: NodeKey) -> u32 {
-        let label = self.title_starts[key.file as usize] + key.node;
-        self.titles.text_of[label as usize]
+        self.titles.text_of[self.section_id(key) as usize]
+    }
+
+    /// The number of section `key` among every section of the corpus, file after file:
+    /// an index into arrays with one entry a section (below [`Self::section_count`]).
+    pub(crate) fn section_id(&self, key: NodeKey) -> u32 {
+        self.title_starts[key.file as usize] + key.node
+    }
+
+    /// How many sections the corpus holds.
+    pub(crate) fn section_count(&self) -> usize {
+        self.titles.text_of.len()
     }
 }
 
@@ -346,6 +356,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Section numbers count every section once, file after file, in key order.
+    #[test]
+    fn sections_are_numbered_densely_in_key_order() {
+        let (_dir, index) = testing::index(&[
+            ("m/a.md", "# A\n\n## A1\n\n## A2\n"),
+            ("m/b.md", "no heading\n"),
+            ("n/c.md", "# C\n\n### C1\n"),
+        ]);
+        let corpus = crate::manual::find::corpus::CorpusCache::default().sync(&index);
+        let labels = corpus.labels();
+        let mut numbers = Vec::new();
+        for (file, corpus_file) in corpus.files.iter().enumerate() {
+            for node in 0..corpus_file.outline.node_count() as u32 {
+                let key = NodeKey {
+                    file: file as u32,
+                    node,
+                };
+                numbers.push(labels.section_id(key));
+            }
+        }
+        let expected: Vec<u32> = (0..labels.section_count() as u32).collect();
+        assert_eq!(numbers, expected);
+        assert!(labels.section_count() >= 5);
     }
 
     #[test]

@@ -74,6 +74,11 @@ impl PatternSet {
         self.0.iter().all(|word| *word == 0)
     }
 
+    /// Empties the set, keeping its memory for the next use.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// The patterns in the set from `start` on, in order.
     pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
         self.0

@@ -42,7 +42,7 @@ pub(crate) fn rank_units(
     corpus: &Corpus,
     scan: &ScanResult,
     df: Option<&[u32]>,
-    keep: &dyn Fn(&NodeHits) -> bool,
+    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
 ) -> RankedSource {
     let mut source = RankedSource {
@@ -54,75 +54,104 @@ pub(crate) fn rank_units(
     if plan.units.is_empty() {
         return source;
     }
-    let mut occurrences: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
+    let sections = scan.scanned_nodes.max(1) as f32;
+    let mean_length = corpus.mean_node_bytes.max(1.0);
+    // With the index's document frequencies the weights are known before any section is
+    // looked at, so each section is scored as it is met, without keeping what it holds.
+    let known = df.map(|df| inverse_frequencies(df, sections));
+    let mut pending: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
     let mut counted = vec![0u32; plan.units.len()];
     let mut ids = Vec::new();
     let mut present = Vec::new();
-    for (key, hits) in scan.hits.iter().filter(|(_, hits)| keep(hits)) {
+    let mut above = PatternSet::default();
+    let mut found = Vec::new();
+    for (key, hits) in scan.hits.iter().filter(|(key, hits)| keep(*key, hits)) {
         titles.ancestors_into(plan, corpus, *key, &mut ids);
-        let mut above = PatternSet::default();
+        above.clear();
         for &id in &ids {
             let (normal, loose) = titles.sets(id);
             above.union(normal);
             above.union(loose);
         }
-        let found = unit_frequencies(plan, hits, &above, &mut present);
-        for frequency in found.iter().filter(|frequency| frequency.own) {
-            counted[frequency.unit] += 1;
+        unit_frequencies(plan, hits, &above, &mut present, &mut found);
+        if found.is_empty() {
+            continue;
         }
-        if !found.is_empty() {
-            occurrences.push((*key, found));
+        match &known {
+            Some(idf) => source
+                .items
+                .push(unit_item(plan, corpus, *key, &found, idf, mean_length)),
+            None => {
+                for frequency in found.iter().filter(|frequency| frequency.own) {
+                    counted[frequency.unit] += 1;
+                }
+                pending.push((*key, std::mem::take(&mut found)));
+            }
         }
     }
-    let df = df.unwrap_or(&counted);
-    let sections = scan.scanned_nodes.max(1) as f32;
-    let idf: Vec<f32> = df
-        .iter()
-        .map(|&df| {
-            let df = df as f32;
-            (1.0 + (sections - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
-    let mean_length = corpus.mean_node_bytes.max(1.0);
-    source.items = occurrences
-        .into_iter()
-        .map(|(key, found)| {
-            let outline = &corpus.files[key.file as usize].outline;
-            let length = outline.own_bytes(key.node) as f32;
-            let norm = K1 * (1.0 - B + B * length / mean_length);
-            let mut score = 0.0;
-            let mut significant = false;
-            let mut signals = Signals::default();
-            for Frequency {
-                unit,
-                tf,
-                own,
-                signals: kinds,
-            } in found
-            {
-                let planned = &plan.units[unit];
-                score += planned.weight * idf[unit] * tf * (K1 + 1.0) / (tf + norm);
-                significant |= own && planned.unit.kind.is_strong();
-                signals.insert(kinds);
-                if matches!(planned.origin, Origin::Synonym | Origin::Related) {
-                    signals.insert(Signals::SYNONYM);
-                }
-            }
-            SourceItem {
-                key,
-                score,
-                admits: significant,
-                signals,
-            }
-        })
-        .collect();
+    if known.is_none() {
+        let idf = inverse_frequencies(&counted, sections);
+        source.items = pending
+            .into_iter()
+            .map(|(key, found)| unit_item(plan, corpus, key, &found, &idf, mean_length))
+            .collect();
+    }
     source
         .items
         .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     source
 }
 
+/// Each unit's BM25 idf over `sections` sections, from how many hold it.
+fn inverse_frequencies(df: &[u32], sections: f32) -> Vec<f32> {
+    df.iter()
+        .map(|&df| {
+            let df = df as f32;
+            (1.0 + (sections - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect()
+}
+
+/// The units' BM25 score of section `key` holding `found`, as the source's item.
+fn unit_item(
+    plan: &Plan,
+    corpus: &Corpus,
+    key: NodeKey,
+    found: &[Frequency],
+    idf: &[f32],
+    mean_length: f32,
+) -> SourceItem {
+    let outline = &corpus.files[key.file as usize].outline;
+    let length = outline.own_bytes(key.node) as f32;
+    let norm = K1 * (1.0 - B + B * length / mean_length);
+    let mut score = 0.0;
+    let mut significant = false;
+    let mut signals = Signals::default();
+    for &Frequency {
+        unit,
+        tf,
+        own,
+        signals: kinds,
+    } in found
+    {
+        let planned = &plan.units[unit];
+        score += planned.weight * idf[unit] * tf * (K1 + 1.0) / (tf + norm);
+        significant |= own && planned.unit.kind.is_strong();
+        signals.insert(kinds);
+        if matches!(planned.origin, Origin::Synonym | Origin::Related) {
+            signals.insert(Signals::SYNONYM);
+        }
+    }
+    SourceItem {
+        key,
+        score,
+        admits: significant,
+        signals,
+    }
+}
+
 /// A unit present in or above a section.
+#[derive(Clone, Copy)]
 struct Frequency {
     /// Index into the plan's units.
     unit: usize,
@@ -134,16 +163,18 @@ struct Frequency {
     signals: Signals,
 }
 
-/// The units present in or above the section, with their field-weighted frequency.
-/// Only the units the section's hits name are looked at, so the cost follows the
-/// section's matches, not the query's length. `present` is a buffer the caller reuses
-/// across sections.
+/// The units present in or above the section, with their field-weighted frequency, into
+/// `found` (cleared first). Only the units the section's hits name are looked at, so the
+/// cost follows the section's matches, not the query's length. `present` and `found` are
+/// buffers the caller reuses across sections.
 fn unit_frequencies(
     plan: &Plan,
     hits: &NodeHits,
     ancestors: &PatternSet,
     present: &mut Vec<usize>,
-) -> Vec<Frequency> {
+    found: &mut Vec<Frequency>,
+) {
+    found.clear();
     let first = plan.first_unit_pattern;
     present.clear();
     present.extend(
@@ -168,7 +199,6 @@ fn unit_frequencies(
     );
     present.sort_unstable();
     present.dedup();
-    let mut found = Vec::new();
     for &pattern in present.iter() {
         let index = pattern - first;
         let planned = &plan.units[index];
@@ -216,7 +246,6 @@ fn unit_frequencies(
             });
         }
     }
-    found
 }
 
 #[cfg(test)]
@@ -255,7 +284,7 @@ mod tests {
             &corpus,
             &result,
             None,
-            &|_| true,
+            &|_, _| true,
             &mut TitleSets::default(),
         )
         .items
@@ -298,6 +327,56 @@ mod tests {
             "{order:?}"
         );
         assert_eq!(order.len(), 9, "the section without a unit is not ranked");
+    }
+
+    /// The index's document frequencies, when they are those of the scan, rank as the
+    /// counted ones do: scored as met or after counting, the same items.
+    #[test]
+    fn given_document_frequencies_rank_as_counted_ones() {
+        let files = [
+            ("m/a.md", "# Anacron\n\nanacron runs daily jobs.\n"),
+            ("m/b.md", "# Daily\n\nA daily task, daily.\n"),
+            ("m/c.md", "# Other\n\nanacron once.\n## Daily\n\nmore.\n"),
+        ];
+        let (_dir, index) = index(&files);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = crate::manual::find::testing::plan("anacron daily");
+        let result = scan(
+            &corpus,
+            &crate::manual::find::testing::sources(&index),
+            &plan,
+            &crate::manual::find::testing::every_file(&corpus),
+            Instant::now() + Duration::from_secs(60),
+            &crate::call::CallContext::local(),
+        );
+        let first = plan.first_unit_pattern;
+        let df: Vec<u32> = (0..plan.units.len())
+            .map(|unit| {
+                let pattern = first + unit;
+                let holding = |hits: &NodeHits| {
+                    hits.holds(pattern) || hits.count(pattern) > 0 || hits.loose_count(pattern) > 0
+                };
+                result.hits.iter().filter(|(_, hits)| holding(hits)).count() as u32
+            })
+            .collect();
+        assert!(df.iter().any(|&df| df > 1), "the fixture repeats units");
+        let items = |df: Option<&[u32]>| {
+            rank_units(
+                &plan,
+                &corpus,
+                &result,
+                df,
+                &|_, _| true,
+                &mut TitleSets::default(),
+            )
+            .items
+            .iter()
+            .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
+            .collect::<Vec<_>>()
+        };
+        let counted = items(None);
+        assert!(!counted.is_empty());
+        assert_eq!(items(Some(&df)), counted);
     }
 
     #[test]

@@ -22,7 +22,7 @@
 use rustc_hash::FxHashMap;
 
 use super::corpus::Corpus;
-use super::derived::NodeKey;
+use super::derived::{Label, NodeKey};
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -72,7 +72,7 @@ pub(crate) struct Scored {
 /// terms' weights ([`TermDf::weights`]). A search keeps it beside its hits and updates it for the few hundred
 /// sections each verification round replaces, instead of counting the terms in tens of
 /// thousands of sections again every round.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct TermDf(Vec<usize>);
 
 impl TermDf {
@@ -123,35 +123,29 @@ pub(crate) fn score_all(
     corpus: &Corpus,
     scan: &ScanResult,
     weights: &[f32],
-    keep: &dyn Fn(&NodeHits) -> bool,
+    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
 ) -> Vec<Scored> {
-    let terms = plan.first_unit_pattern;
-    let empty = NodeHits::default();
-    let mut keys: Vec<NodeKey> = scan
-        .hits
-        .iter()
-        .filter(|(_, hits)| keep(hits) && hits.sets().into_iter().any(|set| set.any_below(terms)))
-        .map(|(key, _)| *key)
-        .collect();
-    keys.extend(
-        scan.pages
-            .keys()
-            .map(|&file| NodeKey { file, node: 0 })
-            .filter(|&key| keep(scan.get(key).unwrap_or(&empty))),
-    );
-    keys.sort();
-    keys.dedup();
     let no_page = PageHits::default();
+    let empty = NodeHits::default();
+    let mut pages = PageCursor::new(scan);
+    let mut links = LinkCursor::new(corpus);
     let mut above = Vec::new();
-    let mut scored: Vec<Scored> = keys
+    let mut scored: Vec<Scored> = sections_to_score(plan.first_unit_pattern, scan, keep, &empty)
         .into_iter()
-        .filter(|key| corpus.files[key.file as usize].outline.node_count() > key.node as usize)
-        .map(|key| {
-            let hits = scan.get(key).unwrap_or(&empty);
-            let page = scan.pages.get(&key.file).unwrap_or(&no_page);
+        .filter(|(key, _)| corpus.files[key.file as usize].outline.node_count() > key.node as usize)
+        .map(|(key, hits)| {
+            let page = pages.of(key.file).unwrap_or(&no_page);
             titles.ancestors_into(plan, corpus, key, &mut above);
-            let node = Node { key, hits, page };
+            let node = Node {
+                key,
+                hits,
+                page,
+                links: links
+                    .of(key)
+                    .then(|| corpus.references.link_text(key))
+                    .flatten(),
+            };
             score_node(plan, corpus, weights, &node, &above, titles)
         })
         .collect();
@@ -159,11 +153,95 @@ pub(crate) fn score_all(
     scored
 }
 
+/// The sections `score_all` scores, in key order: those `keep` accepts with evidence of
+/// a term (a pattern below `terms`), and the first section of every page whose title or
+/// path words matched (with its hits, or `empty`). One walk over the hits beside the few
+/// pages, so no section's hits are searched for.
+fn sections_to_score<'a>(
+    terms: usize,
+    scan: &'a ScanResult,
+    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
+    empty: &'a NodeHits,
+) -> Vec<(NodeKey, &'a NodeHits)> {
+    let mut page_keys: Vec<NodeKey> = scan
+        .pages
+        .keys()
+        .map(|&file| NodeKey { file, node: 0 })
+        .collect();
+    page_keys.sort_unstable();
+    let mut page_keys = page_keys.into_iter().peekable();
+    let mut sections = Vec::new();
+    for (key, hits) in &scan.hits {
+        let mut page = false;
+        while let Some(next) = page_keys.next_if(|next| next <= key) {
+            page = next == *key;
+            if !page && keep(next, empty) {
+                sections.push((next, empty));
+            }
+        }
+        if keep(*key, hits) && (page || hits.sets().into_iter().any(|set| set.any_below(terms))) {
+            sections.push((*key, hits));
+        }
+    }
+    sections.extend(
+        page_keys
+            .filter(|key| keep(*key, empty))
+            .map(|key| (key, empty)),
+    );
+    sections
+}
+
+/// The page hits of files asked in ascending order.
+struct PageCursor<'a> {
+    pages: std::iter::Peekable<std::vec::IntoIter<(u32, &'a PageHits)>>,
+}
+
+impl<'a> PageCursor<'a> {
+    fn new(scan: &'a ScanResult) -> Self {
+        let mut pages: Vec<(u32, &PageHits)> = scan.pages.iter().map(|(&f, p)| (f, p)).collect();
+        pages.sort_unstable_by_key(|(file, _)| *file);
+        PageCursor {
+            pages: pages.into_iter().peekable(),
+        }
+    }
+
+    /// The page hits of `file`, no smaller than the file asked before.
+    fn of(&mut self, file: u32) -> Option<&'a PageHits> {
+        while self.pages.next_if(|(page, _)| *page < file).is_some() {}
+        self.pages
+            .peek()
+            .filter(|(page, _)| *page == file)
+            .map(|(_, hits)| *hits)
+    }
+}
+
+/// Whether sections asked in ascending order are the target of link texts (the corpus's
+/// link keys, sorted): only those are looked up in the reference graph's map.
+struct LinkCursor<'a> {
+    keys: std::iter::Peekable<std::slice::Iter<'a, NodeKey>>,
+}
+
+impl<'a> LinkCursor<'a> {
+    fn new(corpus: &'a Corpus) -> Self {
+        LinkCursor {
+            keys: corpus.labels().link_keys.iter().peekable(),
+        }
+    }
+
+    /// Whether `key`, no smaller than the key asked before, has link texts.
+    fn of(&mut self, key: NodeKey) -> bool {
+        while self.keys.next_if(|next| **next < key).is_some() {}
+        self.keys.peek().is_some_and(|next| **next == key)
+    }
+}
+
 /// A section being scored and its matches.
 struct Node<'a> {
     key: NodeKey,
     hits: &'a NodeHits,
     page: &'a PageHits,
+    /// The texts of links pointing at the section.
+    links: Option<&'a Label>,
 }
 
 /// The evidence score of `node`; `ancestors` are the ids of the matching headings above
@@ -176,7 +254,12 @@ fn score_node(
     ancestors: &[u32],
     titles: &TitleSets,
 ) -> Scored {
-    let Node { key, hits, page } = *node;
+    let Node {
+        key,
+        hits,
+        page,
+        links,
+    } = *node;
     let top_of_page = key.node == 0;
     let page_weight = if top_of_page {
         PAGE_TOP_WEIGHT
@@ -223,7 +306,7 @@ fn score_node(
     }
     let total: f32 = weights.iter().sum();
     let relevance = if total > 0.0 { covered / total } else { 0.0 };
-    let bonus = phrase_bonus(plan, corpus, key, hits, &mut signals)
+    let bonus = phrase_bonus(plan, corpus, key, hits, links, &mut signals)
         + strict_bonus(plan, hits, page, &mut signals);
     Scored {
         key,
@@ -280,6 +363,7 @@ fn phrase_bonus(
     corpus: &Corpus,
     key: NodeKey,
     hits: &NodeHits,
+    links: Option<&Label>,
     signals: &mut Signals,
 ) -> f32 {
     let phrase = &plan.query.phrase;
@@ -293,7 +377,7 @@ fn phrase_bonus(
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
         signals.insert(Signals::HEADING);
     }
-    if let Some(links) = corpus.references.link_text(key) {
+    if let Some(links) = links {
         let equal_link = links
             .text
             .lines()
@@ -460,13 +544,61 @@ mod tests {
             &corpus,
             &result,
             &weights,
-            &|_| true,
+            &|_, _| true,
             &mut TitleSets::default(),
         )
         .into_iter()
         .map(|s| (s.key, s))
         .collect();
         (scored, corpus, dir, index)
+    }
+
+    /// Sections with a term's evidence and pages' first sections (with their own hits
+    /// when they have some, even of units only), in key order, as `keep` allows.
+    #[test]
+    fn the_sections_scored_are_those_with_a_terms_evidence_and_the_pages_first() {
+        let at = |file, node| NodeKey { file, node };
+        let holding = |pattern: usize| {
+            let mut hits = NodeHits::default();
+            hits.body.insert(pattern);
+            hits
+        };
+        // Patterns 0 and 1 are terms', 2 a unit's.
+        let scan = ScanResult {
+            hits: vec![
+                (at(0, 1), holding(0)),
+                (at(1, 0), holding(2)),
+                (at(1, 3), holding(2)),
+                (at(3, 2), holding(1)),
+            ],
+            pages: [1, 2, 4]
+                .into_iter()
+                .map(|file| (file, PageHits::default()))
+                .collect(),
+            ..ScanResult::default()
+        };
+        let empty = NodeHits::default();
+        let sections = |keep: &dyn Fn(NodeKey, &NodeHits) -> bool| {
+            sections_to_score(2, &scan, keep, &empty)
+                .into_iter()
+                .map(|(key, hits)| (key, hits.body.contains(2)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            sections(&|_, _| true),
+            [
+                (at(0, 1), false),
+                (at(1, 0), true),
+                (at(2, 0), false),
+                (at(3, 2), false),
+                (at(4, 0), false),
+            ]
+        );
+        let kept = sections(&|key, _| key != at(1, 0) && key != at(2, 0));
+        assert_eq!(
+            kept,
+            [(at(0, 1), false), (at(3, 2), false), (at(4, 0), false)]
+        );
     }
 
     /// The counts a search keeps up to date are the counts over the hits it holds.

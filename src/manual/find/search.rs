@@ -65,13 +65,20 @@ pub(super) struct Search<'a> {
 /// Stages 0-1 over a scope: the hits of every section with evidence, exact for the
 /// sections the scan verified, provisional (the index's) for the others.
 pub(super) struct Stage01 {
+    /// The exact hits (of the sections the scan verified, and of files the index does
+    /// not hold); until the one ranking, the provisional ones too.
     scanned: ScanResult,
+    /// The index's provisional hits, sorted by key, taken out of `scanned` once the one
+    /// ranking is made: the verification rounds score only the exact hits, and walking
+    /// tens of thousands of provisional ones in every round was a share of a warm search
+    /// at 200 MB of manuals. Only those of sections still in `provisional` count.
+    unverified: Vec<(NodeKey, NodeHits)>,
     /// Fx-hashed: it holds every section the index found and is probed for each of
     /// them several times a search (SipHash was a visible share of a warm profile).
     provisional: FxHashSet<NodeKey>,
     unit_df: Vec<u32>,
-    /// The content terms' document frequency over every section in `scanned`, updated
-    /// with it.
+    /// The content terms' document frequency over every section in `scanned` and the
+    /// provisional ones of `unverified`, updated with them.
     term_df: TermDf,
     /// The best units score over every section the index found: the verified sections'
     /// unit shares are taken against it, as if every section had been scored.
@@ -111,6 +118,43 @@ impl Stage01 {
         self.scanned.unscanned.extend(scope_of(keys));
     }
 
+    /// Moves the provisional hits out of `scanned` (see `unverified`).
+    fn set_aside_provisional(&mut self) {
+        let (unverified, exact) = std::mem::take(&mut self.scanned.hits)
+            .into_iter()
+            .partition(|(_, hits)| hits.provisional);
+        self.scanned.hits = exact;
+        self.unverified = unverified;
+    }
+
+    /// The hits of `key`: exact, or provisional while it is unverified.
+    fn hits(&self, key: NodeKey) -> Option<&NodeHits> {
+        self.scanned.get(key).or_else(|| {
+            if !self.provisional.contains(&key) {
+                return None;
+            }
+            let at = self
+                .unverified
+                .binary_search_by_key(&key, |(k, _)| *k)
+                .ok()?;
+            Some(&self.unverified[at].1)
+        })
+    }
+
+    /// The terms' document frequency counted again over every section's hits (what
+    /// `term_df` must always be).
+    fn recount(&self, plan: &Plan) -> TermDf {
+        let mut df = TermDf::of(plan, &self.scanned);
+        for (_, hits) in self
+            .unverified
+            .iter()
+            .filter(|(key, _)| self.provisional.contains(key))
+        {
+            df.add(plan, hits);
+        }
+        df
+    }
+
     /// Replaces the hits of `keys` (sorted) by those of `exact`, their scan.
     fn verify(&mut self, plan: &Plan, keys: &[NodeKey], exact: ScanResult) {
         let set: FxHashSet<NodeKey> = keys.iter().copied().collect();
@@ -122,21 +166,27 @@ impl Stage01 {
                 self.term_df.add(plan, hits);
             }
         }
-        debug_assert_eq!(self.term_df, TermDf::of(plan, &self.scanned));
+        debug_assert_eq!(self.term_df, self.recount(plan));
     }
 
     /// Takes the hits of `keys` out of the terms' document frequency.
     fn uncount(&mut self, plan: &Plan, keys: &[NodeKey]) {
+        let mut term_df = std::mem::take(&mut self.term_df);
         for key in keys {
-            if let Some(hits) = self.scanned.get(*key) {
-                self.term_df.remove(plan, hits);
+            if let Some(hits) = self.hits(*key) {
+                term_df.remove(plan, hits);
             }
         }
+        self.term_df = term_df;
     }
 
     fn merge(&mut self, other: Stage01) {
         self.term_df.merge(&other.term_df);
         self.scanned.merge(other.scanned);
+        if !other.unverified.is_empty() {
+            self.unverified.extend(other.unverified);
+            self.unverified.sort_unstable_by_key(|(key, _)| *key);
+        }
         self.provisional.extend(other.provisional);
         for (mine, theirs) in self.unit_df.iter_mut().zip(other.unit_df) {
             *mine += theirs;
@@ -220,6 +270,7 @@ impl Search<'_> {
                     unscanned: scope.clone(),
                     ..ScanResult::default()
                 },
+                unverified: Vec::new(),
                 provisional: FxHashSet::default(),
                 unit_df: vec![0; self.plan.units.len()],
                 term_df: TermDf::of(self.plan, &ScanResult::default()),
@@ -238,6 +289,7 @@ impl Search<'_> {
             provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
             term_df: TermDf::of(self.plan, &ScanResult::default()),
             scanned: found.scan,
+            unverified: Vec::new(),
             unit_df: found.unit_df,
             units_best: 0.0,
             ranked: Vec::new(),
@@ -282,6 +334,7 @@ impl Search<'_> {
             .collect();
         stage.ranked = candidates.iter().map(|c| c.key).collect();
         drop((scored, candidates));
+        stage.set_aside_provisional();
         let mut order = order.chunks(chunk);
         for _ in 0..VERIFY_ROUNDS {
             let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
@@ -327,9 +380,11 @@ impl Search<'_> {
         extra: &[RankedSource],
         scoring: Scoring,
     ) -> (Vec<Scored>, Vec<Candidate>, f32) {
-        let keep = |hits: &NodeHits| match scoring {
+        // A page's first section without hits of its own is provisional when the index
+        // found it, and its hits are then set aside.
+        let keep = |key: NodeKey, hits: &NodeHits| match scoring {
             Scoring::Everything => true,
-            Scoring::Verified => !hits.provisional,
+            Scoring::Verified => !hits.provisional && !stage.provisional.contains(&key),
         };
         let mut titles = stage.titles.borrow_mut();
         let weights = stage.term_df.weights(self.corpus.node_count);

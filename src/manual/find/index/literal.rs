@@ -144,6 +144,14 @@ impl IndexPattern {
             IndexPattern::Nowhere => return Ok(Some(Vec::new())),
             IndexPattern::Inexpressible => return Ok(None),
         };
+        // One constraint alone is counted by its terms' frequencies: its positions are
+        // never read, so they are not decoded (a common unit's postings span tens of
+        // thousands of sections at 200 MB of manuals).
+        let record = if constraints.len() == 1 {
+            IndexRecordOption::WithFreqs
+        } else {
+            IndexRecordOption::WithFreqsAndPositions
+        };
         let mut found = Vec::new();
         for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
             let keep_doc = |doc: DocId| keys.key(segment_ord, doc).filter(|key| keep(*key));
@@ -153,9 +161,7 @@ impl IndexPattern {
                 let mut postings = Vec::new();
                 let mut df = 0;
                 for (term, shift) in &constraint.options {
-                    if let Some(list) =
-                        inverted.read_postings(term, IndexRecordOption::WithFreqsAndPositions)?
-                    {
+                    if let Some(list) = inverted.read_postings(term, record)? {
                         df += list.doc_freq();
                         postings.push((list, *shift));
                     }
