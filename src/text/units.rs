@@ -64,7 +64,9 @@ pub(crate) fn is_cjk(c: char) -> bool {
 
 /// Maximal runs of one script; a long-vowel mark belongs to the katakana word it follows.
 pub(crate) fn script_runs(text: &str) -> Vec<(Script, &str)> {
-    runs(text).map(|run| (run.script, &text[run.bytes])).collect()
+    runs(text)
+        .map(|run| (run.script, &text[run.bytes]))
+        .collect()
 }
 
 /// One maximal run of a script in a text ([`runs`]).
@@ -713,7 +715,12 @@ impl IndexTokens {
                 let longest = form.len().min(index + MAX_JOINED_WORDS);
                 for (last, _) in form.iter().take(longest).skip(index + 1) {
                     let bytes = part.start..last.end;
-                    push(&normalized[bytes.clone()], TokenKind::Joined, *position, bytes);
+                    push(
+                        &normalized[bytes.clone()],
+                        TokenKind::Joined,
+                        *position,
+                        bytes,
+                    );
                 }
             }
         }
@@ -741,8 +748,8 @@ impl IndexTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::strategy::Strategy;
     use crate::text::normalize::normalize_str;
+    use proptest::strategy::Strategy;
 
     fn shown(query: &str) -> Vec<String> {
         units(&normalize_str(query))
@@ -1112,10 +1119,49 @@ mod tests {
     /// Texts mixing every script, separators, joiners, long-vowel marks and folded kana.
     fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
         let pieces = proptest::sample::select(vec![
-            "請求", "書", "自動起動", "々", "ア", "ァ", "ー", "ッ", "ヴ", "を", "の", "は",
-            "apt", "get", "Rotating", "installed", "policies", "ipv6", "a", "I", "the", "x1",
-            "-", "/", ".", ":", "@", "+", "_", " ", "\n", "・", "、", "**", "「", "」", "#",
-            "|", "é", "Ω", "١", "😀", "\u{3000}",
+            "請求",
+            "書",
+            "自動起動",
+            "々",
+            "ア",
+            "ァ",
+            "ー",
+            "ッ",
+            "ヴ",
+            "を",
+            "の",
+            "は",
+            "apt",
+            "get",
+            "Rotating",
+            "installed",
+            "policies",
+            "ipv6",
+            "a",
+            "I",
+            "the",
+            "x1",
+            "-",
+            "/",
+            ".",
+            ":",
+            "@",
+            "+",
+            "_",
+            " ",
+            "\n",
+            "・",
+            "、",
+            "**",
+            "「",
+            "」",
+            "#",
+            "|",
+            "é",
+            "Ω",
+            "١",
+            "😀",
+            "\u{3000}",
         ]);
         proptest::collection::vec(pieces, 0..40).prop_map(|pieces| pieces.concat())
     }
