@@ -18,15 +18,16 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::catalog::{read_manual_file, scan_root, FileStamp, ManualTree, RootScan};
+use super::catalog::{read_manual_file, scan_root, FileStamp, FoundFile, ManualTree, RootScan};
 use super::catalog_store::CatalogStore;
-use super::file::{FileOrigin, ManualFile, TextSource};
+use super::file::{FileOrigin, FileType, ManualFile, TextSource};
+use super::find::parts::equal_parts;
 use super::node::Node;
 use super::source::ManualsSource;
 use super::validate::{normalize_relative_path, validate_manual_id};
 use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
-use crate::paths::{FileOpener, Root};
+use crate::paths::Root;
 use crate::progress::{IndexProgress, ProgressFn};
 use crate::text::lines::LineNo;
 
@@ -179,7 +180,7 @@ impl ManualIndex {
         };
         let mut loader = Loader {
             source: &self.source,
-            opener: root.file_opener(),
+            root: &root,
             generation: next_generation,
             max_file_bytes: self.max_file_bytes,
             catalog: self.catalog.as_mut(),
@@ -341,7 +342,8 @@ impl ManualIndex {
 /// What one refresh loads files with, and what it counted.
 struct Loader<'a> {
     source: &'a Arc<ManualsSource>,
-    opener: FileOpener<'a>,
+    /// The manuals root, which the files are opened under.
+    root: &'a Root,
     /// The generation the loaded files get.
     generation: u64,
     max_file_bytes: u64,
@@ -350,6 +352,26 @@ struct Loader<'a> {
     parsed: usize,
     /// Files dropped (deleted or grown over the limit).
     dropped: usize,
+}
+
+/// Files a refresh reads and parses in one round on every core before it reports them in
+/// path order: progress moves while a large manual loads.
+const LOAD_ROUND: usize = 256;
+
+/// A file of a round: carried over or restored already, or to be read and parsed.
+enum Slot {
+    Ready(IndexedFile),
+    Load(FileToLoad),
+}
+
+/// A changed file that the catalog does not hold: what reading and parsing it needs.
+struct FileToLoad {
+    path: String,
+    file_type: FileType,
+    stamp: FileStamp,
+    /// The stamp's fingerprint, the loaded file's version.
+    version: u64,
+    origin: FileOrigin,
 }
 
 impl Loader<'_> {
@@ -361,77 +383,45 @@ impl Loader<'_> {
         tree: ManualTree,
         on_file: &mut dyn FnMut(&ManualFile, u64),
     ) -> (Manual, bool) {
-        let max_file_bytes = self.max_file_bytes;
         let manual_origin: Arc<str> = Arc::from(manual_id);
         let mut changed = previous.symlinks != tree.symlinks;
         let mut files = BTreeMap::new();
         let mut oversized = BTreeMap::new();
-        for (path, found) in tree.files {
-            let bytes = found.stamp.len();
-            if bytes > max_file_bytes {
-                if previous.oversized.get(&path) != Some(&bytes) {
-                    tracing::warn!(
-                        manual_id,
-                        path = %path,
-                        bytes,
-                        max_bytes = max_file_bytes,
-                        "manual file skipped: larger than MAX_MANUAL_FILE_BYTES"
-                    );
+        let mut found_files = tree.files.into_iter().peekable();
+        while found_files.peek().is_some() {
+            let mut round = Vec::with_capacity(LOAD_ROUND);
+            for (path, found) in found_files.by_ref() {
+                let bytes = found.stamp.len();
+                if bytes > self.max_file_bytes {
+                    if previous.oversized.get(&path) != Some(&bytes) {
+                        tracing::warn!(
+                            manual_id,
+                            path = %path,
+                            bytes,
+                            max_bytes = self.max_file_bytes,
+                            "manual file skipped: larger than MAX_MANUAL_FILE_BYTES"
+                        );
+                    }
+                    changed |= previous.files.contains_key(&path);
+                    oversized.insert(path, bytes);
+                    continue;
                 }
-                changed |= previous.files.contains_key(&path);
-                oversized.insert(path, bytes);
-                continue;
+                let slot = match previous.files.remove(&path) {
+                    Some(kept) if kept.stamp == found.stamp => Slot::Ready(kept),
+                    _ => {
+                        changed = true;
+                        self.restore(manual_id, &manual_origin, path.clone(), found)
+                    }
+                };
+                round.push((path, slot));
+                if round.len() == LOAD_ROUND {
+                    break;
+                }
             }
-            let entry = match previous.files.remove(&path) {
-                Some(kept) if kept.stamp == found.stamp => kept,
-                _ => {
-                    changed = true;
-                    let version = found.stamp.fingerprint();
-                    let origin = FileOrigin {
-                        source: Arc::clone(self.source) as Arc<dyn TextSource>,
-                        manual_id: Arc::clone(&manual_origin),
-                    };
-                    let restored = self
-                        .catalog
-                        .as_deref_mut()
-                        .and_then(|catalog| catalog.claim(manual_id, &path, version))
-                        .and_then(|stored| {
-                            ManualFile::restore(
-                                origin.clone(),
-                                path.clone(),
-                                found.file_type,
-                                stored,
-                                self.generation,
-                            )
-                        });
-                    let reused = restored.is_some();
-                    let file = restored
-                        .unwrap_or_else(|| {
-                            self.source.count_read();
-                            ManualFile::load(
-                                origin,
-                                path.clone(),
-                                found.file_type,
-                                read_manual_file(&mut self.opener, manual_id, &path),
-                                self.generation,
-                            )
-                        })
-                        .with_version(version);
-                    match file.problem() {
-                        Some(problem) => {
-                            tracing::warn!(manual_id, path = %path, problem, "manual file has a problem")
-                        }
-                        None if !reused => self.parsed += 1,
-                        None => {}
-                    }
-                    IndexedFile {
-                        stamp: found.stamp,
-                        file: Arc::new(file),
-                    }
-                }
-            };
-            on_file(&entry.file, bytes);
-            files.insert(path, entry);
+            for (path, entry) in self.load_round(manual_id, round) {
+                on_file(&entry.file, entry.stamp.len());
+                files.insert(path, entry);
+            }
         }
         changed |= !previous.files.is_empty(); // files left over were deleted
         self.dropped += previous.files.len();
@@ -443,6 +433,129 @@ impl Loader<'_> {
             },
             changed,
         )
+    }
+
+    /// A changed file from the catalog, when it holds this version, else the file to load.
+    fn restore(
+        &mut self,
+        manual_id: &str,
+        manual_origin: &Arc<str>,
+        path: String,
+        found: FoundFile,
+    ) -> Slot {
+        let version = found.stamp.fingerprint();
+        let origin = FileOrigin {
+            source: Arc::clone(self.source) as Arc<dyn TextSource>,
+            manual_id: Arc::clone(manual_origin),
+        };
+        let restored = self
+            .catalog
+            .as_deref_mut()
+            .and_then(|catalog| catalog.claim(manual_id, &path, version))
+            .and_then(|stored| {
+                ManualFile::restore(
+                    origin.clone(),
+                    path.clone(),
+                    found.file_type,
+                    stored,
+                    self.generation,
+                )
+            });
+        match restored {
+            Some(file) => {
+                let file = file.with_version(version);
+                if let Some(problem) = file.problem() {
+                    tracing::warn!(manual_id, path = %path, problem, "manual file has a problem");
+                }
+                Slot::Ready(IndexedFile {
+                    stamp: found.stamp,
+                    file: Arc::new(file),
+                })
+            }
+            None => Slot::Load(FileToLoad {
+                path,
+                file_type: found.file_type,
+                stamp: found.stamp,
+                version,
+                origin,
+            }),
+        }
+    }
+
+    /// The files of `round` in order, those to load read and parsed on every core.
+    fn load_round(
+        &mut self,
+        manual_id: &str,
+        round: Vec<(String, Slot)>,
+    ) -> Vec<(String, IndexedFile)> {
+        let wanted: Vec<&FileToLoad> = round
+            .iter()
+            .filter_map(|(_, slot)| match slot {
+                Slot::Load(load) => Some(load),
+                Slot::Ready(_) => None,
+            })
+            .collect();
+        let mut loaded = self.load(manual_id, &wanted).into_iter();
+        round
+            .into_iter()
+            .map(|(path, slot)| {
+                let entry = match slot {
+                    Slot::Ready(entry) => entry,
+                    Slot::Load(load) => {
+                        let file = loaded.next().expect("one file loaded per file to load");
+                        self.source.count_read();
+                        match file.problem() {
+                            Some(problem) => {
+                                tracing::warn!(manual_id, path = %path, problem, "manual file has a problem")
+                            }
+                            None => self.parsed += 1,
+                        }
+                        IndexedFile {
+                            stamp: load.stamp,
+                            file: Arc::new(file),
+                        }
+                    }
+                };
+                (path, entry)
+            })
+            .collect()
+    }
+
+    /// Reads and parses `wanted`, in order, on every core: each thread takes consecutive
+    /// files of about equal size with an opener of its own, which keeps their folder open.
+    fn load(&self, manual_id: &str, wanted: &[&FileToLoad]) -> Vec<ManualFile> {
+        let parts = equal_parts(wanted, crate::machine::cores(), |load| {
+            usize::try_from(load.stamp.len()).unwrap_or(usize::MAX)
+        });
+        let load_part = |part: std::ops::Range<usize>| -> Vec<ManualFile> {
+            let mut opener = self.root.file_opener();
+            wanted[part]
+                .iter()
+                .map(|load| {
+                    ManualFile::load(
+                        load.origin.clone(),
+                        load.path.clone(),
+                        load.file_type,
+                        read_manual_file(&mut opener, manual_id, &load.path),
+                        self.generation,
+                    )
+                    .with_version(load.version)
+                })
+                .collect()
+        };
+        if parts.len() <= 1 {
+            return parts.into_iter().flat_map(load_part).collect();
+        }
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = parts
+                .into_iter()
+                .map(|part| scope.spawn(move || load_part(part)))
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|thread| thread.join().expect("parsing a manual file does not panic"))
+                .collect()
+        })
     }
 }
 

@@ -64,24 +64,50 @@ pub(crate) fn is_cjk(c: char) -> bool {
 
 /// Maximal runs of one script; a long-vowel mark belongs to the katakana word it follows.
 pub(crate) fn script_runs(text: &str) -> Vec<(Script, &str)> {
-    let mut runs = Vec::new();
-    let mut start = 0;
-    let mut current: Option<Script> = None;
-    for (at, c) in text.char_indices() {
-        let kind = match script(c) {
-            Script::Other if c == 'ー' => Script::Katakana,
-            kind => kind,
-        };
-        if current.is_some_and(|run| run != kind) {
-            runs.push((current.expect("checked"), &text[start..at]));
-            start = at;
+    runs(text)
+        .map(|run| (run.script, &text[run.bytes]))
+        .collect()
+}
+
+/// One maximal run of a script in a text ([`runs`]).
+#[derive(Debug, Clone)]
+struct Run {
+    script: Script,
+    bytes: std::ops::Range<usize>,
+    /// Whether every character of the run joins Latin words ([`is_joiner`]).
+    joiners_only: bool,
+}
+
+/// The runs of [`script_runs`], as byte ranges, without collecting them.
+fn runs(text: &str) -> impl Iterator<Item = Run> + '_ {
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, first) = chars.next()?;
+        let script = run_script(first);
+        let mut joiners_only = is_joiner(first);
+        let mut end = text.len();
+        while let Some(&(at, c)) = chars.peek() {
+            if run_script(c) != script {
+                end = at;
+                break;
+            }
+            joiners_only &= is_joiner(c);
+            chars.next();
         }
-        current = Some(kind);
+        Some(Run {
+            script,
+            bytes: start..end,
+            joiners_only,
+        })
+    })
+}
+
+/// The script a character's run is cut by: a long-vowel mark goes with katakana.
+fn run_script(c: char) -> Script {
+    match script(c) {
+        Script::Other if c == 'ー' => Script::Katakana,
+        kind => kind,
     }
-    if let Some(kind) = current {
-        runs.push((kind, &text[start..]));
-    }
-    runs
 }
 
 /// What a unit is, which fixes how it matches and how much it weighs.
@@ -332,27 +358,67 @@ pub(crate) fn units(normalized: &str) -> Vec<Unit> {
 
 /// The Latin written forms of a normalised text, in order: words joined by `-`, `_`, `.`,
 /// `/`, `:`, `@` or `+` (`apt-get`, `/etc/skel`), each as the byte ranges of its words.
-/// Query units and index tokens both cut Latin text here, so they agree on what a
-/// joined form is.
+/// Query units and index tokens both cut Latin text here ([`LatinForms`]), so they agree
+/// on what a joined form is.
 fn latin_forms(normalized: &str) -> Vec<Vec<std::ops::Range<usize>>> {
-    let mut forms: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
-    let mut open = false;
-    for (kind, run) in script_runs(normalized) {
-        let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
-        match kind {
-            Script::Latin => {
-                let range = start..start + run.len();
-                match forms.last_mut() {
-                    Some(form) if open => form.push(range),
-                    _ => forms.push(vec![range]),
-                }
-                open = true;
-            }
-            Script::Other if open && run.chars().all(is_joiner) => {}
-            _ => open = false,
-        }
+    let mut forms = LatinForms::default();
+    for run in runs(normalized) {
+        forms.read(&run, 0);
     }
     forms
+        .forms()
+        .map(|form| form.iter().map(|(word, _)| word.clone()).collect())
+        .collect()
+}
+
+/// The Latin forms of one text, gathered run by run into buffers kept from text to text:
+/// each word's byte range and loose position, and where each form ends.
+#[derive(Debug, Default, Clone)]
+struct LatinForms {
+    words: Vec<(std::ops::Range<usize>, u32)>,
+    /// The end of each form in `words`, the last one included once it is closed.
+    ends: Vec<usize>,
+}
+
+impl LatinForms {
+    fn clear(&mut self) {
+        self.words.clear();
+        self.ends.clear();
+    }
+
+    /// Whether the last form takes another word.
+    fn open(&self) -> bool {
+        self.ends.last().copied().unwrap_or(0) < self.words.len()
+    }
+
+    /// Takes the next run of the text, which starts at loose position `position`: a Latin
+    /// run is a word of the open form (or starts one), a run of joiners keeps the form
+    /// open, anything else closes it.
+    fn read(&mut self, run: &Run, position: u32) {
+        match run.script {
+            Script::Latin => self.words.push((run.bytes.clone(), position)),
+            Script::Other if run.joiners_only && self.open() => {}
+            _ => self.close(),
+        }
+    }
+
+    fn close(&mut self) {
+        if self.open() {
+            self.ends.push(self.words.len());
+        }
+    }
+
+    /// The forms read, in order (the last one closed first).
+    fn forms(&mut self) -> impl Iterator<Item = &[(std::ops::Range<usize>, u32)]> + '_ {
+        self.close();
+        let words = &self.words;
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let form = &words[start..end];
+            start = end;
+            form
+        })
+    }
 }
 
 fn kana_units(run: &str, add: &mut impl FnMut(String, UnitKind)) {
@@ -473,104 +539,217 @@ fn is_gram_char(c: char) -> bool {
     )
 }
 
-/// The loose position of every character start of `normalized` (and of its end), by
-/// byte offset; entries inside a character are unused.
-fn loose_positions(normalized: &str) -> Vec<u32> {
-    let mut positions = vec![0; normalized.len() + 1];
-    let mut next = 0u32;
-    for (at, c) in normalized.char_indices() {
-        positions[at] = next;
-        next += u32::from(loose_char(c).is_some());
-    }
-    positions[normalized.len()] = next;
-    positions
-}
-
 /// The unit tokens of a normalised text, by position: the grams of its loose text, the
 /// stems of its Latin words and its joined forms. Every unit of [`units`] is one token
 /// or (a kana or kanji run longer than two) consecutive grams, matching exactly where
 /// the unit matches (Latin units on whole words, kana and kanji anywhere in the loose
 /// text); any Japanese literal is a run of grams too.
 pub(crate) fn unit_tokens(normalized: &str) -> Vec<IndexToken> {
-    let positions = loose_positions(normalized);
-    let mut tokens = Vec::new();
-    let mut previous: Option<(char, usize)> = None;
-    for (at, c) in normalized.char_indices() {
-        let Some(loose) = loose_char(c) else {
-            continue;
-        };
-        if !is_gram_char(loose) {
-            previous = None;
-            continue;
-        }
-        if let Some((before, start)) = previous {
-            tokens.push(IndexToken {
-                text: [before, loose].iter().collect(),
-                kind: TokenKind::Gram,
-                position: positions[start],
-                bytes: start..at + c.len_utf8(),
-            });
-        }
-        if script(loose) == Script::Kanji {
-            tokens.push(IndexToken {
-                text: loose.to_string(),
-                kind: TokenKind::Gram,
-                position: positions[at],
-                bytes: at..at + c.len_utf8(),
-            });
-        }
-        previous = Some((loose, at));
-    }
-    for form in latin_forms(normalized) {
-        for (index, part) in form.iter().enumerate() {
-            let word = &normalized[part.clone()];
-            if keeps_word(word) {
-                tokens.push(IndexToken {
-                    text: stem(word),
-                    kind: TokenKind::Stem,
-                    position: positions[part.start],
-                    bytes: part.clone(),
-                });
-            }
-            let longest = form.len().min(index + MAX_JOINED_WORDS);
-            for last in form.iter().take(longest).skip(index + 1) {
-                tokens.push(IndexToken {
-                    text: normalized[part.start..last.end].to_owned(),
-                    kind: TokenKind::Joined,
-                    position: positions[part.start],
-                    bytes: part.start..last.end,
-                });
-            }
-        }
-    }
-    tokens.sort_by_key(|token| token.position);
-    tokens
+    let mut tokens = IndexTokens::default();
+    tokens.units(normalized);
+    tokens.owned()
 }
 
 /// The Latin words of a normalised text as written, at their loose positions: what a
 /// literal's Latin part is looked for by (its first and last word may be parts of
 /// longer words).
 pub(crate) fn word_tokens(normalized: &str) -> Vec<IndexToken> {
-    let positions = loose_positions(normalized);
-    script_runs(normalized)
-        .into_iter()
-        .filter(|(kind, _)| *kind == Script::Latin)
-        .map(|(_, run)| {
-            let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
-            IndexToken {
-                text: run.to_owned(),
-                kind: TokenKind::Word,
-                position: positions[start],
-                bytes: start..start + run.len(),
+    let mut tokens = IndexTokens::default();
+    tokens.words(normalized);
+    tokens.owned()
+}
+
+/// An index token whose text lies in the [`IndexTokens`] that made it.
+#[derive(Debug, Clone)]
+pub(crate) struct TokenSpan {
+    /// Byte range of the token's text in its [`IndexTokens`]' text buffer.
+    text: std::ops::Range<usize>,
+    pub(crate) kind: TokenKind,
+    /// As [`IndexToken::position`].
+    pub(crate) position: u32,
+    /// Byte range in the normalised text.
+    pub(crate) bytes: std::ops::Range<usize>,
+}
+
+/// The index tokens of one text at a time ([`IndexTokens::units`] as [`unit_tokens`],
+/// [`IndexTokens::words`] as [`word_tokens`]), made in one pass over the text into
+/// buffers kept from text to text: the section index tokenizes every section twice,
+/// and a string per token, a position table per text and a sort per text were a
+/// quarter of a build's CPU (docs/benchmarks.md, "Index build on two cores").
+#[derive(Debug, Default, Clone)]
+pub(crate) struct IndexTokens {
+    /// The tokens' texts, one after another.
+    text: String,
+    /// The tokens of the last text, by position.
+    tokens: Vec<TokenSpan>,
+    /// Grams and Latin tokens of the text, each by position, before they are merged.
+    grams: Vec<TokenSpan>,
+    latin: Vec<TokenSpan>,
+    forms: LatinForms,
+}
+
+impl IndexTokens {
+    /// The tokens of the last text, in order.
+    pub(crate) fn tokens(&self) -> &[TokenSpan] {
+        &self.tokens
+    }
+
+    /// The text of `token`, one of [`IndexTokens::tokens`].
+    pub(crate) fn text_of(&self, token: &TokenSpan) -> &str {
+        &self.text[token.text.clone()]
+    }
+
+    /// Makes the unit tokens of `normalized` (see [`unit_tokens`]); ties of position
+    /// keep grams first.
+    pub(crate) fn units(&mut self, normalized: &str) {
+        self.clear();
+        let mut loose_at = 0u32;
+        // The last gram character: its loose form, byte offset and loose position.
+        let mut previous: Option<(char, usize, u32)> = None;
+        for run in runs(normalized) {
+            self.forms.read(&run, loose_at);
+            for (offset, c) in normalized[run.bytes.clone()].char_indices() {
+                let Some(loose) = loose_char(c) else {
+                    continue;
+                };
+                let at = run.bytes.start + offset;
+                if is_gram_char(loose) {
+                    let end = at + c.len_utf8();
+                    if let Some((before, start, position)) = previous {
+                        let text = self.push_text(&[before, loose]);
+                        self.grams.push(TokenSpan {
+                            text,
+                            kind: TokenKind::Gram,
+                            position,
+                            bytes: start..end,
+                        });
+                    }
+                    if script(loose) == Script::Kanji {
+                        let text = self.push_text(&[loose]);
+                        self.grams.push(TokenSpan {
+                            text,
+                            kind: TokenKind::Gram,
+                            position: loose_at,
+                            bytes: at..end,
+                        });
+                    }
+                    previous = Some((loose, at, loose_at));
+                } else {
+                    previous = None;
+                }
+                loose_at += 1;
             }
-        })
-        .collect()
+        }
+        self.latin_tokens(normalized);
+        self.merge();
+    }
+
+    /// Makes the word tokens of `normalized` (see [`word_tokens`]).
+    pub(crate) fn words(&mut self, normalized: &str) {
+        self.clear();
+        let mut loose_at = 0u32;
+        for run in runs(normalized) {
+            let written = &normalized[run.bytes.clone()];
+            if run.script == Script::Latin {
+                let start = self.text.len();
+                self.text.push_str(written);
+                self.tokens.push(TokenSpan {
+                    text: start..self.text.len(),
+                    kind: TokenKind::Word,
+                    position: loose_at,
+                    bytes: run.bytes.clone(),
+                });
+            }
+            loose_at += written.chars().filter(|&c| loose_char(c).is_some()).count() as u32;
+        }
+    }
+
+    /// The tokens as owned [`IndexToken`]s.
+    fn owned(&self) -> Vec<IndexToken> {
+        self.tokens
+            .iter()
+            .map(|token| IndexToken {
+                text: self.text_of(token).to_owned(),
+                kind: token.kind,
+                position: token.position,
+                bytes: token.bytes.clone(),
+            })
+            .collect()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.tokens.clear();
+        self.grams.clear();
+        self.latin.clear();
+        self.forms.clear();
+    }
+
+    fn push_text(&mut self, chars: &[char]) -> std::ops::Range<usize> {
+        let start = self.text.len();
+        self.text.extend(chars);
+        start..self.text.len()
+    }
+
+    /// The stems and joined forms of the Latin forms read.
+    fn latin_tokens(&mut self, normalized: &str) {
+        let IndexTokens {
+            text, latin, forms, ..
+        } = self;
+        let mut push = |written: &str, kind, position, bytes| {
+            let start = text.len();
+            text.push_str(written);
+            latin.push(TokenSpan {
+                text: start..text.len(),
+                kind,
+                position,
+                bytes,
+            });
+        };
+        for form in forms.forms() {
+            for (index, (part, position)) in form.iter().enumerate() {
+                let word = &normalized[part.clone()];
+                if keeps_word(word) {
+                    push(&stem(word), TokenKind::Stem, *position, part.clone());
+                }
+                let longest = form.len().min(index + MAX_JOINED_WORDS);
+                for (last, _) in form.iter().take(longest).skip(index + 1) {
+                    let bytes = part.start..last.end;
+                    push(
+                        &normalized[bytes.clone()],
+                        TokenKind::Joined,
+                        *position,
+                        bytes,
+                    );
+                }
+            }
+        }
+    }
+
+    /// `grams` and `latin` into `tokens` by position, grams first on a tie (both are in
+    /// position order already).
+    fn merge(&mut self) {
+        let mut grams = self.grams.drain(..).peekable();
+        let mut latin = self.latin.drain(..).peekable();
+        loop {
+            let next = match (grams.peek(), latin.peek()) {
+                (Some(gram), Some(word)) if word.position < gram.position => latin.next(),
+                (Some(_), _) => grams.next(),
+                (None, _) => latin.next(),
+            };
+            match next {
+                Some(token) => self.tokens.push(token),
+                None => break,
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::normalize::normalize_str;
+    use proptest::strategy::Strategy;
 
     fn shown(query: &str) -> Vec<String> {
         units(&normalize_str(query))
@@ -794,6 +973,224 @@ mod tests {
             ["a/b", "a/b.c", "a/b.c-d", "b.c", "b.c-d", "b.c-d/e", "c-d", "c-d/e", "d/e"],
             "windows of two to four words"
         );
+    }
+
+    /// The tokens as the first version made them (a position table per text, a string
+    /// per token, one sort), the oracle the one-pass [`IndexTokens`] must equal: the
+    /// section index's terms may not change with how they are computed.
+    mod first_version {
+        use super::super::*;
+
+        fn loose_positions(normalized: &str) -> Vec<u32> {
+            let mut positions = vec![0; normalized.len() + 1];
+            let mut next = 0u32;
+            for (at, c) in normalized.char_indices() {
+                positions[at] = next;
+                next += u32::from(loose_char(c).is_some());
+            }
+            positions[normalized.len()] = next;
+            positions
+        }
+
+        fn script_runs(text: &str) -> Vec<(Script, &str)> {
+            let mut runs = Vec::new();
+            let mut start = 0;
+            let mut current: Option<Script> = None;
+            for (at, c) in text.char_indices() {
+                let kind = match script(c) {
+                    Script::Other if c == 'ー' => Script::Katakana,
+                    kind => kind,
+                };
+                if current.is_some_and(|run| run != kind) {
+                    runs.push((current.expect("checked"), &text[start..at]));
+                    start = at;
+                }
+                current = Some(kind);
+            }
+            if let Some(kind) = current {
+                runs.push((kind, &text[start..]));
+            }
+            runs
+        }
+
+        fn latin_forms(normalized: &str) -> Vec<Vec<std::ops::Range<usize>>> {
+            let mut forms: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
+            let mut open = false;
+            for (kind, run) in script_runs(normalized) {
+                let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+                match kind {
+                    Script::Latin => {
+                        let range = start..start + run.len();
+                        match forms.last_mut() {
+                            Some(form) if open => form.push(range),
+                            _ => forms.push(vec![range]),
+                        }
+                        open = true;
+                    }
+                    Script::Other if open && run.chars().all(is_joiner) => {}
+                    _ => open = false,
+                }
+            }
+            forms
+        }
+
+        pub(super) fn unit_tokens(normalized: &str) -> Vec<IndexToken> {
+            let positions = loose_positions(normalized);
+            let mut tokens = Vec::new();
+            let mut previous: Option<(char, usize)> = None;
+            for (at, c) in normalized.char_indices() {
+                let Some(loose) = loose_char(c) else {
+                    continue;
+                };
+                if !is_gram_char(loose) {
+                    previous = None;
+                    continue;
+                }
+                if let Some((before, start)) = previous {
+                    tokens.push(IndexToken {
+                        text: [before, loose].iter().collect(),
+                        kind: TokenKind::Gram,
+                        position: positions[start],
+                        bytes: start..at + c.len_utf8(),
+                    });
+                }
+                if script(loose) == Script::Kanji {
+                    tokens.push(IndexToken {
+                        text: loose.to_string(),
+                        kind: TokenKind::Gram,
+                        position: positions[at],
+                        bytes: at..at + c.len_utf8(),
+                    });
+                }
+                previous = Some((loose, at));
+            }
+            for form in latin_forms(normalized) {
+                for (index, part) in form.iter().enumerate() {
+                    let word = &normalized[part.clone()];
+                    if keeps_word(word) {
+                        tokens.push(IndexToken {
+                            text: stem(word),
+                            kind: TokenKind::Stem,
+                            position: positions[part.start],
+                            bytes: part.clone(),
+                        });
+                    }
+                    let longest = form.len().min(index + MAX_JOINED_WORDS);
+                    for last in form.iter().take(longest).skip(index + 1) {
+                        tokens.push(IndexToken {
+                            text: normalized[part.start..last.end].to_owned(),
+                            kind: TokenKind::Joined,
+                            position: positions[part.start],
+                            bytes: part.start..last.end,
+                        });
+                    }
+                }
+            }
+            tokens.sort_by_key(|token| token.position);
+            tokens
+        }
+
+        pub(super) fn word_tokens(normalized: &str) -> Vec<IndexToken> {
+            let positions = loose_positions(normalized);
+            script_runs(normalized)
+                .into_iter()
+                .filter(|(kind, _)| *kind == Script::Latin)
+                .map(|(_, run)| {
+                    let start = run.as_ptr() as usize - normalized.as_ptr() as usize;
+                    IndexToken {
+                        text: run.to_owned(),
+                        kind: TokenKind::Word,
+                        position: positions[start],
+                        bytes: start..start + run.len(),
+                    }
+                })
+                .collect()
+        }
+
+        pub(super) fn forms(normalized: &str) -> Vec<Vec<std::ops::Range<usize>>> {
+            latin_forms(normalized)
+        }
+
+        pub(super) fn runs(text: &str) -> Vec<(Script, &str)> {
+            script_runs(text)
+        }
+    }
+
+    /// Texts mixing every script, separators, joiners, long-vowel marks and folded kana.
+    fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
+        let pieces = proptest::sample::select(vec![
+            "請求",
+            "書",
+            "自動起動",
+            "々",
+            "ア",
+            "ァ",
+            "ー",
+            "ッ",
+            "ヴ",
+            "を",
+            "の",
+            "は",
+            "apt",
+            "get",
+            "Rotating",
+            "installed",
+            "policies",
+            "ipv6",
+            "a",
+            "I",
+            "the",
+            "x1",
+            "-",
+            "/",
+            ".",
+            ":",
+            "@",
+            "+",
+            "_",
+            " ",
+            "\n",
+            "・",
+            "、",
+            "**",
+            "「",
+            "」",
+            "#",
+            "|",
+            "é",
+            "Ω",
+            "١",
+            "😀",
+            "\u{3000}",
+        ]);
+        proptest::collection::vec(pieces, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_tokens_equal_the_first_version(text in mixed_text()) {
+            let normalized = normalize_str(&text);
+            for raw in [text.as_str(), normalized.as_str()] {
+                proptest::prop_assert_eq!(unit_tokens(raw), first_version::unit_tokens(raw));
+                proptest::prop_assert_eq!(word_tokens(raw), first_version::word_tokens(raw));
+                proptest::prop_assert_eq!(latin_forms(raw), first_version::forms(raw));
+                proptest::prop_assert_eq!(script_runs(raw), first_version::runs(raw));
+            }
+        }
+    }
+
+    /// One [`IndexTokens`] reused for text after text gives each the tokens a fresh one
+    /// gives (nothing of the previous text is left in its buffers).
+    #[test]
+    fn reused_index_tokens_forget_the_previous_text() {
+        let texts = ["apt-get の設定", "請求・書", "", "log/rotate ファイル x"];
+        let mut reused = IndexTokens::default();
+        for text in texts.iter().chain(texts.iter().rev()) {
+            reused.units(text);
+            assert_eq!(reused.owned(), unit_tokens(text), "{text}");
+            reused.words(text);
+            assert_eq!(reused.owned(), word_tokens(text), "{text}");
+        }
     }
 
     /// A text's own units are all found among its index tokens, the way the section

@@ -27,7 +27,7 @@ pub(crate) mod integrate;
 mod labels;
 pub(crate) mod links;
 mod outlines;
-mod parts;
+pub(crate) mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
 mod refstore;
