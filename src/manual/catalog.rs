@@ -276,13 +276,13 @@ impl ManualWalk<'_> {
     ) -> Option<rustix::fs::Stat> {
         let status = match folder {
             Some(folder) => statat(folder, entry.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW),
-            None => statat(CWD, &self.root_path(path), AtFlags::SYMLINK_NOFOLLOW),
+            None => statat(CWD, self.root_path(path), AtFlags::SYMLINK_NOFOLLOW),
         };
         status.map_err(|error| self.unreadable(path, error)).ok()
     }
 
     fn open_by_path(&self, path: &str) -> rustix::io::Result<OwnedFd> {
-        open_folder(CWD, &self.root_path(path))
+        open_folder(CWD, self.root_path(path))
     }
 
     /// `path` (relative to the manual) from the manual's folder: how a folder below the
