@@ -8,12 +8,14 @@
 //! unchanged files are not read again on refresh.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::CString;
 use std::fs;
 use std::io::{self, Read};
-use std::path::Path;
-use std::time::SystemTime;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
-use walkdir::WalkDir;
+use rustix::fs::{openat, statat, AtFlags, Dir, Mode, OFlags, CWD};
 
 use super::file::FileType;
 use crate::error::ToolError;
@@ -48,6 +50,33 @@ impl FileStamp {
             len: metadata.len(),
             modified: metadata.modified().ok(),
             identity,
+        }
+    }
+
+    /// The stamp of a status read by the scan ([`rustix::fs::statat`]), equal to
+    /// [`FileStamp::of`] the same file's [`fs::Metadata`] (a read checks the stamp with
+    /// the latter).
+    // The fields' integer types differ between platforms: the casts are no-ops on some.
+    #[allow(clippy::unnecessary_cast)]
+    fn of_stat(stat: &rustix::fs::Stat) -> Self {
+        let modified = {
+            let (seconds, nanos) = (stat.st_mtime as i64, stat.st_mtime_nsec as u32);
+            let whole = Duration::from_secs(seconds.unsigned_abs());
+            if seconds >= 0 {
+                SystemTime::UNIX_EPOCH.checked_add(whole)
+            } else {
+                SystemTime::UNIX_EPOCH.checked_sub(whole)
+            }
+            .and_then(|time| time.checked_add(Duration::from_nanos(u64::from(nanos))))
+        };
+        FileStamp {
+            len: stat.st_size as u64,
+            modified,
+            identity: (
+                stat.st_ino as u64,
+                stat.st_ctime as i64,
+                stat.st_ctime_nsec as i64,
+            ),
         }
     }
 
@@ -131,62 +160,168 @@ pub(super) fn scan_root(root: &Path) -> io::Result<RootScan> {
     Ok(scan)
 }
 
+/// Walks one manual folder depth first, each folder's entries in the order the system
+/// lists them. Every folder is opened and every file's status read relative to its
+/// folder's descriptor (`openat`, `fstatat`), not by a path from the root: at 20,000
+/// files in 8,900 folders the path lookups of a walk by paths were a third of a start's
+/// scan (issue 16). Nothing is followed: a folder is opened with `O_NOFOLLOW`, a file's
+/// status is the link's own.
 fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
-    let mut tree = ManualTree::default();
-    for entry in WalkDir::new(folder).follow_links(false).min_depth(1) {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                warn_unreadable(manual_id, folder, error);
-                continue;
-            }
+    let mut walk = ManualWalk {
+        manual_id,
+        folder,
+        tree: ManualTree::default(),
+    };
+    match open_folder(CWD, folder) {
+        Ok(descriptor) => walk.folder(descriptor, "", 0),
+        Err(error) => walk.unreadable("", error),
+    }
+    walk.tree
+}
+
+/// How many folders of one walk stay open at once (a deeper folder is read whole, closed,
+/// and its subfolders opened by their path), so a deep tree cannot use up descriptors.
+const MAX_OPEN_FOLDERS: usize = 32;
+
+/// One manual's walk: what it found so far.
+struct ManualWalk<'a> {
+    manual_id: &'a str,
+    /// The manual's folder, as the root's listing named it.
+    folder: &'a Path,
+    tree: ManualTree,
+}
+
+/// A folder entry as listed: its name and the type the listing gave.
+struct Listed {
+    name: CString,
+    file_type: rustix::fs::FileType,
+}
+
+impl ManualWalk<'_> {
+    /// Lists the folder open as `descriptor` (at `path` relative to the manual, `""` for
+    /// the manual's own) and walks what it holds; `depth` folders above it are open.
+    fn folder(&mut self, descriptor: OwnedFd, path: &str, depth: usize) {
+        let (folder, listed) = match list_folder(descriptor) {
+            Ok(listing) => listing,
+            Err(error) => return self.unreadable(path, error),
         };
-        let path = relative_path(folder, entry.path());
-        if entry.path_is_symlink() {
-            tracing::warn!(manual_id, path = %path, "skipped symlink");
-            tree.symlinks.insert(path);
-            continue;
-        }
-        if entry.file_type().is_dir() {
-            tree.folders.push(path);
-            continue;
-        }
-        let Some(file_type) = FileType::from_path(&path).filter(|_| entry.file_type().is_file())
-        else {
-            continue;
-        };
-        match entry.metadata() {
-            Ok(metadata) => {
-                let found = FoundFile {
-                    file_type,
-                    stamp: FileStamp::of(&metadata),
-                };
-                tree.files.insert(path, found);
-            }
-            Err(error) => warn_unreadable(manual_id, folder, error),
+        // Beyond the open limit the folder is closed before its subfolders are walked.
+        let folder = (depth < MAX_OPEN_FOLDERS).then_some(folder);
+        let descriptor = folder.as_ref().and_then(|folder| folder.fd().ok());
+        for entry in listed {
+            let name = entry.name.to_string_lossy();
+            let entry_path = match path {
+                "" => name.into_owned(),
+                path => format!("{path}/{name}"),
+            };
+            self.entry(descriptor, &entry, entry_path, depth);
         }
     }
-    tree
+
+    fn entry(
+        &mut self,
+        folder: Option<BorrowedFd<'_>>,
+        entry: &Listed,
+        path: String,
+        depth: usize,
+    ) {
+        use rustix::fs::FileType as Kind;
+        let kind = match entry.file_type {
+            Kind::Unknown => match self.status(folder, entry, &path) {
+                Some(stat) => Kind::from_raw_mode(stat.st_mode as _),
+                None => return,
+            },
+            kind => kind,
+        };
+        match kind {
+            Kind::Symlink => {
+                tracing::warn!(manual_id = self.manual_id, path = %path, "skipped symlink");
+                self.tree.symlinks.insert(path);
+            }
+            Kind::Directory => {
+                self.tree.folders.push(path);
+                let path = self.tree.folders.last().expect("just pushed").clone();
+                let opened = match folder {
+                    Some(folder) => open_folder(folder, entry.name.as_c_str()),
+                    None => self.open_by_path(&path),
+                };
+                match opened {
+                    Ok(descriptor) => self.folder(descriptor, &path, depth + 1),
+                    Err(error) => self.unreadable(&path, error),
+                }
+            }
+            Kind::RegularFile => {
+                let Some(file_type) = FileType::from_path(&path) else {
+                    return;
+                };
+                if let Some(stat) = self.status(folder, entry, &path) {
+                    // Replaced by something else since it was listed: not a file now.
+                    if Kind::from_raw_mode(stat.st_mode as _) == Kind::RegularFile {
+                        let stamp = FileStamp::of_stat(&stat);
+                        self.tree.files.insert(path, FoundFile { file_type, stamp });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The entry's own status (a link's, not its target's); `None` when unreadable
+    /// (logged).
+    fn status(
+        &self,
+        folder: Option<BorrowedFd<'_>>,
+        entry: &Listed,
+        path: &str,
+    ) -> Option<rustix::fs::Stat> {
+        let status = match folder {
+            Some(folder) => statat(folder, entry.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW),
+            None => statat(CWD, self.root_path(path), AtFlags::SYMLINK_NOFOLLOW),
+        };
+        status.map_err(|error| self.unreadable(path, error)).ok()
+    }
+
+    fn open_by_path(&self, path: &str) -> rustix::io::Result<OwnedFd> {
+        open_folder(CWD, self.root_path(path))
+    }
+
+    /// `path` (relative to the manual) from the manual's folder: how a folder below the
+    /// open limit is reached.
+    fn root_path(&self, path: &str) -> PathBuf {
+        self.folder.join(path)
+    }
+
+    fn unreadable(&self, path: &str, error: rustix::io::Errno) {
+        let kind = io::Error::from(error).kind();
+        tracing::warn!(manual_id = self.manual_id, path = %path, error = %kind, "skipped unreadable entry");
+    }
+}
+/// Opens the folder `path` (relative to `at`) for listing, without following a link.
+fn open_folder<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<OwnedFd> {
+    openat(
+        at,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
 }
 
-fn warn_unreadable(manual_id: &str, folder: &Path, error: walkdir::Error) {
-    let path = error
-        .path()
-        .map(|path| relative_path(folder, path))
-        .unwrap_or_default();
-    let kind = io::Error::from(error).kind();
-    tracing::warn!(manual_id, path = %path, error = %kind, "skipped unreadable entry");
-}
-
-/// `path` relative to `folder`, `/`-separated; a name that is not UTF-8 is shown lossily
-/// (it can still be listed, just not named exactly by a client).
-fn relative_path(folder: &Path, path: &Path) -> String {
-    let relative = path.strip_prefix(folder).unwrap_or(path);
-    let parts: Vec<_> = relative
-        .components()
-        .map(|part| part.as_os_str().to_string_lossy())
-        .collect();
-    parts.join("/")
+/// The entries of the open folder `descriptor` but `.` and `..`, in the system's order,
+/// with the listing that keeps the folder open.
+fn list_folder(descriptor: OwnedFd) -> rustix::io::Result<(Dir, Vec<Listed>)> {
+    let mut folder = Dir::new(descriptor)?;
+    let mut listed = Vec::new();
+    for entry in folder.by_ref() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name != c"." && name != c".." {
+            listed.push(Listed {
+                name: name.to_owned(),
+                file_type: entry.file_type(),
+            });
+        }
+    }
+    Ok((folder, listed))
 }
 
 /// Reads a manual file through the path-safety layer ([`open_manual_file`]).
@@ -245,4 +380,98 @@ pub(super) fn open_manual_file(
     let refused = |error: ToolError| io::Error::new(io::ErrorKind::InvalidInput, error.message);
     let relative = parse_relative(&format!("{manual_id}/{path}")).map_err(refused)?;
     opener.open(&relative).map_err(refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a walk by paths (`walkdir`, as the scan was before it walked by descriptors)
+    /// finds in `folder`: files with their stamps from `std`, folders, symlinks.
+    fn walked_by_paths(folder: &Path) -> ManualTree {
+        let mut tree = ManualTree::default();
+        for entry in walkdir::WalkDir::new(folder).min_depth(1) {
+            let entry = entry.unwrap();
+            let path = entry
+                .path()
+                .strip_prefix(folder)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned();
+            if entry.path_is_symlink() {
+                tree.symlinks.insert(path);
+            } else if entry.file_type().is_dir() {
+                tree.folders.push(path);
+            } else if let Some(file_type) = FileType::from_path(&path) {
+                let stamp = FileStamp::of(&entry.metadata().unwrap());
+                tree.files.insert(path, FoundFile { file_type, stamp });
+            }
+        }
+        tree
+    }
+
+    #[test]
+    fn the_scan_finds_what_a_walk_by_paths_finds_with_the_same_stamps_however_deep() {
+        let deep: String = (0..MAX_OPEN_FOLDERS + 3)
+            .map(|level| format!("d{level}/"))
+            .collect();
+        let dir = crate::test_support::tree(&[
+            ("m/a.md", "# A\n"),
+            ("m/B.MD", "# B\n"),
+            ("m/data.json", "{}"),
+            ("m/notes.txt", "not a manual file"),
+            ("m/sub/c.md", "# C\n"),
+            ("m/sub/empty/.keep", ""),
+            (&format!("m/{deep}bottom.md"), "# Bottom\n"),
+        ]);
+        let folder = dir.path().join("m");
+        std::os::unix::fs::symlink(folder.join("a.md"), folder.join("sub/link.md")).unwrap();
+        std::os::unix::fs::symlink(folder.join("sub"), folder.join("linked")).unwrap();
+
+        let scanned = scan_manual(&folder, "m");
+        let walked = walked_by_paths(&folder);
+        let files = |tree: &ManualTree| -> Vec<(String, FileStamp)> {
+            tree.files
+                .iter()
+                .map(|(path, found)| (path.clone(), found.stamp))
+                .collect()
+        };
+        assert_eq!(files(&scanned), files(&walked));
+        assert!(scanned.files.contains_key(&format!("{deep}bottom.md")));
+        assert_eq!(scanned.files.len(), 5, "{:?}", scanned.files.keys());
+        let sorted = |tree: &ManualTree| -> Vec<String> {
+            let mut folders = tree.folders.clone();
+            folders.sort();
+            folders
+        };
+        assert_eq!(sorted(&scanned), sorted(&walked));
+        assert_eq!(scanned.symlinks, walked.symlinks);
+        assert_eq!(scanned.symlinks.len(), 2);
+        for (path, found) in &scanned.files {
+            let metadata = std::fs::symlink_metadata(folder.join(path)).unwrap();
+            assert_eq!(
+                found.stamp.fingerprint(),
+                FileStamp::of(&metadata).fingerprint(),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stamp_before_the_epoch_reads_as_std_reads_it() {
+        let dir = crate::test_support::tree(&[("m/old.md", "# Old\n")]);
+        let path = dir.path().join("m/old.md");
+        let before = SystemTime::UNIX_EPOCH - Duration::new(86_400, 250_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+        let scanned = scan_manual(&dir.path().join("m"), "m");
+        let stamp = scanned.files["old.md"].stamp;
+        assert_eq!(stamp, FileStamp::of(&std::fs::metadata(&path).unwrap()));
+        assert_eq!(stamp.modified, Some(before));
+    }
 }

@@ -353,6 +353,9 @@ fn page_words(file: &ManualFile) -> String {
 /// One file of a [`Corpus`](super::corpus::Corpus).
 #[derive(Debug, Clone)]
 pub(crate) struct CorpusFile {
+    /// [`file_id`](super::index::file_id) of the manual id and path, computed once: a
+    /// sync keys the stored outlines, the section index's checks and its view by it.
+    pub id: u64,
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
     pub outline: Arc<FileOutline>,

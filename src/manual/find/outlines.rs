@@ -3,7 +3,7 @@
 //! index's JSON (issue 16: at 220 MB of manuals those two were about 30 % of the first
 //! call; the labels alone normalise 200 000 titles twice).
 //!
-//! Per file, keyed by its [`file_id`] and its version (the stamp fingerprint the catalog
+//! Per file, keyed by its [`file_id`](super::index::file_id) and its version (the stamp fingerprint the catalog
 //! and the section index trust): a file whose version differs is derived again, the
 //! others are read back. The rules whose output is stored (normalisation, the outline
 //! rules that give titles, the extraction of references) are the envelope's rules
@@ -32,7 +32,6 @@ use std::sync::OnceLock;
 use super::derived::{
     FileOutline, Label, NodeLabel, RawReference, RawReferences, RawTarget, StoredOutline,
 };
-use super::index::file_id;
 use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
 use crate::manual::ManualFile;
 
@@ -81,12 +80,12 @@ impl OutlineStore {
             .unwrap_or_default()
     }
 
-    /// Replaces the file with the outlines of `files` (manual id, file, outline); those
+    /// Replaces the file with the outlines of `files` ([`file_id`](super::index::file_id), file, outline); those
     /// made from an unread file are left out. A failure is logged and costs only the next
     /// start's work.
     pub(crate) fn save<'a>(
         &self,
-        files: impl Iterator<Item = (&'a str, &'a ManualFile, &'a FileOutline)>,
+        files: impl Iterator<Item = (u64, &'a ManualFile, &'a FileOutline)>,
     ) {
         let mut out = self.file.writer();
         encode(&mut out, files);
@@ -138,10 +137,11 @@ impl StoredOutlines {
         self.entries.len()
     }
 
-    /// The outline of `file` (of manual `manual_id`) as stored for its current version,
-    /// taken out; `None` when it is not stored, stored for another version, or malformed.
-    pub(crate) fn take(&mut self, manual_id: &str, file: &ManualFile) -> Option<FileOutline> {
-        let (version, outline) = self.entries.get_mut(&file_id(manual_id, file.path()))?;
+    /// The outline of `file` (whose [`file_id`](super::index::file_id) is `id`) as stored for its current
+    /// version, taken out; `None` when it is not stored, stored for another version, or
+    /// malformed.
+    pub(crate) fn take(&mut self, id: u64, file: &ManualFile) -> Option<FileOutline> {
+        let (version, outline) = self.entries.get_mut(&id)?;
         if *version != file.version() {
             return None;
         }
@@ -170,13 +170,13 @@ fn rules_fingerprint() -> u64 {
 
 fn encode<'a>(
     out: &mut Writer,
-    files: impl Iterator<Item = (&'a str, &'a ManualFile, &'a FileOutline)>,
+    files: impl Iterator<Item = (u64, &'a ManualFile, &'a FileOutline)>,
 ) {
     let count_at = out.placeholder_u32();
     let mut count = 0u32;
-    for (manual_id, file, outline) in files.filter(|(_, _, outline)| !outline.unread) {
+    for (id, file, outline) in files.filter(|(_, _, outline)| !outline.unread) {
         count += 1;
-        out.u64(file_id(manual_id, file.path()));
+        out.u64(id);
         out.u64(file.version());
         let len_at = out.placeholder_u32();
         let start = out.bytes.len();
@@ -354,7 +354,7 @@ fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
 mod tests {
     use super::*;
     use crate::manual::find::corpus::CorpusCache;
-    use crate::manual::find::index::SectionIndex;
+    use crate::manual::find::index::{file_id, SectionIndex};
     use crate::manual::find::testing;
     use crate::manual::ManualIndex;
 
@@ -387,7 +387,8 @@ mod tests {
         assert_eq!(stored.len(), derived.files.len());
         let listed = index.files(None).unwrap();
         for (entry, file) in listed.iter().zip(&derived.files) {
-            let read = stored.take(entry.manual_id, entry.file).expect("stored");
+            let id = file_id(entry.manual_id, entry.file.path());
+            let read = stored.take(id, entry.file).expect("stored");
             assert!(same(&read, &file.outline), "{}", entry.file.path());
         }
         assert!(derived.files[0].outline.references().len() >= 3);
@@ -405,7 +406,10 @@ mod tests {
         let listed = index.files(None).unwrap();
         let b = store
             .read(2)
-            .take(listed[1].manual_id, listed[1].file)
+            .take(
+                file_id(listed[1].manual_id, listed[1].file.path()),
+                listed[1].file,
+            )
             .unwrap();
         assert!(same(&b, &edited.files[1].outline));
 

@@ -53,7 +53,6 @@ use tantivy::{
 
 use self::directory::ReadingDirectory;
 use super::derived::{FileOutline, FileText, StoredOutline};
-use crate::manual::ManualFile;
 use crate::text::units::INDEX_TOKENS_VERSION;
 
 /// The layout of the documents; bump it with any change of fields or of what they hold.
@@ -113,7 +112,8 @@ impl WriterBudget {
 pub(crate) struct Fields {
     /// [`file_id`] of the section's file (indexed too: it deletes a file's sections).
     pub(crate) file_id: Field,
-    /// [`ManualFile::version`] of the file the section was read from.
+    /// [`ManualFile::version`](crate::manual::ManualFile::version) of the file the
+    /// section was read from.
     pub(crate) version: Field,
     /// Index of the node in its file.
     pub(crate) node: Field,
@@ -164,7 +164,8 @@ pub(crate) fn file_id(manual_id: &str, path: &str) -> u64 {
 pub(crate) struct FileSections {
     pub manual_id: Arc<str>,
     pub path: Arc<str>,
-    /// [`ManualFile::version`] of the file the sections are read from.
+    /// [`ManualFile::version`](crate::manual::ManualFile::version) of the file the
+    /// sections are read from.
     pub version: u64,
     pub outline: Arc<FileOutline>,
     pub text: Arc<FileText>,
@@ -324,9 +325,10 @@ impl SectionIndex {
             .unwrap_or(0)
     }
 
-    /// Whether the index holds the sections of this version of the file.
-    pub(crate) fn holds(&self, manual_id: &str, file: &ManualFile) -> bool {
-        self.indexed.get(&file_id(manual_id, file.path())) == Some(&file.version())
+    /// Whether the index holds the sections of version `version` of the file whose
+    /// [`file_id`] is `id`.
+    pub(crate) fn holds(&self, id: u64, version: u64) -> bool {
+        self.indexed.get(&id) == Some(&version)
     }
 
     /// The stored outlines of the files `wanted` (by [`file_id`]) in the last commit. A
