@@ -21,12 +21,12 @@ use serde_json::json;
 use super::catalog::{read_manual_file, scan_root, FileStamp, FoundFile, ManualTree, RootScan};
 use super::catalog_store::CatalogStore;
 use super::file::{FileOrigin, FileType, ManualFile, TextSource};
-use super::find::parts::equal_parts;
 use super::node::Node;
 use super::source::ManualsSource;
 use super::validate::{normalize_relative_path, validate_manual_id};
 use super::watch::{folders_of, ChangeWatch};
 use crate::error::{ErrorCode, ToolError, ToolResult};
+use crate::machine::{equal_parts, over_parts};
 use crate::paths::Root;
 use crate::progress::{IndexProgress, ProgressFn};
 use crate::text::lines::LineNo;
@@ -543,19 +543,7 @@ impl Loader<'_> {
                 })
                 .collect()
         };
-        if parts.len() <= 1 {
-            return parts.into_iter().flat_map(load_part).collect();
-        }
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = parts
-                .into_iter()
-                .map(|part| scope.spawn(move || load_part(part)))
-                .collect();
-            threads
-                .into_iter()
-                .flat_map(|thread| thread.join().expect("parsing a manual file does not panic"))
-                .collect()
-        })
+        over_parts(parts, load_part).into_iter().flatten().collect()
     }
 }
 

@@ -195,17 +195,7 @@ fn count_in_parallel(
 pub(super) fn over_cores<E: Sync, T: Send>(items: &[E], work: impl Fn(&[E]) -> T + Sync) -> Vec<T> {
     let workers = crate::machine::cores();
     let run = items.len().div_ceil(workers).max(1);
-    let work = &work;
-    std::thread::scope(|scope| {
-        let running: Vec<_> = items
-            .chunks(run)
-            .map(|chunk| scope.spawn(move || work(chunk)))
-            .collect();
-        running
-            .into_iter()
-            .map(|worker| worker.join().expect("a search worker panicked"))
-            .collect()
-    })
+    crate::machine::over_parts(items.chunks(run).collect(), work)
 }
 
 /// The hits of `rel` whose index within the file is in `wanted`, with snippets. A file

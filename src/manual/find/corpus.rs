@@ -884,25 +884,15 @@ fn map_parallel<T: Send>(
         })
         .collect();
     let mut results: Vec<Option<T>> = positions.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .iter()
-            .map(|share| {
-                let work = &work;
-                scope.spawn(move || {
-                    share
-                        .iter()
-                        .map(|&nth| (nth, work(&listed[positions[nth]])))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for handle in handles {
-            for (nth, derived) in handle.join().expect("the work on a file does not panic") {
-                results[nth] = Some(derived);
-            }
-        }
+    let done = crate::machine::over_parts(shares, |share| {
+        share
+            .into_iter()
+            .map(|nth| (nth, work(&listed[positions[nth]])))
+            .collect::<Vec<_>>()
     });
+    for (nth, derived) in done.into_iter().flatten() {
+        results[nth] = Some(derived);
+    }
     results
         .into_iter()
         .map(|derived| derived.expect("every file was dealt to a thread"))

@@ -27,7 +27,6 @@ pub(crate) mod integrate;
 mod labels;
 pub(crate) mod links;
 mod outlines;
-pub(crate) mod parts;
 pub(crate) mod plan;
 pub(crate) mod query;
 mod refstore;

@@ -32,6 +32,7 @@ use std::sync::OnceLock;
 use super::derived::{
     FileOutline, Label, NodeLabel, RawReference, RawReferences, RawTarget, StoredOutline,
 };
+use crate::machine::over_parts;
 use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
 use crate::manual::ManualFile;
 
@@ -110,22 +111,14 @@ impl StoredOutlines {
             return None;
         }
         let share = table.len().div_ceil(threads.max(1)).max(1);
-        let entries = std::thread::scope(|scope| {
-            let parts: Vec<_> = table
-                .chunks(share)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|&(id, version, entry)| (id, (version, decode_outline(entry))))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|part| part.join().expect("decoding an outline does not panic"))
-                .collect()
-        });
+        let entries = over_parts(table.chunks(share).collect(), |part| {
+            part.iter()
+                .map(|&(id, version, entry)| (id, (version, decode_outline(entry))))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
         Some(StoredOutlines { entries })
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
 use super::links::{leading_digits, section_number};
-use super::parts::equal_parts;
+use crate::machine::{equal_parts, over_parts};
 use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::units::{script, Script};
@@ -326,22 +326,10 @@ fn resolve_in_parallel(
             })
             .collect()
     };
-    if parts.len() == 1 {
-        return resolve_part(&indices).into_iter().collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| {
-                let part = &indices[part];
-                scope.spawn(move || resolve_part(part))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().expect("resolving does not panic"))
-            .collect()
-    })
+    over_parts(parts, |part| resolve_part(&indices[part]))
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// What one raw reference resolved to.

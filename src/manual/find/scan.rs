@@ -20,9 +20,9 @@ use rustc_hash::FxHashSet;
 
 use super::corpus::Corpus;
 use super::derived::{FileText, NodeKey};
-use super::parts::equal_parts;
 use super::plan::{PatternSet, Plan};
 use crate::call::CallContext;
+use crate::machine::{equal_parts, over_parts};
 use crate::manual::ManualFile;
 
 /// Sections scanned between two looks at the clock.
@@ -296,18 +296,13 @@ fn scan_in_parts(
         return scan_part(corpus, files, plan, scope, deadline, call);
     }
     let parts = equal_parts(scope, threads, |entry| text_size(corpus, entry));
-    std::thread::scope(|threads| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| &scope[part])
-            .map(|part| threads.spawn(move || scan_part(corpus, files, plan, part, deadline, call)))
-            .collect();
-        let mut result = ScanResult::default();
-        for handle in handles {
-            result.merge(handle.join().expect("scanning does not panic"));
-        }
-        result
-    })
+    let mut result = ScanResult::default();
+    for part in over_parts(parts, |part| {
+        scan_part(corpus, files, plan, &scope[part], deadline, call)
+    }) {
+        result.merge(part);
+    }
+    result
 }
 
 fn scan_part(
