@@ -12,11 +12,12 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::io::Errno;
 
 use super::Reports;
 
@@ -39,14 +40,13 @@ const BARRIER_EVENTS: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::ONLYDIR)
     .union(WatchFlags::DONT_FOLLOW);
 
-/// The name that wakes the reading thread to end it (not a number: no barrier).
-const STOP: &str = "stop";
-
 /// Dropping it ends the reading thread (and with its descriptor every watch).
 #[derive(Debug)]
 pub(super) struct Watcher {
-    stop: Arc<AtomicBool>,
-    barriers: PathBuf,
+    /// An eventfd the thread polls beside the inotify descriptor: written on drop, it
+    /// wakes the thread whatever became of the watched folders (an event in the barrier
+    /// folder could not, once something removed that folder).
+    wake: OwnedFd,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -56,19 +56,18 @@ impl Watcher {
         folders: &[PathBuf],
         reports: Arc<Reports>,
     ) -> io::Result<Watcher> {
-        let fd = inotify::init(CreateFlags::CLOEXEC)?;
+        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
         let barrier_watch = inotify::add_watch(&fd, barriers, BARRIER_EVENTS)?;
         for folder in folders {
             inotify::add_watch(&fd, folder, FOLDER_EVENTS)?;
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
+        let wake = eventfd(0, EventfdFlags::CLOEXEC)?;
+        let woken = wake.try_clone()?;
         let thread = std::thread::Builder::new()
             .name("manual-watch".into())
-            .spawn(move || read_events(&fd, barrier_watch, &reports, &stopped))?;
+            .spawn(move || read_events(&fd, &woken, barrier_watch, &reports))?;
         Ok(Watcher {
-            stop,
-            barriers: barriers.to_path_buf(),
+            wake,
             thread: Some(thread),
         })
     }
@@ -76,48 +75,108 @@ impl Watcher {
 
 impl Drop for Watcher {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        // The thread blocks in `read`: an event in the barrier folder wakes it. Should
-        // that fail, it is left blocked (detached) rather than joined forever.
-        let wake = self.barriers.join(STOP);
-        let woken = std::fs::File::create(&wake).is_ok();
-        let _ = std::fs::remove_file(&wake);
+        // Should the write fail (it cannot on an eventfd below its maximum count), the
+        // thread is left blocked (detached) rather than joined forever.
+        let woken = rustix::io::write(&self.wake, &1u64.to_ne_bytes()).is_ok();
         if let Some(thread) = self.thread.take().filter(|_| woken) {
             let _ = thread.join();
         }
     }
 }
 
-/// The thread: every event but a barrier's is a change; a failed read (which ends the
-/// thread) is one too, so the watch is not trusted after it.
-fn read_events(fd: &OwnedFd, barrier_watch: i32, reports: &Reports, stop: &AtomicBool) {
+/// The thread: waits for events or the wake, then reads every queued event. Every event
+/// but a barrier's is a change; a failed wait or read (which ends the thread) is one too,
+/// so the watch is not trusted after it.
+fn read_events(fd: &OwnedFd, wake: &OwnedFd, barrier_watch: i32, reports: &Reports) {
     let mut buffer = [MaybeUninit::<u8>::uninit(); 16 * 1024];
     let mut events = inotify::Reader::new(fd, &mut buffer);
     loop {
-        let event = match events.next() {
-            Ok(event) => event,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => {
-                reports.change();
-                return;
-            }
-        };
-        if stop.load(Ordering::Acquire) {
+        let mut waiting = [
+            PollFd::new(fd, PollFlags::IN),
+            PollFd::new(wake, PollFlags::IN),
+        ];
+        match poll(&mut waiting, None) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => return reports.change(),
+        }
+        if !waiting[1].revents().is_empty() {
             return;
         }
-        let in_barrier_folder =
-            event.wd() == barrier_watch && !event.events().contains(ReadFlags::IGNORED);
-        if !in_barrier_folder {
-            // Any event in a watched folder, a queue overflow (`IN_Q_OVERFLOW`, no watch)
-            // or a watch the kernel dropped (`IN_IGNORED`: its folder went).
-            reports.change();
-        } else if let Some(number) = barrier_number(&event) {
-            reports.barrier(number);
+        loop {
+            let event = match events.next() {
+                Ok(event) => event,
+                Err(Errno::AGAIN) => break,
+                Err(Errno::INTR) => continue,
+                Err(_) => return reports.change(),
+            };
+            let in_barrier_folder =
+                event.wd() == barrier_watch && !event.events().contains(ReadFlags::IGNORED);
+            if !in_barrier_folder {
+                // Any event in a watched folder, a queue overflow (`IN_Q_OVERFLOW`, no
+                // watch) or a watch the kernel dropped (`IN_IGNORED`: its folder went).
+                reports.change();
+            } else if let Some(number) = barrier_number(&event) {
+                reports.barrier(number);
+            }
         }
     }
 }
 
-/// The number a barrier file is named by; `None` for [`STOP`].
+/// The number a barrier file is named by.
 fn barrier_number(event: &inotify::Event<'_>) -> Option<u64> {
     event.file_name()?.to_str().ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wake does not go through the barrier folder: a watch whose folder something
+    /// removed still ends its thread when dropped, instead of leaving it (and its
+    /// inotify descriptor with every watch) blocked for the life of the process.
+    #[test]
+    fn a_dropped_watch_ends_its_thread_even_when_its_barrier_folder_is_gone() {
+        let barriers = tempfile::tempdir().expect("temp dir");
+        let watched = tempfile::tempdir().expect("temp dir");
+        let reports = Arc::new(Reports::default());
+        let watcher = Watcher::start(
+            barriers.path(),
+            &[watched.path().to_path_buf()],
+            Arc::clone(&reports),
+        )
+        .expect("watch");
+        let barrier_path = barriers.path().to_path_buf();
+        barriers.close().expect("remove the barrier folder");
+        assert!(!barrier_path.exists());
+        drop(watcher);
+        assert_eq!(
+            Arc::strong_count(&reports),
+            1,
+            "the thread ended and dropped its reports"
+        );
+    }
+
+    #[test]
+    fn events_still_arrive_and_barriers_still_count() {
+        let barriers = tempfile::tempdir().expect("temp dir");
+        let watched = tempfile::tempdir().expect("temp dir");
+        let reports = Arc::new(Reports::default());
+        let _watcher = Watcher::start(
+            barriers.path(),
+            &[watched.path().to_path_buf()],
+            Arc::clone(&reports),
+        )
+        .expect("watch");
+        std::fs::write(barriers.path().join("7"), "").expect("barrier");
+        std::fs::write(watched.path().join("a.md"), "# A\n").expect("edit");
+        let seen = reports.seen();
+        let (seen, _) = reports
+            .arrived
+            .wait_timeout_while(seen, std::time::Duration::from_secs(10), |seen| {
+                !seen.changed || seen.barrier < 7
+            })
+            .expect("not poisoned");
+        assert!(seen.changed && seen.barrier == 7);
+    }
 }
