@@ -12,7 +12,7 @@ use std::ffi::CString;
 use std::fs;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{openat, statat, AtFlags, Dir, Mode, OFlags, CWD};
@@ -180,7 +180,8 @@ fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
 }
 
 /// How many folders of one walk stay open at once (a deeper folder is read whole, closed,
-/// and its subfolders opened by their path), so a deep tree cannot use up descriptors.
+/// and its subfolders and files reached from the manual's folder one component at a
+/// time), so a deep tree cannot use up descriptors.
 const MAX_OPEN_FOLDERS: usize = 32;
 
 /// One manual's walk: what it found so far.
@@ -274,21 +275,29 @@ impl ManualWalk<'_> {
         entry: &Listed,
         path: &str,
     ) -> Option<rustix::fs::Stat> {
+        let name = entry.name.as_c_str();
         let status = match folder {
-            Some(folder) => statat(folder, entry.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW),
-            None => statat(CWD, self.root_path(path), AtFlags::SYMLINK_NOFOLLOW),
+            Some(folder) => statat(folder, name, AtFlags::SYMLINK_NOFOLLOW),
+            None => {
+                let parent = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+                self.open_by_path(parent)
+                    .and_then(|parent| statat(parent, name, AtFlags::SYMLINK_NOFOLLOW))
+            }
         };
         status.map_err(|error| self.unreadable(path, error)).ok()
     }
 
+    /// The folder `path` (relative to the manual, `""` for its own), opened from the
+    /// manual's folder one component at a time, each with `O_NOFOLLOW`: how a folder
+    /// beyond the open limit is reached, so a link swapped into the middle of its path is
+    /// refused there as it is above the limit (one path handed to `openat` would follow
+    /// every link but the last).
     fn open_by_path(&self, path: &str) -> rustix::io::Result<OwnedFd> {
-        open_folder(CWD, self.root_path(path))
-    }
-
-    /// `path` (relative to the manual) from the manual's folder: how a folder below the
-    /// open limit is reached.
-    fn root_path(&self, path: &str) -> PathBuf {
-        self.folder.join(path)
+        let mut folder = open_folder(CWD, self.folder)?;
+        for component in path.split('/').filter(|component| !component.is_empty()) {
+            folder = open_folder(&folder, component)?;
+        }
+        Ok(folder)
     }
 
     fn unreadable(&self, path: &str, error: rustix::io::Errno) {
@@ -409,6 +418,33 @@ mod tests {
             }
         }
         tree
+    }
+
+    /// Beyond the open limit a folder is reached by its path: every component of it is
+    /// opened without following, so a folder swapped for a link on the way is refused.
+    #[test]
+    fn a_folder_reached_by_its_path_is_refused_through_a_link_on_the_way() {
+        let dir = crate::test_support::tree(&[
+            ("m/real/deeper/a.md", "# A\n"),
+            ("elsewhere/deeper/b.md", "# B\n"),
+        ]);
+        let folder = dir.path().join("m");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), folder.join("linked")).unwrap();
+        let walk = ManualWalk {
+            manual_id: "m",
+            folder: &folder,
+            tree: ManualTree::default(),
+        };
+        assert!(walk.open_by_path("real/deeper").is_ok());
+        assert!(walk.open_by_path("").is_ok());
+        assert!(
+            walk.open_by_path("linked/deeper").is_err(),
+            "followed a link in the middle"
+        );
+        assert!(
+            walk.open_by_path("linked").is_err(),
+            "followed a link at the end"
+        );
     }
 
     #[test]
