@@ -6,7 +6,9 @@
 //! token or grams. The index answers each with the sections holding it and how often;
 //! the labels (titles, link texts, page titles), small and kept in memory, are matched
 //! as the scan matches them. The result has the shape of a scan's ([`ScanResult`]), so
-//! ranking, the recall floor and fusion run unchanged over it.
+//! ranking, the recall floor and fusion run unchanged over it; only the sections that
+//! hold strong units and nothing else of the plan, which the evidence score does not
+//! rank, stay as flat postings ([`UnitOnly`]) that the units' BM25 reads one at a time.
 //!
 //! The index errs on the side of more sections where its terms and the scan's
 //! substrings differ (see `index::literal`), and it cannot tell a loose match from a
@@ -15,24 +17,26 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
-use std::cmp::Reverse;
-
 use rustc_hash::FxHashSet;
 
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::index::literal::IndexPattern;
 use super::labels::CorpusLabels;
-use super::plan::Plan;
+use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult, Scope, ScopeFilter};
 use super::score::TitleSets;
 use crate::text::units::Form;
 
 /// What the index found for a scope.
 pub(super) struct IndexHits {
-    /// Provisional hits of every section holding a term's literal or a strong unit (and
-    /// the weak units of those sections), labels included.
+    /// Provisional hits of every section holding a term's literal (in its body, title or
+    /// link texts), of pages' first sections and of sections linked to (with the weak
+    /// units of those sections), labels included.
     pub scan: ScanResult,
+    /// The sections holding strong units and nothing else of the plan (the bulk of what a
+    /// common word brings), kept as their postings: they rank by the units alone.
+    pub unit_only: UnitOnly,
     /// Sections of the scope holding each unit of the plan (BM25's document frequency).
     pub unit_df: Vec<u32>,
 }
@@ -95,20 +99,40 @@ pub(super) fn index_hits(
             );
         }
     }
-    let mut hits = SortedHits::of(postings);
-    // A weak unit only adds to a section that something else brought.
+    let mut scan = page_hits(corpus, plan, scope);
+    let links = link_texts(corpus, plan, &filter);
     let labels = corpus.labels();
-    let at = hits.positions(labels);
+    let (mut hits, mut unit_only) = by_section(labels, postings, |key, run| {
+        needs_hits(corpus, plan, &scan, &links, titles, key, run)
+    });
+    // A weak unit only adds to a section that something else brought.
+    let at = Positions::of(labels, &hits, &unit_only);
     let mut brought_weak = Vec::new();
     for (key, posting) in weak {
-        match at.of(labels, key) {
-            Some(index) => posting.record(&mut hits.0[index].1),
+        match at.of_key(labels, key) {
+            Some(Place::Hits(index)) => posting.record(&mut hits.0[index].1),
+            Some(Place::UnitOnly(index)) => unit_only.add_weak(index, posting),
             None if brought.contains(&key) => brought_weak.push((key, posting)),
             None => {}
         }
     }
-    hits.add(SortedHits::of(brought_weak));
-    add_link_texts(corpus, plan, &filter, &mut hits);
+    unit_only.join_weak();
+    hits.add(SortedHits::of(labels, brought_weak));
+    add_link_texts(links, &mut hits);
+    scan.hits = hits.0;
+    for (key, node) in &mut scan.hits {
+        finish(plan, corpus, titles, *key, node);
+    }
+    IndexHits {
+        scan,
+        unit_only,
+        unit_df,
+    }
+}
+
+/// The scope's sections counted, and the matches of the titles and path words of the
+/// pages the label postings admit.
+fn page_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> ScanResult {
     let mut scan = ScanResult::default();
     let pages = corpus.labels().pages.candidates(plan);
     for (file, nodes) in scope {
@@ -133,17 +157,120 @@ pub(super) fn index_hits(
             scan.pages.insert(*file, page_hits);
         }
     }
-    scan.hits = hits.0;
-    for (key, node) in &mut scan.hits {
-        node.counts.sort_unstable();
-        node.loose_counts.sort_unstable();
-        node.provisional = true;
-        let (normal, loose) = titles.of_title(plan, corpus, *key);
-        if !normal.is_empty() || !loose.is_empty() {
-            node.set_titles(normal.clone(), loose.clone());
+    scan
+}
+
+/// Whether section `key`, with the postings `run`, needs its `NodeHits`: when the
+/// evidence score ranks it (a term's literal in its body, a term in its title, its
+/// page's title or path words, link texts pointing at it), or when its file is not in
+/// the index (the scan's hits replace the index's there). The others hold units alone,
+/// and only the units' BM25 reads them.
+fn needs_hits(
+    corpus: &Corpus,
+    plan: &Plan,
+    pages: &ScanResult,
+    links: &[LinkHits],
+    titles: &mut TitleSets,
+    key: NodeKey,
+    run: &[(NodeKey, Posting)],
+) -> bool {
+    let terms = plan.first_unit_pattern;
+    let (title, title_loose) = titles.of_title(plan, corpus, key);
+    run.iter()
+        .any(|(_, posting)| (posting.pattern as usize) < terms)
+        || title.any_below(terms)
+        || title_loose.any_below(terms)
+        || (key.node == 0 && pages.pages.contains_key(&key.file))
+        || links.binary_search_by_key(&key, |link| link.key).is_ok()
+        || corpus.unindexed.binary_search(&key.file).is_ok()
+}
+
+/// Completes the hits of section `key` once every posting is recorded: count lists in
+/// pattern order, provisional, its title's matches.
+fn finish(plan: &Plan, corpus: &Corpus, titles: &mut TitleSets, key: NodeKey, node: &mut NodeHits) {
+    node.counts.sort_unstable();
+    node.loose_counts.sort_unstable();
+    node.provisional = true;
+    let (normal, loose) = titles.of_title(plan, corpus, key);
+    if !normal.is_empty() || !loose.is_empty() {
+        node.set_titles(normal.clone(), loose.clone());
+    }
+}
+
+/// The sections holding strong units and nothing else of the plan, as their postings
+/// (`postings[ends[i - 1]..ends[i]]` are those of `keys[i]`), in key order: a common unit
+/// brings tens of thousands of them at 200 MB of manuals, and building heap `NodeHits`
+/// (pattern sets, count lists) for each, to score them once by BM25 and set them aside,
+/// was a large share of a warm search. The units' ranking builds each one's hits in turn
+/// in one reused buffer ([`UnitOnly::hits_into`]).
+#[derive(Default)]
+pub(crate) struct UnitOnly {
+    keys: Vec<NodeKey>,
+    ends: Vec<u32>,
+    postings: Vec<Posting>,
+    /// Weak units' postings by section index, until [`UnitOnly::join_weak`].
+    weak: Vec<(u32, Posting)>,
+}
+
+impl UnitOnly {
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub(crate) fn keys(&self) -> &[NodeKey] {
+        &self.keys
+    }
+
+    fn push(&mut self, key: NodeKey, run: &[(NodeKey, Posting)]) {
+        self.keys.push(key);
+        self.postings
+            .extend(run.iter().map(|(_, posting)| *posting));
+        self.ends.push(self.postings.len() as u32);
+    }
+
+    fn add_weak(&mut self, index: usize, posting: Posting) {
+        self.weak.push((index as u32, posting));
+    }
+
+    /// Places each section's weak postings after its strong ones.
+    fn join_weak(&mut self) {
+        if self.weak.is_empty() {
+            return;
+        }
+        self.weak.sort_by_key(|(index, _)| *index);
+        let mut weak = std::mem::take(&mut self.weak).into_iter().peekable();
+        let strong = std::mem::take(&mut self.postings);
+        let mut start = 0;
+        for (index, end) in self.ends.iter_mut().enumerate() {
+            self.postings
+                .extend_from_slice(&strong[start..*end as usize]);
+            start = *end as usize;
+            while let Some((_, posting)) = weak.next_if(|(at, _)| *at as usize == index) {
+                self.postings.push(posting);
+            }
+            *end = self.postings.len() as u32;
         }
     }
-    IndexHits { scan, unit_df }
+
+    /// The hits of the `index`-th section into `node` (emptied first), as they would be
+    /// had `index_hits` built them; returns the section.
+    pub(crate) fn hits_into(
+        &self,
+        index: usize,
+        plan: &Plan,
+        corpus: &Corpus,
+        titles: &mut TitleSets,
+        node: &mut NodeHits,
+    ) -> NodeKey {
+        node.clear();
+        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+        for posting in &self.postings[start as usize..self.ends[index] as usize] {
+            posting.record(node);
+        }
+        let key = self.keys[index];
+        finish(plan, corpus, titles, key, node);
+        key
+    }
 }
 
 /// One section's occurrences of one pattern, as the index counted them.
@@ -157,6 +284,13 @@ struct Posting {
 }
 
 impl Posting {
+    /// A placeholder, overwritten before it is read.
+    const NONE: Posting = Posting {
+        pattern: 0,
+        form: Form::Word,
+        count: 0,
+    };
+
     fn record(self, node: &mut NodeHits) {
         let (set, counts) = match self.form {
             Form::Word => (&mut node.body, &mut node.counts),
@@ -173,34 +307,81 @@ impl Posting {
 /// a warm search), and already in the order `ScanResult` keeps.
 struct SortedHits(Vec<(NodeKey, NodeHits)>);
 
-impl SortedHits {
-    /// Each section's patterns come largest first, so each set is sized by its first
-    /// insert, and its count lists are sized once (the lists are sorted afterwards).
-    fn of(mut postings: Vec<(NodeKey, Posting)>) -> SortedHits {
-        postings.sort_unstable_by_key(|(key, posting)| (*key, Reverse(posting.pattern)));
-        let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
-        for run in postings.chunk_by(|a, b| a.0 == b.0) {
-            let loose = run.iter().filter(|(_, p)| p.form == Form::Loose).count();
-            let mut node = NodeHits::default();
-            node.counts.reserve_exact(run.len() - loose);
-            node.loose_counts.reserve_exact(loose);
-            for (_, posting) in run {
-                posting.record(&mut node);
-            }
-            hits.push((run[0].0, node));
+/// Groups `postings` (given in ascending pattern order) by section and gives each
+/// section `needs_hits` accepts (with its postings) its `NodeHits`; the other sections'
+/// postings go to a [`UnitOnly`]. Each section's patterns are recorded largest first, so
+/// each set is sized by its first insert, and its count lists are sized once (the lists
+/// are sorted afterwards).
+fn by_section(
+    labels: &CorpusLabels,
+    postings: Vec<(NodeKey, Posting)>,
+    mut needs_hits: impl FnMut(NodeKey, &[(NodeKey, Posting)]) -> bool,
+) -> (SortedHits, UnitOnly) {
+    let postings = grouped_by_section(labels, postings);
+    let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
+    let mut unit_only = UnitOnly::default();
+    for run in postings.chunk_by(|a, b| a.0 == b.0) {
+        let key = run[0].0;
+        if !needs_hits(key, run) {
+            unit_only.push(key, run);
+            continue;
         }
-        SortedHits(hits)
+        let loose = run.iter().filter(|(_, p)| p.form == Form::Loose).count();
+        let mut node = NodeHits::default();
+        node.counts.reserve_exact(run.len() - loose);
+        node.loose_counts.reserve_exact(loose);
+        for (_, posting) in run.iter().rev() {
+            posting.record(&mut node);
+        }
+        hits.push((key, node));
     }
+    (SortedHits(hits), unit_only)
+}
 
-    /// Where each section's hits are, by section number: a weak unit's postings name a
-    /// large share of the corpus's sections, and a binary search over the hits for each
-    /// was a visible share of a warm search.
-    fn positions(&self, labels: &CorpusLabels) -> Positions {
-        let mut at = vec![u32::MAX; labels.section_count()];
-        for (index, (key, _)) in self.0.iter().enumerate() {
-            at[labels.section_id(*key) as usize] = index as u32;
+/// `postings` in key order, each section's in the order given: one counting pass by
+/// section number (numbers follow key order) instead of a comparison sort of every
+/// posting, which was 5-7% of a warm search at 200 MB of manuals. A key the labels do
+/// not number as they number the corpus (a section beyond its file's outline) falls
+/// back to the sort.
+fn grouped_by_section(
+    labels: &CorpusLabels,
+    mut postings: Vec<(NodeKey, Posting)>,
+) -> Vec<(NodeKey, Posting)> {
+    let count = labels.section_count();
+    let numbered = |key: NodeKey| Some(labels.section_id(key) as usize).filter(|&id| id < count);
+    let mut starts = vec![0u32; count + 1];
+    for (key, _) in &postings {
+        match numbered(*key) {
+            Some(id) => starts[id + 1] += 1,
+            None => return sorted_by_key(postings),
         }
-        Positions(at)
+    }
+    for id in 0..count {
+        starts[id + 1] += starts[id];
+    }
+    let mut grouped = vec![(NodeKey { file: 0, node: 0 }, Posting::NONE); postings.len()];
+    for entry in postings.drain(..) {
+        let at = &mut starts[labels.section_id(entry.0) as usize];
+        grouped[*at as usize] = entry;
+        *at += 1;
+    }
+    if grouped.is_sorted_by(|a, b| a.0 <= b.0) {
+        grouped
+    } else {
+        sorted_by_key(grouped)
+    }
+}
+
+/// `postings` sorted by key, each section's in the order given.
+fn sorted_by_key(mut postings: Vec<(NodeKey, Posting)>) -> Vec<(NodeKey, Posting)> {
+    postings.sort_by_key(|(key, _)| *key);
+    postings
+}
+
+impl SortedHits {
+    /// Every section's hits.
+    fn of(labels: &CorpusLabels, postings: Vec<(NodeKey, Posting)>) -> SortedHits {
+        by_section(labels, postings, |_, _| true).0
     }
 
     fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeHits> {
@@ -218,14 +399,41 @@ impl SortedHits {
     }
 }
 
-/// The index of each section's hits in a [`SortedHits`], by section number (`u32::MAX`:
-/// none).
+/// Where a section's postings are.
+enum Place {
+    /// At this index of the [`SortedHits`].
+    Hits(usize),
+    /// The section at this index of the [`UnitOnly`].
+    UnitOnly(usize),
+}
+
+/// Where each section's postings are, by section number: a weak unit's postings name a
+/// large share of the corpus's sections, and a binary search for each was a visible
+/// share of a warm search. `u32::MAX`: nowhere; the top bit marks a [`UnitOnly`] index.
 struct Positions(Vec<u32>);
 
+const UNIT_ONLY_BIT: u32 = 1 << 31;
+
 impl Positions {
-    fn of(&self, labels: &CorpusLabels, key: NodeKey) -> Option<usize> {
-        let index = self.0[labels.section_id(key) as usize];
-        (index != u32::MAX).then_some(index as usize)
+    fn of(labels: &CorpusLabels, hits: &SortedHits, unit_only: &UnitOnly) -> Positions {
+        let mut at = vec![u32::MAX; labels.section_count()];
+        for (index, (key, _)) in hits.0.iter().enumerate() {
+            at[labels.section_id(*key) as usize] = index as u32;
+        }
+        for (index, key) in unit_only.keys.iter().enumerate() {
+            at[labels.section_id(*key) as usize] = index as u32 | UNIT_ONLY_BIT;
+        }
+        Positions(at)
+    }
+
+    fn of_key(&self, labels: &CorpusLabels, key: NodeKey) -> Option<Place> {
+        match self.0[labels.section_id(key) as usize] {
+            u32::MAX => None,
+            index if index & UNIT_ONLY_BIT != 0 => {
+                Some(Place::UnitOnly((index & !UNIT_ONLY_BIT) as usize))
+            }
+            index => Some(Place::Hits(index as usize)),
+        }
     }
 }
 
@@ -233,11 +441,19 @@ fn clamp(count: u32) -> u16 {
     count.min(u32::from(u16::MAX)) as u16
 }
 
+/// A section of the scope that links point at with text holding a pattern.
+struct LinkHits {
+    key: NodeKey,
+    normalized: PatternSet,
+    loose: PatternSet,
+}
+
 /// The sections of the scope that links point at with text holding a pattern (only the
-/// link texts the label postings admit are matched).
-fn add_link_texts(corpus: &Corpus, plan: &Plan, filter: &ScopeFilter, hits: &mut SortedHits) {
+/// link texts the label postings admit are matched), sorted by key. A section two link
+/// ids name keeps the last one's sets, as setting them in turn would.
+fn link_texts(corpus: &Corpus, plan: &Plan, filter: &ScopeFilter) -> Vec<LinkHits> {
     let labels = corpus.labels();
-    let mut fresh = Vec::new();
+    let mut found = Vec::new();
     for id in labels.links.candidates(plan) {
         let key = labels.link_keys[id as usize];
         if !filter.contains(key) {
@@ -251,23 +467,90 @@ fn add_link_texts(corpus: &Corpus, plan: &Plan, filter: &ScopeFilter, hits: &mut
         if normalized.is_empty() && loose.is_empty() {
             continue;
         }
-        match hits.get_mut(key) {
-            Some(node) => node.set_links(normalized, loose),
-            None => {
-                let mut node = NodeHits::default();
-                node.set_links(normalized, loose);
-                fresh.push((key, node));
-            }
-        }
+        found.push(LinkHits {
+            key,
+            normalized,
+            loose,
+        });
     }
-    // A section two link ids name keeps the last one's sets, as setting them in turn would.
-    fresh.sort_by_key(|(key, _)| *key);
-    fresh.dedup_by(|later, earlier| {
-        let same = later.0 == earlier.0;
+    found.sort_by_key(|link| link.key);
+    found.dedup_by(|later, earlier| {
+        let same = later.key == earlier.key;
         if same {
             std::mem::swap(later, earlier);
         }
         same
     });
+    found
+}
+
+/// Sets the link texts' matches on the sections' hits (new hits for sections without).
+fn add_link_texts(links: Vec<LinkHits>, hits: &mut SortedHits) {
+    let mut fresh = Vec::new();
+    for link in links {
+        match hits.get_mut(link.key) {
+            Some(node) => node.set_links(link.normalized, link.loose),
+            None => {
+                let mut node = NodeHits::default();
+                node.set_links(link.normalized, link.loose);
+                fresh.push((link.key, node));
+            }
+        }
+    }
     hits.add(SortedHits(fresh));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manual::find::corpus::CorpusCache;
+    use crate::manual::find::testing;
+
+    fn posting(pattern: u32) -> Posting {
+        Posting {
+            pattern,
+            form: Form::Word,
+            count: pattern + 1,
+        }
+    }
+
+    fn order(postings: &[(NodeKey, Posting)]) -> Vec<(NodeKey, u32)> {
+        postings.iter().map(|(key, p)| (*key, p.pattern)).collect()
+    }
+
+    /// Grouping by section number gives what a stable sort by key gives, and a key past
+    /// its file's outline (numbered like another file's section) falls back to the sort.
+    #[test]
+    fn postings_are_grouped_by_section_in_key_order_keeping_their_order() {
+        let (_dir, index) = testing::index(&[
+            ("m/a.md", "# A\n\n## A1\n\n## A2\n"),
+            ("m/b.md", "# B\n\n## B1\n"),
+        ]);
+        let corpus = CorpusCache::default().sync(&index);
+        let labels = corpus.labels();
+        let at = |file, node| NodeKey { file, node };
+        let postings = vec![
+            (at(1, 1), posting(0)),
+            (at(0, 2), posting(0)),
+            (at(1, 1), posting(1)),
+            (at(0, 0), posting(2)),
+            (at(0, 2), posting(3)),
+            (at(1, 0), posting(3)),
+        ];
+        let mut sorted = postings.clone();
+        sorted.sort_by_key(|(key, _)| *key);
+        let grouped = grouped_by_section(labels, postings.clone());
+        assert_eq!(order(&grouped), order(&sorted));
+        assert_eq!(
+            order(&grouped)[1..3],
+            [(at(0, 2), 0), (at(0, 2), 3)],
+            "a section's postings keep their order"
+        );
+        assert_eq!(corpus.files[0].outline.node_count(), 3);
+        let mut stray = postings;
+        stray.push((at(0, 3), posting(4)));
+        let mut sorted = stray.clone();
+        sorted.sort_by_key(|(key, _)| *key);
+        assert_eq!(order(&grouped_by_section(labels, stray)), order(&sorted));
+    }
 }

@@ -14,6 +14,7 @@
 //! `fuse`). Weak units (single kanji, kana bigrams) only add to a significant section's
 //! score.
 
+use super::candidates::UnitOnly;
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::fuse::{RankedSource, SourceItem, UNITS_WEIGHT};
@@ -33,14 +34,17 @@ const LINK_TF: f32 = 2.0;
 const ANCESTOR_TF: f32 = 1.0;
 
 /// Scores every scanned section holding any unit of the plan, best first, as a source
-/// for `fuse` that admits the sections holding a strong unit of their own. `df` are the
-/// units' document frequencies when known (from the section index, which counts every
-/// section, not only those `scan` kept); otherwise they are counted over `scan`. Only
-/// the sections `keep` accepts are scored (the sections a search verified).
+/// for `fuse` that admits the sections holding a strong unit of their own: those of
+/// `scan` and those of `unit_only` (the index's sections holding units alone). `df` are
+/// the units' document frequencies when known (from the section index, which counts
+/// every section, not only those `scan` kept); otherwise they are counted over the
+/// sections met. Only the sections `keep` accepts are scored (the sections a search
+/// verified).
 pub(crate) fn rank_units(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,
+    unit_only: &UnitOnly,
     df: Option<&[u32]>,
     keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
@@ -55,51 +59,105 @@ pub(crate) fn rank_units(
         return source;
     }
     let sections = scan.scanned_nodes.max(1) as f32;
-    let mean_length = corpus.mean_node_bytes.max(1.0);
-    // With the index's document frequencies the weights are known before any section is
-    // looked at, so each section is scored as it is met, without keeping what it holds.
-    let known = df.map(|df| inverse_frequencies(df, sections));
-    let mut pending: Vec<(NodeKey, Vec<Frequency>)> = Vec::new();
-    let mut counted = vec![0u32; plan.units.len()];
-    let mut ids = Vec::new();
-    let mut present = Vec::new();
-    let mut above = PatternSet::default();
-    let mut found = Vec::new();
+    let mut ranking =
+        UnitRanking::new(plan, corpus, df.map(|df| inverse_frequencies(df, sections)));
     for (key, hits) in scan.hits.iter().filter(|(key, hits)| keep(*key, hits)) {
-        titles.ancestors_into(plan, corpus, *key, &mut ids);
-        above.clear();
-        for &id in &ids {
-            let (normal, loose) = titles.sets(id);
-            above.union(normal);
-            above.union(loose);
-        }
-        unit_frequencies(plan, hits, &above, &mut present, &mut found);
-        if found.is_empty() {
-            continue;
-        }
-        match &known {
-            Some(idf) => source
-                .items
-                .push(unit_item(plan, corpus, *key, &found, idf, mean_length)),
-            None => {
-                for frequency in found.iter().filter(|frequency| frequency.own) {
-                    counted[frequency.unit] += 1;
-                }
-                pending.push((*key, std::mem::take(&mut found)));
-            }
+        ranking.meet(titles, *key, hits);
+    }
+    let mut hits = NodeHits::default();
+    for index in 0..unit_only.len() {
+        let key = unit_only.hits_into(index, plan, corpus, titles, &mut hits);
+        if keep(key, &hits) {
+            ranking.meet(titles, key, &hits);
         }
     }
-    if known.is_none() {
-        let idf = inverse_frequencies(&counted, sections);
-        source.items = pending
-            .into_iter()
-            .map(|(key, found)| unit_item(plan, corpus, key, &found, &idf, mean_length))
-            .collect();
-    }
+    source.items = ranking.items(sections);
     source
         .items
         .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     source
+}
+
+/// The units' ranking as it meets the sections, with the buffers it reuses for each.
+struct UnitRanking<'a> {
+    plan: &'a Plan,
+    corpus: &'a Corpus,
+    mean_length: f32,
+    /// The units' idf when the index gives their document frequencies: each section is
+    /// then scored as it is met, without keeping what it holds.
+    known: Option<Vec<f32>>,
+    items: Vec<SourceItem>,
+    /// Otherwise the sections met and their units, scored once every section is counted.
+    pending: Vec<(NodeKey, Vec<Frequency>)>,
+    counted: Vec<u32>,
+    ids: Vec<u32>,
+    present: Vec<usize>,
+    above: PatternSet,
+    found: Vec<Frequency>,
+}
+
+impl<'a> UnitRanking<'a> {
+    fn new(plan: &'a Plan, corpus: &'a Corpus, known: Option<Vec<f32>>) -> Self {
+        UnitRanking {
+            plan,
+            corpus,
+            mean_length: corpus.mean_node_bytes.max(1.0),
+            known,
+            items: Vec::new(),
+            pending: Vec::new(),
+            counted: vec![0; plan.units.len()],
+            ids: Vec::new(),
+            present: Vec::new(),
+            above: PatternSet::default(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Scores (or keeps for scoring) section `key` holding `hits`, if it holds a unit.
+    fn meet(&mut self, titles: &mut TitleSets, key: NodeKey, hits: &NodeHits) {
+        let (plan, corpus) = (self.plan, self.corpus);
+        titles.ancestors_into(plan, corpus, key, &mut self.ids);
+        self.above.clear();
+        for &id in &self.ids {
+            let (normal, loose) = titles.sets(id);
+            self.above.union(normal);
+            self.above.union(loose);
+        }
+        unit_frequencies(plan, hits, &self.above, &mut self.present, &mut self.found);
+        if self.found.is_empty() {
+            return;
+        }
+        match &self.known {
+            Some(idf) => self.items.push(unit_item(
+                plan,
+                corpus,
+                key,
+                &self.found,
+                idf,
+                self.mean_length,
+            )),
+            None => {
+                for frequency in self.found.iter().filter(|frequency| frequency.own) {
+                    self.counted[frequency.unit] += 1;
+                }
+                self.pending.push((key, std::mem::take(&mut self.found)));
+            }
+        }
+    }
+
+    /// The items of every section met, unordered.
+    fn items(self, sections: f32) -> Vec<SourceItem> {
+        if self.known.is_some() {
+            return self.items;
+        }
+        let idf = inverse_frequencies(&self.counted, sections);
+        self.pending
+            .into_iter()
+            .map(|(key, found)| {
+                unit_item(self.plan, self.corpus, key, &found, &idf, self.mean_length)
+            })
+            .collect()
+    }
 }
 
 /// Each unit's BM25 idf over `sections` sections, from how many hold it.
@@ -283,6 +341,7 @@ mod tests {
             &plan,
             &corpus,
             &result,
+            &UnitOnly::default(),
             None,
             &|_, _| true,
             &mut TitleSets::default(),
@@ -365,6 +424,7 @@ mod tests {
                 &plan,
                 &corpus,
                 &result,
+                &UnitOnly::default(),
                 df,
                 &|_, _| true,
                 &mut TitleSets::default(),

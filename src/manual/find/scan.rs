@@ -118,6 +118,17 @@ impl NodeHits {
         self.body.is_empty() && self.body_loose.is_empty() && self.labels.is_none()
     }
 
+    /// Empties the hits, keeping the sets' and lists' memory: the units' ranking builds
+    /// the hits of many sections in turn in one buffer (`candidates::UnitOnly`).
+    pub(crate) fn clear(&mut self) {
+        self.body.clear();
+        self.body_loose.clear();
+        self.counts.clear();
+        self.loose_counts.clear();
+        self.labels = None;
+        self.provisional = false;
+    }
+
     /// Sets the matches in the section's own title (kept only when there are any).
     pub(super) fn set_titles(&mut self, title: PatternSet, title_loose: PatternSet) {
         if title.is_empty() && title_loose.is_empty() {

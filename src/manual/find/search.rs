@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::actions::{next_actions, Situation};
-use super::candidates::index_hits;
+use super::candidates::{index_hits, UnitOnly};
 use super::corpus::Corpus;
 use super::derived::NodeKey;
 use super::fuse::{fuse, RankedSource};
@@ -73,6 +73,10 @@ pub(super) struct Stage01 {
     /// tens of thousands of provisional ones in every round was a share of a warm search
     /// at 200 MB of manuals. Only those of sections still in `provisional` count.
     unverified: Vec<(NodeKey, NodeHits)>,
+    /// The index's sections holding units alone, until the one ranking has ranked them
+    /// (they need no hits after it: they hold no term, and the rounds score only
+    /// verified sections).
+    unit_only: UnitOnly,
     /// Fx-hashed: it holds every section the index found and is probed for each of
     /// them several times a search (SipHash was a visible share of a warm profile).
     provisional: FxHashSet<NodeKey>,
@@ -118,8 +122,10 @@ impl Stage01 {
         self.scanned.unscanned.extend(scope_of(keys));
     }
 
-    /// Moves the provisional hits out of `scanned` (see `unverified`).
+    /// Moves the provisional hits out of `scanned` (see `unverified`) and lets the
+    /// sections holding units alone go.
     fn set_aside_provisional(&mut self) {
+        self.unit_only = UnitOnly::default();
         let (unverified, exact) = std::mem::take(&mut self.scanned.hits)
             .into_iter()
             .partition(|(_, hits)| hits.provisional);
@@ -271,6 +277,7 @@ impl Search<'_> {
                     ..ScanResult::default()
                 },
                 unverified: Vec::new(),
+                unit_only: UnitOnly::default(),
                 provisional: FxHashSet::default(),
                 unit_df: vec![0; self.plan.units.len()],
                 term_df: TermDf::of(self.plan, &ScanResult::default()),
@@ -286,7 +293,14 @@ impl Search<'_> {
         let mut titles = TitleSets::default();
         let found = index_hits(self.corpus, self.plan, scope, &brought, &mut titles);
         let mut stage = Stage01 {
-            provisional: found.scan.hits.iter().map(|(key, _)| *key).collect(),
+            provisional: found
+                .scan
+                .hits
+                .iter()
+                .map(|(key, _)| *key)
+                .chain(found.unit_only.keys().iter().copied())
+                .collect(),
+            unit_only: found.unit_only,
             term_df: TermDf::of(self.plan, &ScanResult::default()),
             scanned: found.scan,
             unverified: Vec::new(),
@@ -400,6 +414,7 @@ impl Search<'_> {
             self.plan,
             self.corpus,
             &stage.scanned,
+            &stage.unit_only,
             Some(&stage.unit_df),
             &keep,
             &mut titles,

@@ -925,7 +925,97 @@ fn index_hits_of(query: &str, walk: bool) -> String {
     );
     let mut pages: Vec<_> = found.scan.pages.iter().collect();
     pages.sort_unstable_by_key(|(file, _)| **file);
-    format!("{:?} {pages:?} {:?}", found.scan.hits, found.unit_df)
+    let hits = every_sections_hits(&found, &plan, &corpus);
+    format!("{hits:?} {pages:?} {:?}", found.unit_df)
+}
+
+/// The hits of every section `found` names, those holding units alone built as the
+/// units' ranking builds them, in key order.
+fn every_sections_hits(
+    found: &candidates::IndexHits,
+    plan: &plan::Plan,
+    corpus: &Corpus,
+) -> Vec<(derived::NodeKey, scan::NodeHits)> {
+    let mut titles = score::TitleSets::default();
+    let mut hits = found.scan.hits.clone();
+    for index in 0..found.unit_only.len() {
+        let mut node = scan::NodeHits::default();
+        let key = found
+            .unit_only
+            .hits_into(index, plan, corpus, &mut titles, &mut node);
+        hits.push((key, node));
+    }
+    hits.sort_by_key(|(key, _)| *key);
+    hits
+}
+
+/// The sections kept as postings are those the evidence score does not rank (no term
+/// anywhere, not a page's first, not linked to), and the units rank them, weak units
+/// included, as they would rank their hits.
+#[test]
+fn sections_holding_units_alone_rank_as_their_hits_would() {
+    let mut files = LABELLED.to_vec();
+    files.push((
+        "m/logs.md",
+        "# Logs\n\nLogs are kept.\n\n## Retention\n\nOld logs are rotated daily.\n\n## Schedule\n\nA job runs every night.\n",
+    ));
+    let (_dir, index) = index(&files);
+    let corpus = CorpusCache::default().sync(&index);
+    let scope = testing::every_file(&corpus);
+    let synonyms =
+        crate::text::synonyms::Synonyms::load(None, &crate::text::normalize::normalize_str).0;
+    let mut unit_only = 0;
+    // `also` wordings are searched as units only: "Schedule" holds them and no term.
+    for (query, also) in [
+        ("retention", &["job", "every night"][..]),
+        ("rotated logs", &["night"][..]),
+        ("出張の旅費を精算する規則", &["会議", "概要"][..]),
+        ("rollback within minutes", &[][..]),
+    ] {
+        let also: Vec<String> = also.iter().map(|wording| wording.to_string()).collect();
+        let plan = plan::Plan::new(query::Query::parse(query, None), &synonyms, &also);
+        let mut titles = score::TitleSets::default();
+        let found =
+            candidates::index_hits(&corpus, &plan, &scope, &Default::default(), &mut titles);
+        unit_only += found.unit_only.len();
+        let whole = scan::ScanResult {
+            hits: every_sections_hits(&found, &plan, &corpus),
+            pages: found.scan.pages.clone(),
+            scanned_files: found.scan.scanned_files,
+            scanned_nodes: found.scan.scanned_nodes,
+            unscanned: Vec::new(),
+        };
+        let df = score::TermDf::of(&plan, &whole);
+        assert_eq!(df, score::TermDf::of(&plan, &found.scan), "{query}");
+        let weights = df.weights(corpus.node_count);
+        let scored = score::score_all(&plan, &corpus, &whole, &weights, &|_, _| true, &mut titles);
+        let alone = found.unit_only.keys();
+        assert!(
+            scored.iter().all(|s| !alone.contains(&s.key)),
+            "{query}: the evidence score ranks none of {alone:?}"
+        );
+        let mut units = |scan: &scan::ScanResult, unit_only: &candidates::UnitOnly| {
+            relevance::rank_units(
+                &plan,
+                &corpus,
+                scan,
+                unit_only,
+                Some(&found.unit_df),
+                &|_, _| true,
+                &mut titles,
+            )
+            .items
+            .iter()
+            .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
+            .collect::<Vec<_>>()
+        };
+        let ranked = units(&found.scan, &found.unit_only);
+        assert!(alone
+            .iter()
+            .all(|key| ranked.iter().any(|item| item.0 == *key)));
+        assert_eq!(ranked, units(&whole, &Default::default()), "{query}");
+    }
+    assert!(unit_only > 0, "some sections hold units alone");
 }
 
 #[test]
