@@ -34,7 +34,7 @@ use super::cache_file::{CacheFile, Envelope, Reader, Writer};
 use super::file::{ManualFile, StoredParse};
 
 /// The byte layout of [`codec`]; bump it with any change there.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// Name under `CACHE_DIR`.
 const FILE_NAME: &str = "catalog.bin";
 /// The longest text whose line lengths fit the packed line table (31 bits).
