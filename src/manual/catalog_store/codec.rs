@@ -10,7 +10,8 @@
 //! and path follow from its file's path and its line, its parent is a position.
 //!
 //! An entry's body is length-prefixed, so a malformed body is caught at its own end
-//! (every byte of it read, none past it).
+//! (every byte of it read, none past it). Its strings are stored apart from its numbers
+//! ([`Writer::strings_apart`]), so a body's strings are checked as UTF-8 in one pass.
 
 use crate::manual::cache_file::{Reader, Writer};
 use crate::manual::file::{FileType, StoredParse};
@@ -30,8 +31,12 @@ impl Writer {
         }
     }
 
-    /// One entry's body: see [`read_parse`].
+    /// One entry's body, its strings apart: see [`read_parse`].
     pub(super) fn parse(&mut self, stored: &ParseRef<'_>) {
+        self.strings_apart(|out| out.parse_fields(stored));
+    }
+
+    fn parse_fields(&mut self, stored: &ParseRef<'_>) {
         self.u8(match stored.file_type {
             FileType::Md => 0,
             FileType::Json => 1,
@@ -79,12 +84,10 @@ pub(super) struct ParseRef<'a> {
 
 impl<'a> Reader<'a> {
     fn optional_str(&mut self) -> Option<Option<&'a str>> {
-        let len = self.u32()?;
-        if len == NONE {
-            return Some(None);
+        match self.u32()? {
+            NONE => Some(None),
+            len => Some(Some(self.str_of_len(len)?)),
         }
-        let bytes = self.take(len as usize)?;
-        Some(Some(simdutf8::basic::from_utf8(bytes).ok()?))
     }
 }
 
@@ -92,6 +95,7 @@ impl<'a> Reader<'a> {
 /// malformed.
 pub(super) fn read_parse(body: &[u8]) -> Option<StoredParse> {
     let mut reader = Reader::new(body);
+    reader.strings_apart()?;
     let file_type = match reader.u8()? {
         0 => FileType::Md,
         1 => FileType::Json,

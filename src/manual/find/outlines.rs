@@ -15,11 +15,15 @@
 //!
 //! ```text
 //! files u32, then per file: file_id u64, version u64, length u32 of the rest:
-//!   page text, page loose, labels u32, per label: text, loose, parent u32 (u32::MAX: none);
-//!   body_bytes u64, node_bytes u32, per node u32; references u32, per reference:
-//!   node u32, line u32, then 0 destination text, or 1 quoted u32 (strings),
-//!   chapter (0, or 1 u32), section (0, or 1 string), window
+//!   part 1: page text, page loose, labels u32, per label: text, loose, parent u32
+//!   (u32::MAX: none); body_bytes u64, node_bytes u32, per node u32;
+//!   part 2: references u32, per reference: node u32, line u32, then 0 destination text,
+//!   or 1 quoted u32 (strings), chapter (0, or 1 u32), section (0, or 1 string), window
 //! ```
+//!
+//! Each part keeps its strings apart from its numbers ([`Writer::strings_apart`]): the
+//! part's strings are checked as UTF-8 in one pass, not one by one. The references' part
+//! is kept as its bytes until used ([`RawReferences`]).
 //!
 //! A start decodes every entry at once, on every core, before it lists any file (a server
 //! does so beside the manual index's build); anything malformed in an entry means "derive
@@ -37,7 +41,7 @@ use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
 use crate::manual::ManualFile;
 
 /// The byte layout above; bump it with any change there.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// Name under `CACHE_DIR`.
 const FILE_NAME: &str = "outlines.bin";
 /// `parent` of a label without one.
@@ -214,6 +218,14 @@ fn read_option<'a, T>(
 }
 
 fn encode_outline(out: &mut Writer, outline: &FileOutline) {
+    out.strings_apart(|out| encode_labels(out, outline));
+    match outline.stored.references.stored_bytes() {
+        Some(bytes) => out.bytes.extend_from_slice(bytes),
+        None => out.strings_apart(|out| encode_references(out, outline.stored.references.get())),
+    }
+}
+
+fn encode_labels(out: &mut Writer, outline: &FileOutline) {
     put_label(out, &outline.page);
     out.u32(outline.labels.len() as u32);
     for label in &outline.labels {
@@ -226,11 +238,9 @@ fn encode_outline(out: &mut Writer, outline: &FileOutline) {
     for &bytes in &stored.node_bytes {
         out.u32(bytes);
     }
-    if let Some(bytes) = stored.references.stored_bytes() {
-        out.bytes.extend_from_slice(bytes);
-        return;
-    }
-    let references = stored.references.get();
+}
+
+fn encode_references(out: &mut Writer, references: &[RawReference]) {
     out.u32(references.len() as u32);
     for reference in references {
         out.u32(reference.node);
@@ -265,6 +275,7 @@ fn encode_outline(out: &mut Writer, outline: &FileOutline) {
 /// checked and kept as their bytes ([`RawReferences`]).
 fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
     let reader = &mut Reader::new(entry);
+    reader.strings_apart()?;
     let page = read_label(reader)?;
     let nodes = reader.u32()?;
     // A label takes at least 12 bytes (two lengths and a parent).
@@ -286,6 +297,7 @@ fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
         return None;
     }
     let references = &entry[entry.len() - reader.remaining()..];
+    reader.strings_apart()?;
     let count = reader.u32()?;
     for _ in 0..count {
         if read_reference(reader)?.node >= nodes {
@@ -334,6 +346,7 @@ fn read_reference<'a>(reader: &mut Reader<'a>) -> Option<RawReference<&'a str>> 
 /// them); `None` when malformed.
 fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
     let mut reader = Reader::new(bytes);
+    reader.strings_apart()?;
     let count = reader.u32()?;
     // Sized exactly: kept for the server's life, and a reference is ~90 bytes.
     let mut references = Vec::with_capacity((count as usize).min(bytes.len() / 9));
