@@ -30,9 +30,9 @@ use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
+use super::clean::stands_alone;
 use super::fold::{is_stable, starts_segment, Folder};
 use super::loose::loose_char;
-use super::near::stands_alone;
 use super::normalize::normalize_str;
 use super::numerals::{can_make_digit, is_numeral};
 use super::variants::representative;

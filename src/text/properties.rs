@@ -3,11 +3,10 @@
 
 use proptest::prelude::*;
 
+use super::clean::is_clean;
 use super::lines::{Breaks, LineNo, LineTable};
 use super::loose::{loose, LooseRuns};
-use super::near::{
-    both_forms_around, is_clean, loose_anchor, normalize_where_needed, Anchored, Piece,
-};
+use super::near::{both_forms_around, loose_anchor, normalize_where_needed, Anchored, Piece};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
