@@ -2,7 +2,7 @@
 //!
 //! `normalize` works segment by segment, and most boundaries between characters are
 //! *clean*: the character before is one that normalisation keeps as it is and that no
-//! rule looks across ([`is_plain`]: a kana, a kanji that is no numeral, a lowercase
+//! rule looks across ([`super::clean`]: a kana, a kanji that is no numeral, a lowercase
 //! letter), and the one after starts a segment. At a clean boundary the normalisation of
 //! the whole is that of the part before followed by that of the part after, map included
 //! (offsets shifted): no segment, whitespace run or numeral run crosses it. So a window
@@ -28,11 +28,10 @@
 
 use std::ops::Range;
 
-use super::fold::{is_stable, starts_segment};
+use super::clean::is_clean;
 use super::loose::{only_itself_loosens_to, LooseRuns};
 use super::normalize::normalize;
 use super::normalized::Normalized;
-use super::numerals::is_numeral;
 use super::prefilter::{Prefilter, DIGITS_RAREST_FIRST};
 
 /// The normalisation (or its loose text) of the window of a text that starts at `offset`.
@@ -327,21 +326,6 @@ fn output_before(normalized: &Normalized, at: usize) -> usize {
         }
     }
     low
-}
-
-/// Whether normalisation keeps `c` as it is and no rule looks across it: it is stable,
-/// no whitespace, and can be no part of a numeral run.
-fn is_plain(c: char) -> bool {
-    is_stable(c) && !is_numeral(c) && !matches!(c, ',' | '.')
-}
-
-/// Whether `at` (a character boundary) is a clean boundary of `text`.
-pub(super) fn is_clean(text: &str, at: usize) -> bool {
-    let (Some(before), Some(after)) = (text[..at].chars().next_back(), text[at..].chars().next())
-    else {
-        return true;
-    };
-    is_plain(before) && starts_segment(after)
 }
 
 /// Finds the nearest clean boundaries, remembering the last stretch it walked without

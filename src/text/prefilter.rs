@@ -30,6 +30,7 @@ use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 use unicode_normalization::char::decompose_canonical;
 use unicode_normalization::{is_nfkc_quick, IsNormalized};
 
+use super::clean::stands_alone;
 use super::fold::{is_stable, starts_segment, Folder};
 use super::loose::loose_char;
 use super::normalize::normalize_str;
@@ -44,6 +45,10 @@ pub(crate) struct Prefilter {
     /// (looked up at every place a fingerprint starts: a binary search is quicker than
     /// hashing).
     others: Vec<char>,
+    /// Those of `others` whose normalisation alone holds no character of the anchor
+    /// (`十` for the digit anchor `7`: alone it is `10`), sorted: no candidate where
+    /// they stand alone ([`stands_alone`]), only inside a longer numeral run.
+    without_anchor_alone: Vec<char>,
     /// Where the anchor or one of `others` may start (see [`Fingerprints`]).
     fingerprints: BTreeSet<Vec<u8>>,
     /// The search for `fingerprints` when this prefilter is used alone.
@@ -87,9 +92,18 @@ impl Prefilter {
                 fingerprints.insert(fingerprint(c));
             }
         }
+        let without_anchor_alone = others
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let alone = normalize_str(c.encode_utf8(&mut [0; 4]));
+                !alone.chars().any(|made| anchor.contains(made))
+            })
+            .collect();
         Some(Prefilter {
             anchor: anchor.to_string(),
             others: others.into_iter().collect(),
+            without_anchor_alone,
             search: Starts::new(&fingerprints),
             fingerprints,
             combining_characters: anchor.chars().any(|c| table.composed.contains(&c)),
@@ -173,7 +187,9 @@ impl Prefilter {
                 .next()
                 .filter(|c| self.others.binary_search(c).is_ok())
             {
-                spellings.push(at..at + c.len_utf8());
+                if !self.alone_without_anchor(text, at, c) {
+                    spellings.push(at..at + c.len_utf8());
+                }
             }
         }
         if self.combining_characters {
@@ -181,6 +197,12 @@ impl Prefilter {
             spellings.sort_by_key(|range| range.start);
         }
         spellings
+    }
+
+    /// Whether `c` (one of `others`) at `at` of `text` stands alone there and so
+    /// normalises to what it does alone, which holds no anchor character.
+    fn alone_without_anchor(&self, text: &str, at: usize, c: char) -> bool {
+        self.without_anchor_alone.binary_search(&c).is_ok() && stands_alone(text, at, c)
     }
 
     /// What makes this prefilter's candidates: equal prefilters find the same ones.
@@ -689,6 +711,20 @@ mod tests {
             candidate_texts("がいど", "か\u{3099}いど"),
             ["\u{3099}"],
             "the mark that composes が"
+        );
+    }
+
+    #[test]
+    fn a_power_of_ten_standing_alone_is_no_candidate_of_a_digit_it_cannot_make() {
+        assert_eq!(
+            candidate_texts("4711", "は十分、は㈩分、七十、十七、十\u{301}、4十、は十"),
+            ["七", "十", "十", "七", "十", "十"],
+            "`十` and `㈩` between plain characters are `10`; beside a numeral or a mark, candidates"
+        );
+        assert_eq!(
+            candidate_texts("4101", "は十分"),
+            ["十"],
+            "alone, `十` makes the digits `1` and `0`"
         );
     }
 }

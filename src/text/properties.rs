@@ -3,11 +3,10 @@
 
 use proptest::prelude::*;
 
+use super::clean::is_clean;
 use super::lines::{Breaks, LineNo, LineTable};
 use super::loose::{loose, LooseRuns};
-use super::near::{
-    both_forms_around, is_clean, loose_anchor, normalize_where_needed, Anchored, Piece,
-};
+use super::near::{both_forms_around, loose_anchor, normalize_where_needed, Anchored, Piece};
 use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
@@ -131,6 +130,13 @@ const NEAR_FRAGMENTS: &[&str] = &[
     "㈣",
     "①⑦",
     "⼗",
+    "は十分",
+    "は㈩分",
+    "は十",
+    "七十",
+    "十七",
+    "十\u{301}",
+    "4十",
     "incident-4711",
     "cite",
     "Cite ",
