@@ -132,11 +132,8 @@ fn barrier_number(event: &inotify::Event<'_>) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// The wake does not go through the barrier folder: a watch whose folder something
-    /// removed still ends its thread when dropped, instead of leaving it (and its
-    /// inotify descriptor with every watch) blocked for the life of the process.
-    #[test]
-    fn a_dropped_watch_ends_its_thread_even_when_its_barrier_folder_is_gone() {
+    /// A watch of one empty folder, with its barrier folder and its reports.
+    fn watching() -> (tempfile::TempDir, tempfile::TempDir, Arc<Reports>, Watcher) {
         let barriers = tempfile::tempdir().expect("temp dir");
         let watched = tempfile::tempdir().expect("temp dir");
         let reports = Arc::new(Reports::default());
@@ -146,6 +143,15 @@ mod tests {
             Arc::clone(&reports),
         )
         .expect("watch");
+        (barriers, watched, reports, watcher)
+    }
+
+    /// The wake does not go through the barrier folder: a watch whose folder something
+    /// removed still ends its thread when dropped, instead of leaving it (and its
+    /// inotify descriptor with every watch) blocked for the life of the process.
+    #[test]
+    fn a_dropped_watch_ends_its_thread_even_when_its_barrier_folder_is_gone() {
+        let (barriers, _watched, reports, watcher) = watching();
         let barrier_path = barriers.path().to_path_buf();
         barriers.close().expect("remove the barrier folder");
         assert!(!barrier_path.exists());
@@ -159,15 +165,7 @@ mod tests {
 
     #[test]
     fn events_still_arrive_and_barriers_still_count() {
-        let barriers = tempfile::tempdir().expect("temp dir");
-        let watched = tempfile::tempdir().expect("temp dir");
-        let reports = Arc::new(Reports::default());
-        let _watcher = Watcher::start(
-            barriers.path(),
-            &[watched.path().to_path_buf()],
-            Arc::clone(&reports),
-        )
-        .expect("watch");
+        let (barriers, watched, reports, _watcher) = watching();
         std::fs::write(barriers.path().join("7"), "").expect("barrier");
         std::fs::write(watched.path().join("a.md"), "# A\n").expect("edit");
         let seen = reports.seen();
