@@ -318,6 +318,26 @@ mod tests {
     use crate::text::normalize::normalize_str;
     use crate::text::synonyms::Synonyms;
 
+    /// The units' ranking of every section `result` holds, `df` given or counted.
+    fn every_section_ranked(
+        plan: &Plan,
+        corpus: &Corpus,
+        result: &ScanResult,
+        df: Option<&[u32]>,
+    ) -> RankedSource {
+        let keep_all = |_: NodeKey, _: &NodeHits| true;
+        let mut titles = TitleSets::default();
+        rank_units(
+            plan,
+            corpus,
+            result,
+            &UnitOnly::default(),
+            df,
+            &keep_all,
+            &mut titles,
+        )
+    }
+
     /// The files of the fixture (one section each), ranked for `query`: file names, best
     /// first, with whether the floor admits each.
     fn ranked(files: &[(&str, &str)], query: &str) -> Vec<(String, bool)> {
@@ -337,22 +357,14 @@ mod tests {
             later,
             &crate::call::CallContext::local(),
         );
-        rank_units(
-            &plan,
-            &corpus,
-            &result,
-            &UnitOnly::default(),
-            None,
-            &|_, _| true,
-            &mut TitleSets::default(),
-        )
-        .items
-        .iter()
-        .map(|item| {
-            let path = &corpus.files[item.key.file as usize].path;
-            (path.trim_end_matches(".md").to_owned(), item.admits)
-        })
-        .collect()
+        every_section_ranked(&plan, &corpus, &result, None)
+            .items
+            .iter()
+            .map(|item| {
+                let path = &corpus.files[item.key.file as usize].path;
+                (path.trim_end_matches(".md").to_owned(), item.admits)
+            })
+            .collect()
     }
 
     #[test]
@@ -420,19 +432,11 @@ mod tests {
             .collect();
         assert!(df.iter().any(|&df| df > 1), "the fixture repeats units");
         let items = |df: Option<&[u32]>| {
-            rank_units(
-                &plan,
-                &corpus,
-                &result,
-                &UnitOnly::default(),
-                df,
-                &|_, _| true,
-                &mut TitleSets::default(),
-            )
-            .items
-            .iter()
-            .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
-            .collect::<Vec<_>>()
+            every_section_ranked(&plan, &corpus, &result, df)
+                .items
+                .iter()
+                .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
+                .collect::<Vec<_>>()
         };
         let counted = items(None);
         assert!(!counted.is_empty());
