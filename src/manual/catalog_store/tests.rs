@@ -258,3 +258,48 @@ fn the_folders_are_every_folder_above_a_stored_file_once_in_order() {
         ["m", "m/x", "m/x/y", "m/x/y/z", "n"]
     );
 }
+
+#[test]
+fn decoded_beside_other_work_the_catalog_hands_out_what_a_plain_open_does() {
+    let manuals = crate::test_support::tree(FIXTURES);
+    let workspace = Workspace::new();
+    let index = workspace.build(manuals.path());
+    let mut beside = workspace.store();
+    let caller = std::thread::current().id();
+    let worker = beside.decode_beside(|| std::thread::current().id());
+    assert_eq!(worker, caller, "the work runs on the caller's thread");
+    assert!(beside.payload.is_none(), "decoded and the bytes dropped");
+    let mut plain = workspace.store();
+    for listed in index.files(None).unwrap() {
+        let (manual_id, file) = (listed.manual_id, listed.file);
+        let claimed = |store: &mut CatalogStore| {
+            store
+                .claim(manual_id, file.path(), file.version())
+                .map(|stored| stored.outline.nodes)
+        };
+        assert_eq!(claimed(&mut beside), claimed(&mut plain), "{}", file.path());
+    }
+    // A later refresh has nothing left to decode: its work alone.
+    assert_eq!(beside.decode_beside(|| 7), 7);
+    assert!(!beside.drop_unclaimed(), "every stored file was claimed");
+}
+
+#[test]
+fn the_names_of_a_payload_read_without_its_bodies_even_a_malformed_one() {
+    let mut out = Writer::default();
+    out.u32(2);
+    for (manual_id, path) in [("m", "x/y/a.md"), ("n", "b.md")] {
+        out.str(manual_id);
+        out.str(path);
+        out.u64(1);
+        out.u32(3);
+        out.bytes.extend_from_slice(b"bad");
+    }
+    let payload = &out.bytes[..];
+    assert_eq!(
+        stored_names(payload),
+        Some(vec![("m", "x/y/a.md"), ("n", "b.md")])
+    );
+    assert!(decode(payload).is_none(), "a malformed body is not read");
+    assert_eq!(stored_names(&payload[..payload.len() - 1]), None);
+}
