@@ -164,10 +164,15 @@ impl CacheFile {
 }
 
 /// A cache file's payload whose envelope checked (length, CRC), not yet decoded.
-#[derive(Debug)]
 pub(crate) struct Payload {
     /// The whole file, header included.
     bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "Payload({} bytes)", self.bytes.len())
+    }
 }
 
 impl Payload {

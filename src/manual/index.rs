@@ -152,11 +152,7 @@ impl ManualIndex {
         }
         let root_path: &Path = self.source.root();
         watch.arm(&self.folders);
-        // The first build decodes the catalog beside its scan (see `decode_beside`).
-        let scan = match self.catalog.as_mut() {
-            Some(catalog) => catalog.decode_beside(|| scan_root(root_path)),
-            None => scan_root(root_path),
-        }?;
+        let scan = scan_root(root_path)?;
         self.folders = folders_of(root_path, scan.folders());
         watch.scanned(&self.folders);
         let root = Root::open(root_path)?;

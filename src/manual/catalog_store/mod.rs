@@ -28,6 +28,8 @@ mod codec;
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use rustc_hash::FxHashMap;
 
@@ -47,10 +49,8 @@ const MAX_TEXT_BYTES: usize = (u32::MAX >> 1) as usize;
 #[derive(Debug)]
 pub(crate) struct CatalogStore {
     file: CacheFile,
-    /// The file's payload as read when opened, until it is decoded into `unclaimed`:
-    /// decoding is a fifth of a 220 MB start, so the first build does it while its scan
-    /// runs ([`CatalogStore::decode_beside`]).
-    payload: Option<Payload>,
+    /// The payload read when the store was opened, while it is being decoded.
+    decoding: Option<Decoding>,
     unclaimed: StoredEntries,
 }
 
@@ -62,12 +62,47 @@ pub(crate) struct CatalogStore {
 /// names and SipHash was 10 ms of a start at 20,000 files.
 type StoredEntries = FxHashMap<String, FxHashMap<String, (u64, StoredParse)>>;
 
+/// A payload being decoded on a thread of its own from the moment the store is opened
+/// until the first claim: decoding is a fifth of the CPU of a 220 MB start to the first
+/// answer, and the first build has the change watch to arm and the root to scan before
+/// it claims anything, none of which needs the entries (issue 16: the three ran one after
+/// the other while the second core waited).
+#[derive(Debug)]
+struct Decoding {
+    /// Shared with the thread; [`CatalogStore::folders`] reads the names from it meanwhile.
+    payload: Arc<Payload>,
+    /// `None` when no thread could be started: the first claim decodes it then.
+    thread: Option<JoinHandle<Option<StoredEntries>>>,
+}
+
+impl Decoding {
+    fn start(payload: Payload) -> Decoding {
+        let payload = Arc::new(payload);
+        let shared = Arc::clone(&payload);
+        let thread = std::thread::Builder::new()
+            .name("catalog-decode".into())
+            .spawn(move || decode(shared.bytes()))
+            .ok();
+        Decoding { payload, thread }
+    }
+
+    /// The decoded entries (`None`: malformed), once the thread is done.
+    fn finish(self) -> Option<StoredEntries> {
+        match self.thread {
+            // A panic while decoding (a bug) leaves the files to be parsed again.
+            Some(thread) => thread.join().ok().flatten(),
+            None => decode(self.payload.bytes()),
+        }
+    }
+}
+
 impl CatalogStore {
-    /// The catalog under `cache_dir`, its payload read when the file is there and
-    /// current (decoded when first needed); `None` (logged) when the folder cannot be
-    /// used, so the index parses everything as it would without a cache. Inside the vault
-    /// the path is walked from the vault root without following links; a cache folder
-    /// elsewhere is the operator's and is created as the section index creates its own.
+    /// The catalog under `cache_dir`, its payload read and its decoding started (see
+    /// [`Decoding`]) when the file is there and current; `None` (logged) when the folder
+    /// cannot be used, so the index parses everything as it would without a cache. Inside
+    /// the vault the path is walked from the vault root without following links; a cache
+    /// folder elsewhere is the operator's and is created as the section index creates its
+    /// own.
     pub(crate) fn open(cache_dir: &Path, vault_root: &Path) -> Option<CatalogStore> {
         let envelope = Envelope {
             magic: b"MVCATLG\0",
@@ -77,55 +112,23 @@ impl CatalogStore {
             without: "parsing every file",
         };
         let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope)?;
-        let payload = file.read_payload();
+        let decoding = file.read_payload().map(Decoding::start);
         Some(CatalogStore {
             file,
-            payload,
+            decoding,
             unclaimed: StoredEntries::default(),
         })
     }
 
-    /// Runs `work` (the first build's scan) while the payload is decoded on a thread of
-    /// its own, and returns what `work` returned. The two need nothing of each other, and
-    /// at 220 MB each is a fifth of a start to the first answer, one after the other on
-    /// one thread while the second core waited (issue 16). Without a payload left to
-    /// decode (a later refresh), or when no thread can be started, it is plain `work()`
-    /// with the decoding, if any, after it.
-    pub(crate) fn decode_beside<T>(&mut self, work: impl FnOnce() -> T) -> T {
-        let Some(payload) = self.payload.take() else {
-            return work();
-        };
-        let (done, decoded) = std::thread::scope(|scope| {
-            let decoding = std::thread::Builder::new()
-                .name("catalog-decode".into())
-                .spawn_scoped(scope, || decode(payload.bytes()));
-            let done = work();
-            let decoded = match decoding {
-                // A panic while decoding (a bug) leaves the files to be parsed again.
-                Ok(decoding) => decoding.join().ok().flatten(),
-                Err(_) => decode(payload.bytes()),
-            };
-            (done, decoded)
-        });
-        self.adopt(decoded);
-        done
-    }
-
-    /// The decoded entries, the payload decoded first if it still waits.
+    /// The decoded entries, once the decoding started at open is done.
     fn entries(&mut self) -> &mut StoredEntries {
-        if let Some(payload) = self.payload.take() {
-            let decoded = decode(payload.bytes());
-            self.adopt(decoded);
+        if let Some(decoding) = self.decoding.take() {
+            match decoding.finish() {
+                Some(entries) => self.unclaimed = entries,
+                None => self.file.unusable(),
+            }
         }
         &mut self.unclaimed
-    }
-
-    /// Takes the entries decoded from the payload (`None`: it was malformed, logged).
-    fn adopt(&mut self, decoded: Option<StoredEntries>) {
-        match decoded {
-            Some(entries) => self.unclaimed = entries,
-            None => self.file.unusable(),
-        }
     }
 
     /// The stored outline and lines of `path` in `manual_id` if the catalog holds them for
@@ -143,15 +146,15 @@ impl CatalogStore {
     /// The folders above the files the catalog holds (each manual's own and every one
     /// between it and a file), relative to the manuals root as a scan names them: what
     /// the first scan of an unchanged tree walks, so the change watch can cover them
-    /// before it runs. Read from the payload's names alone, before it is decoded (the
-    /// watch is armed before the scan, which the decoding runs beside). A folder holding
+    /// before it runs. Read from the payload's names alone while it is being decoded
+    /// (the watch is armed before the first claim). A folder holding
     /// no stored file is missing; the watch then asks for one more walk, as it would
     /// without this list; so does a payload whose names cannot be read (none listed).
     pub(crate) fn folders(&self) -> Vec<String> {
         let names = self
-            .payload
+            .decoding
             .as_ref()
-            .and_then(|payload| stored_names(payload.bytes()))
+            .and_then(|decoding| stored_names(decoding.payload.bytes()))
             .unwrap_or_default();
         // Each file's folders from the deepest up, stopping at one already seen (its
         // ancestors were added with it): about one set lookup per file, where a set of

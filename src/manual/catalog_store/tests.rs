@@ -260,28 +260,35 @@ fn the_folders_are_every_folder_above_a_stored_file_once_in_order() {
 }
 
 #[test]
-fn decoded_beside_other_work_the_catalog_hands_out_what_a_plain_open_does() {
+fn decoded_on_a_thread_of_its_own_the_catalog_hands_out_what_a_decode_in_place_does() {
     let manuals = crate::test_support::tree(FIXTURES);
     let workspace = Workspace::new();
     let index = workspace.build(manuals.path());
-    let mut beside = workspace.store();
-    let caller = std::thread::current().id();
-    let worker = beside.decode_beside(|| std::thread::current().id());
-    assert_eq!(worker, caller, "the work runs on the caller's thread");
-    assert!(beside.payload.is_none(), "decoded and the bytes dropped");
-    let mut plain = workspace.store();
+    let mut store = workspace.store();
+    let decoding = store.decoding.as_ref().expect("a payload is read at open");
+    assert!(decoding.thread.is_some(), "decoded on a thread of its own");
+    let in_place = decode(decoding.payload.bytes()).expect("a well-formed payload");
+    let mut claimed = 0;
     for listed in index.files(None).unwrap() {
         let (manual_id, file) = (listed.manual_id, listed.file);
-        let claimed = |store: &mut CatalogStore| {
-            store
-                .claim(manual_id, file.path(), file.version())
-                .map(|stored| stored.outline.nodes)
-        };
-        assert_eq!(claimed(&mut beside), claimed(&mut plain), "{}", file.path());
+        let stored = store.claim(manual_id, file.path(), file.version());
+        let expected = in_place
+            .get(manual_id)
+            .and_then(|files| files.get(file.path()));
+        assert_eq!(
+            stored.map(|stored| stored.outline.nodes),
+            expected.map(|(_, parse)| parse.outline.nodes.clone()),
+            "{}",
+            file.path()
+        );
+        claimed += usize::from(expected.is_some());
     }
-    // A later refresh has nothing left to decode: its work alone.
-    assert_eq!(beside.decode_beside(|| 7), 7);
-    assert!(!beside.drop_unclaimed(), "every stored file was claimed");
+    assert!(claimed > 0);
+    assert!(
+        store.decoding.is_none(),
+        "the thread joined, the bytes dropped"
+    );
+    assert!(!store.drop_unclaimed(), "every stored file was claimed");
 }
 
 #[test]
