@@ -51,6 +51,8 @@ pub(crate) struct CatalogStore {
     file: CacheFile,
     /// The payload read when the store was opened, while it is being decoded.
     decoding: Option<Decoding>,
+    /// The folders of the stored files, until the first build takes them for its watch.
+    folders: Vec<String>,
     unclaimed: StoredEntries,
 }
 
@@ -68,30 +70,37 @@ type StoredEntries = FxHashMap<String, FxHashMap<String, (u64, StoredParse)>>;
 /// it claims anything, none of which needs the entries (issue 16: the three ran one after
 /// the other while the second core waited).
 #[derive(Debug)]
-struct Decoding {
-    /// Shared with the thread; [`CatalogStore::folders`] reads the names from it meanwhile.
-    payload: Arc<Payload>,
-    /// `None` when no thread could be started: the first claim decodes it then.
-    thread: Option<JoinHandle<Option<StoredEntries>>>,
+enum Decoding {
+    /// On a thread of its own, which holds the payload: its bytes are dropped when it is
+    /// done, not at the first claim (held through the scan, they added 30 MB to the
+    /// peak of a start at 220 MB).
+    Thread(JoinHandle<Option<StoredEntries>>),
+    /// No thread could be started: decoded at the first claim.
+    Waiting(Arc<Payload>),
 }
 
 impl Decoding {
-    fn start(payload: Payload) -> Decoding {
+    /// Starts decoding `payload` and lists the folders of its files meanwhile.
+    fn start(payload: Payload) -> (Decoding, Vec<String>) {
         let payload = Arc::new(payload);
         let shared = Arc::clone(&payload);
         let thread = std::thread::Builder::new()
             .name("catalog-decode".into())
-            .spawn(move || decode(shared.bytes()))
-            .ok();
-        Decoding { payload, thread }
+            .spawn(move || decode(shared.bytes()));
+        let folders = stored_folders(payload.bytes());
+        let decoding = match thread {
+            Ok(thread) => Decoding::Thread(thread),
+            Err(_) => Decoding::Waiting(payload),
+        };
+        (decoding, folders)
     }
 
     /// The decoded entries (`None`: malformed), once the thread is done.
     fn finish(self) -> Option<StoredEntries> {
-        match self.thread {
+        match self {
             // A panic while decoding (a bug) leaves the files to be parsed again.
-            Some(thread) => thread.join().ok().flatten(),
-            None => decode(self.payload.bytes()),
+            Decoding::Thread(thread) => thread.join().ok().flatten(),
+            Decoding::Waiting(payload) => decode(payload.bytes()),
         }
     }
 }
@@ -104,18 +113,18 @@ impl CatalogStore {
     /// folder elsewhere is the operator's and is created as the section index creates its
     /// own.
     pub(crate) fn open(cache_dir: &Path, vault_root: &Path) -> Option<CatalogStore> {
-        let envelope = Envelope {
-            magic: b"MVCATLG\0",
-            format: FORMAT_VERSION,
-            rules: parser_fingerprint(),
-            holds: "the manual catalog",
-            without: "parsing every file",
+        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope())?;
+        let (decoding, folders) = match file.read_payload() {
+            Some(payload) => {
+                let (decoding, folders) = Decoding::start(payload);
+                (Some(decoding), folders)
+            }
+            None => (None, Vec::new()),
         };
-        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope)?;
-        let decoding = file.read_payload().map(Decoding::start);
         Some(CatalogStore {
             file,
             decoding,
+            folders,
             unclaimed: StoredEntries::default(),
         })
     }
@@ -143,42 +152,10 @@ impl CatalogStore {
         (stored_version == version).then_some(stored)
     }
 
-    /// The folders above the files the catalog holds (each manual's own and every one
-    /// between it and a file), relative to the manuals root as a scan names them: what
-    /// the first scan of an unchanged tree walks, so the change watch can cover them
-    /// before it runs. Read from the payload's names alone while it is being decoded
-    /// (the watch is armed before the first claim). A folder holding
-    /// no stored file is missing; the watch then asks for one more walk, as it would
-    /// without this list; so does a payload whose names cannot be read (none listed).
-    pub(crate) fn folders(&self) -> Vec<String> {
-        let names = self
-            .decoding
-            .as_ref()
-            .and_then(|decoding| stored_names(decoding.payload.bytes()))
-            .unwrap_or_default();
-        // Each file's folders from the deepest up, stopping at one already seen (its
-        // ancestors were added with it): about one set lookup per file, where a set of
-        // formatted paths cost a start 60 ms at 20,000 files.
-        let mut seen: HashSet<(&str, &str)> = HashSet::new();
-        for (manual_id, path) in names {
-            let mut folder = path;
-            while let Some((parent, _)) = folder.rsplit_once('/') {
-                if !seen.insert((manual_id, parent)) {
-                    break;
-                }
-                folder = parent;
-            }
-            seen.insert((manual_id, ""));
-        }
-        let mut folders: Vec<String> = seen
-            .into_iter()
-            .map(|(manual_id, folder)| match folder {
-                "" => manual_id.to_owned(),
-                folder => format!("{manual_id}/{folder}"),
-            })
-            .collect();
-        folders.sort_unstable();
-        folders
+    /// The folders above the files the catalog holds (see [`stored_folders`]), handed
+    /// out once: what the first build's watch covers before its scan.
+    pub(crate) fn take_folders(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.folders)
     }
 
     /// Whether entries were left unclaimed (files gone or changed since the file was
@@ -195,6 +172,17 @@ impl CatalogStore {
         let mut out = self.file.writer();
         encode(&mut out, files);
         self.file.save(out);
+    }
+}
+
+/// The catalog file's envelope.
+fn envelope() -> Envelope {
+    Envelope {
+        magic: b"MVCATLG\0",
+        format: FORMAT_VERSION,
+        rules: parser_fingerprint(),
+        holds: "the manual catalog",
+        without: "parsing every file",
     }
 }
 
@@ -257,6 +245,38 @@ fn decode(payload: &[u8]) -> Option<StoredEntries> {
             .insert(path, (version, stored));
     }
     reader.is_empty().then_some(entries)
+}
+
+/// The folders above the files of a payload (each manual's own and every one between it
+/// and a file), relative to the manuals root as a scan names them, sorted: what the first
+/// scan of an unchanged tree walks, so the change watch can cover them before it runs.
+/// Read from the payload's names alone, while it is being decoded. A folder holding no
+/// stored file is missing; the watch then asks for one more walk, as it would without
+/// this list; so does a payload whose names cannot be read (none listed).
+fn stored_folders(payload: &[u8]) -> Vec<String> {
+    // Each file's folders from the deepest up, stopping at one already seen (its
+    // ancestors were added with it): about one set lookup per file, where a set of
+    // formatted paths cost a start 60 ms at 20,000 files.
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for (manual_id, path) in stored_names(payload).unwrap_or_default() {
+        let mut folder = path;
+        while let Some((parent, _)) = folder.rsplit_once('/') {
+            if !seen.insert((manual_id, parent)) {
+                break;
+            }
+            folder = parent;
+        }
+        seen.insert((manual_id, ""));
+    }
+    let mut folders: Vec<String> = seen
+        .into_iter()
+        .map(|(manual_id, folder)| match folder {
+            "" => manual_id.to_owned(),
+            folder => format!("{manual_id}/{folder}"),
+        })
+        .collect();
+    folders.sort_unstable();
+    folders
 }
 
 /// The (manual_id, path) of every entry of a payload, its bodies skipped; `None` when

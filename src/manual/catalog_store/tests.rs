@@ -254,7 +254,7 @@ fn the_folders_are_every_folder_above_a_stored_file_once_in_order() {
     let workspace = Workspace::new();
     workspace.build(manuals.path());
     assert_eq!(
-        workspace.store().folders(),
+        workspace.store().take_folders(),
         ["m", "m/x", "m/x/y", "m/x/y/z", "n"]
     );
 }
@@ -265,9 +265,23 @@ fn decoded_on_a_thread_of_its_own_the_catalog_hands_out_what_a_decode_in_place_d
     let workspace = Workspace::new();
     let index = workspace.build(manuals.path());
     let mut store = workspace.store();
-    let decoding = store.decoding.as_ref().expect("a payload is read at open");
-    assert!(decoding.thread.is_some(), "decoded on a thread of its own");
-    let in_place = decode(decoding.payload.bytes()).expect("a well-formed payload");
+    let in_place = decode(
+        CacheFile::locate(
+            &workspace.cache_dir(),
+            &workspace.vault(),
+            FILE_NAME,
+            envelope(),
+        )
+        .unwrap()
+        .read_payload()
+        .expect("a payload")
+        .bytes(),
+    )
+    .expect("a well-formed payload");
+    assert!(
+        matches!(store.decoding, Some(Decoding::Thread(_))),
+        "decoded on a thread of its own"
+    );
     let mut claimed = 0;
     for listed in index.files(None).unwrap() {
         let (manual_id, file) = (listed.manual_id, listed.file);
