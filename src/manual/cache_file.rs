@@ -86,10 +86,26 @@ impl CacheFile {
     /// missing. The file's bytes are dropped before this returns, so they never add to
     /// the peak of the work that follows.
     pub(crate) fn read<T>(&self, decode: impl FnOnce(&[u8]) -> Option<T>) -> Option<T> {
+        let decoded = decode(self.read_payload()?.bytes());
+        if decoded.is_none() {
+            self.unusable();
+        }
+        decoded
+    }
+
+    /// The file's payload, not yet decoded, when the file is there and its envelope
+    /// checks; else `None`, logged unless the file is simply missing. For a reader that
+    /// decodes it later or elsewhere (and calls [`CacheFile::unusable`] when it finds it
+    /// malformed).
+    pub(crate) fn read_payload(&self) -> Option<Payload> {
         let Envelope { holds, without, .. } = self.envelope;
         let mut bytes = Vec::new();
         match self.root.open_file(&self.file) {
             Ok(mut opened) => {
+                // Sized once: a file of tens of megabytes grown by doubling is copied
+                // over and over.
+                let size = opened.metadata().map_or(0, |metadata| metadata.len());
+                bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
                 if let Err(error) = opened.read_to_end(&mut bytes) {
                     tracing::warn!(error = %error.kind(), "{holds} cannot be read; {without}");
                     return None;
@@ -104,15 +120,18 @@ impl CacheFile {
                 return None;
             }
         }
-        let decoded = self
-            .envelope
-            .holds_payload(&bytes)
-            .then(|| decode(&bytes[HEADER_BYTES..]))
-            .flatten();
-        if decoded.is_none() {
-            tracing::info!("{holds} was written by another version or is damaged; {without}");
+        if !self.envelope.holds_payload(&bytes) {
+            self.unusable();
+            return None;
         }
-        decoded
+        Some(Payload { bytes })
+    }
+
+    /// Logs that the file was found but cannot be used (another version wrote it, or it
+    /// is damaged).
+    pub(crate) fn unusable(&self) {
+        let Envelope { holds, without, .. } = self.envelope;
+        tracing::info!("{holds} was written by another version or is damaged; {without}");
     }
 
     /// A writer for this file's payload, its header left to [`CacheFile::save`].
@@ -141,6 +160,25 @@ impl CacheFile {
                 self.envelope.without
             ),
         }
+    }
+}
+
+/// A cache file's payload whose envelope checked (length, CRC), not yet decoded.
+pub(crate) struct Payload {
+    /// The whole file, header included.
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "Payload({} bytes)", self.bytes.len())
+    }
+}
+
+impl Payload {
+    /// The payload's bytes, after the header.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes[HEADER_BYTES..]
     }
 }
 

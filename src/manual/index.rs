@@ -97,13 +97,13 @@ impl ManualIndex {
     pub(crate) fn build_reporting(
         root: impl Into<PathBuf>,
         max_file_bytes: u64,
-        catalog: Option<CatalogStore>,
+        mut catalog: Option<CatalogStore>,
         progress: &mut ProgressFn,
     ) -> io::Result<Self> {
         let root: PathBuf = root.into();
         // Watching the folders the catalog knows before the first scan spares the next
         // call a second walk (the watch must cover a folder before a scan walks it).
-        let known_folders = catalog.as_ref().map(CatalogStore::folders);
+        let known_folders = catalog.as_mut().map(CatalogStore::take_folders);
         let mut index = ManualIndex {
             max_file_bytes,
             folders: folders_of(&root, known_folders.into_iter().flatten()),

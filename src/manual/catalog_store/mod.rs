@@ -28,11 +28,13 @@ mod codec;
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use rustc_hash::FxHashMap;
 
 use self::codec::{read_parse, ParseRef};
-use super::cache_file::{CacheFile, Envelope, Reader, Writer};
+use super::cache_file::{CacheFile, Envelope, Payload, Reader, Writer};
 use super::file::{ManualFile, StoredParse};
 
 /// The byte layout of [`codec`]; bump it with any change there.
@@ -47,34 +49,95 @@ const MAX_TEXT_BYTES: usize = (u32::MAX >> 1) as usize;
 #[derive(Debug)]
 pub(crate) struct CatalogStore {
     file: CacheFile,
+    /// The payload read when the store was opened, while it is being decoded.
+    decoding: Option<Decoding>,
+    /// The folders of the stored files, until the first build takes them for its watch.
+    folders: Vec<String>,
     unclaimed: StoredEntries,
 }
 
-/// The entries of a catalog file, decoded when it is opened: the file's bytes are then
-/// dropped before any manual text is read, so they never add to the build's peak memory.
+/// The entries of a catalog file, decoded before the first build reads any manual text
+/// (the file's bytes are then dropped, so they never add to the build's peak memory).
 /// By manual_id, then path, with the version (stamp fingerprint) they were made at.
 /// Nested so that a claim looks a file up by borrowed names (a (manual_id, path) key
 /// cost two allocations per claim); FxHash because the keys are the operator's file
 /// names and SipHash was 10 ms of a start at 20,000 files.
 type StoredEntries = FxHashMap<String, FxHashMap<String, (u64, StoredParse)>>;
 
-impl CatalogStore {
-    /// The catalog under `cache_dir`, its entries read when the file is there and
-    /// current; `None` (logged) when the folder cannot be used, so the index parses
-    /// everything as it would without a cache. Inside the vault the path is walked from
-    /// the vault root without following links; a cache folder elsewhere is the
-    /// operator's and is created as the section index creates its own.
-    pub(crate) fn open(cache_dir: &Path, vault_root: &Path) -> Option<CatalogStore> {
-        let envelope = Envelope {
-            magic: b"MVCATLG\0",
-            format: FORMAT_VERSION,
-            rules: parser_fingerprint(),
-            holds: "the manual catalog",
-            without: "parsing every file",
+/// A payload being decoded on a thread of its own from the moment the store is opened
+/// until the first claim: decoding is a fifth of the CPU of a 220 MB start to the first
+/// answer, and the first build has the change watch to arm and the root to scan before
+/// it claims anything, none of which needs the entries (issue 16: the three ran one after
+/// the other while the second core waited).
+#[derive(Debug)]
+enum Decoding {
+    /// On a thread of its own, which holds the payload: its bytes are dropped when it is
+    /// done, not at the first claim (held through the scan, they added 30 MB to the
+    /// peak of a start at 220 MB).
+    Thread(JoinHandle<Option<StoredEntries>>),
+    /// No thread could be started: decoded at the first claim.
+    Waiting(Arc<Payload>),
+}
+
+impl Decoding {
+    /// Starts decoding `payload` and lists the folders of its files meanwhile.
+    fn start(payload: Payload) -> (Decoding, Vec<String>) {
+        let payload = Arc::new(payload);
+        let shared = Arc::clone(&payload);
+        let thread = std::thread::Builder::new()
+            .name("catalog-decode".into())
+            .spawn(move || decode(shared.bytes()));
+        let folders = stored_folders(payload.bytes());
+        let decoding = match thread {
+            Ok(thread) => Decoding::Thread(thread),
+            Err(_) => Decoding::Waiting(payload),
         };
-        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope)?;
-        let unclaimed = file.read(decode).unwrap_or_default();
-        Some(CatalogStore { file, unclaimed })
+        (decoding, folders)
+    }
+
+    /// The decoded entries (`None`: malformed), once the thread is done.
+    fn finish(self) -> Option<StoredEntries> {
+        match self {
+            // A panic while decoding (a bug) leaves the files to be parsed again.
+            Decoding::Thread(thread) => thread.join().ok().flatten(),
+            Decoding::Waiting(payload) => decode(payload.bytes()),
+        }
+    }
+}
+
+impl CatalogStore {
+    /// The catalog under `cache_dir`, its payload read and its decoding started (see
+    /// [`Decoding`]) when the file is there and current; `None` (logged) when the folder
+    /// cannot be used, so the index parses everything as it would without a cache. Inside
+    /// the vault the path is walked from the vault root without following links; a cache
+    /// folder elsewhere is the operator's and is created as the section index creates its
+    /// own.
+    pub(crate) fn open(cache_dir: &Path, vault_root: &Path) -> Option<CatalogStore> {
+        let file = CacheFile::locate(cache_dir, vault_root, FILE_NAME, envelope())?;
+        let (decoding, folders) = match file.read_payload() {
+            Some(payload) => {
+                let (decoding, folders) = Decoding::start(payload);
+                (Some(decoding), folders)
+            }
+            None => (None, Vec::new()),
+        };
+        Some(CatalogStore {
+            file,
+            decoding,
+            folders,
+            unclaimed: StoredEntries::default(),
+        })
+    }
+
+    /// The decoded entries, once the decoding started at open is done.
+    fn entries(&mut self) -> &mut StoredEntries {
+        if let Some(decoding) = self.decoding.take() {
+            match decoding.finish() {
+                Some(entries) => self.unclaimed = entries,
+                None => self.file.unusable(),
+            }
+        }
+        &mut self.unclaimed
     }
 
     /// The stored outline and lines of `path` in `manual_id` if the catalog holds them for
@@ -85,49 +148,20 @@ impl CatalogStore {
         path: &str,
         version: u64,
     ) -> Option<StoredParse> {
-        let (stored_version, stored) = self.unclaimed.get_mut(manual_id)?.remove(path)?;
+        let (stored_version, stored) = self.entries().get_mut(manual_id)?.remove(path)?;
         (stored_version == version).then_some(stored)
     }
 
-    /// The folders above the files the catalog holds (each manual's own and every one
-    /// between it and a file), relative to the manuals root as a scan names them: what
-    /// the first scan of an unchanged tree walks, so the change watch can cover them
-    /// before it runs. A folder holding no stored file is missing; the watch then asks
-    /// for one more walk, as it would without this list.
-    pub(crate) fn folders(&self) -> Vec<String> {
-        // Each file's folders from the deepest up, stopping at one already seen (its
-        // ancestors were added with it): about one set lookup per file, where a set of
-        // formatted paths cost a start 60 ms at 20,000 files.
-        let mut seen: HashSet<(&str, &str)> = HashSet::new();
-        for (manual_id, files) in &self.unclaimed {
-            for path in files.keys() {
-                let mut folder = path.as_str();
-                while let Some((parent, _)) = folder.rsplit_once('/') {
-                    if !seen.insert((manual_id.as_str(), parent)) {
-                        break;
-                    }
-                    folder = parent;
-                }
-            }
-            if !files.is_empty() {
-                seen.insert((manual_id.as_str(), ""));
-            }
-        }
-        let mut folders: Vec<String> = seen
-            .into_iter()
-            .map(|(manual_id, folder)| match folder {
-                "" => manual_id.to_owned(),
-                folder => format!("{manual_id}/{folder}"),
-            })
-            .collect();
-        folders.sort_unstable();
-        folders
+    /// The folders above the files the catalog holds (see [`stored_folders`]), handed
+    /// out once: what the first build's watch covers before its scan.
+    pub(crate) fn take_folders(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.folders)
     }
 
     /// Whether entries were left unclaimed (files gone or changed since the file was
     /// written); drops them either way, since only the first build claims any.
     pub(crate) fn drop_unclaimed(&mut self) -> bool {
-        let left = self.unclaimed.values().any(|files| !files.is_empty());
+        let left = self.entries().values().any(|files| !files.is_empty());
         self.unclaimed = StoredEntries::default();
         left
     }
@@ -138,6 +172,17 @@ impl CatalogStore {
         let mut out = self.file.writer();
         encode(&mut out, files);
         self.file.save(out);
+    }
+}
+
+/// The catalog file's envelope.
+fn envelope() -> Envelope {
+    Envelope {
+        magic: b"MVCATLG\0",
+        format: FORMAT_VERSION,
+        rules: parser_fingerprint(),
+        holds: "the manual catalog",
+        without: "parsing every file",
     }
 }
 
@@ -200,6 +245,55 @@ fn decode(payload: &[u8]) -> Option<StoredEntries> {
             .insert(path, (version, stored));
     }
     reader.is_empty().then_some(entries)
+}
+
+/// The folders above the files of a payload (each manual's own and every one between it
+/// and a file), relative to the manuals root as a scan names them, sorted: what the first
+/// scan of an unchanged tree walks, so the change watch can cover them before it runs.
+/// Read from the payload's names alone, while it is being decoded. A folder holding no
+/// stored file is missing; the watch then asks for one more walk, as it would without
+/// this list; so does a payload whose names cannot be read (none listed).
+fn stored_folders(payload: &[u8]) -> Vec<String> {
+    // Each file's folders from the deepest up, stopping at one already seen (its
+    // ancestors were added with it): about one set lookup per file, where a set of
+    // formatted paths cost a start 60 ms at 20,000 files.
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for (manual_id, path) in stored_names(payload).unwrap_or_default() {
+        let mut folder = path;
+        while let Some((parent, _)) = folder.rsplit_once('/') {
+            if !seen.insert((manual_id, parent)) {
+                break;
+            }
+            folder = parent;
+        }
+        seen.insert((manual_id, ""));
+    }
+    let mut folders: Vec<String> = seen
+        .into_iter()
+        .map(|(manual_id, folder)| match folder {
+            "" => manual_id.to_owned(),
+            folder => format!("{manual_id}/{folder}"),
+        })
+        .collect();
+    folders.sort_unstable();
+    folders
+}
+
+/// The (manual_id, path) of every entry of a payload, its bodies skipped; `None` when
+/// the names cannot be read.
+fn stored_names(payload: &[u8]) -> Option<Vec<(&str, &str)>> {
+    let mut reader = Reader::new(payload);
+    let count = reader.u32()? as usize;
+    let mut names = Vec::with_capacity(count.min(payload.len() / 20));
+    for _ in 0..count {
+        let manual_id = reader.str()?;
+        let path = reader.str()?;
+        reader.u64()?;
+        let body_len = reader.u32()? as usize;
+        reader.take(body_len)?;
+        names.push((manual_id, path));
+    }
+    reader.is_empty().then_some(names)
 }
 
 #[cfg(test)]

@@ -254,7 +254,73 @@ fn the_folders_are_every_folder_above_a_stored_file_once_in_order() {
     let workspace = Workspace::new();
     workspace.build(manuals.path());
     assert_eq!(
-        workspace.store().folders(),
+        workspace.store().take_folders(),
         ["m", "m/x", "m/x/y", "m/x/y/z", "n"]
     );
+}
+
+#[test]
+fn decoded_on_a_thread_of_its_own_the_catalog_hands_out_what_a_decode_in_place_does() {
+    let manuals = crate::test_support::tree(FIXTURES);
+    let workspace = Workspace::new();
+    let index = workspace.build(manuals.path());
+    let mut store = workspace.store();
+    let in_place = decode(
+        CacheFile::locate(
+            &workspace.cache_dir(),
+            &workspace.vault(),
+            FILE_NAME,
+            envelope(),
+        )
+        .unwrap()
+        .read_payload()
+        .expect("a payload")
+        .bytes(),
+    )
+    .expect("a well-formed payload");
+    assert!(
+        matches!(store.decoding, Some(Decoding::Thread(_))),
+        "decoded on a thread of its own"
+    );
+    let mut claimed = 0;
+    for listed in index.files(None).unwrap() {
+        let (manual_id, file) = (listed.manual_id, listed.file);
+        let stored = store.claim(manual_id, file.path(), file.version());
+        let expected = in_place
+            .get(manual_id)
+            .and_then(|files| files.get(file.path()));
+        assert_eq!(
+            stored.map(|stored| stored.outline.nodes),
+            expected.map(|(_, parse)| parse.outline.nodes.clone()),
+            "{}",
+            file.path()
+        );
+        claimed += usize::from(expected.is_some());
+    }
+    assert!(claimed > 0);
+    assert!(
+        store.decoding.is_none(),
+        "the thread joined, the bytes dropped"
+    );
+    assert!(!store.drop_unclaimed(), "every stored file was claimed");
+}
+
+#[test]
+fn the_names_of_a_payload_read_without_its_bodies_even_a_malformed_one() {
+    let mut out = Writer::default();
+    out.u32(2);
+    for (manual_id, path) in [("m", "x/y/a.md"), ("n", "b.md")] {
+        out.str(manual_id);
+        out.str(path);
+        out.u64(1);
+        out.u32(3);
+        out.bytes.extend_from_slice(b"bad");
+    }
+    let payload = &out.bytes[..];
+    assert_eq!(
+        stored_names(payload),
+        Some(vec![("m", "x/y/a.md"), ("n", "b.md")])
+    );
+    assert!(decode(payload).is_none(), "a malformed body is not read");
+    assert_eq!(stored_names(&payload[..payload.len() - 1]), None);
 }
