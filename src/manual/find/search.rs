@@ -134,11 +134,14 @@ impl Stage01 {
     /// sections holding units alone go.
     fn set_aside_provisional(&mut self) {
         self.unit_only = UnitOnly::default();
-        let (unverified, exact) = std::mem::take(&mut self.scanned.hits)
-            .into_iter()
-            .partition(|(_, hits)| hits.provisional);
-        self.scanned.hits = exact;
-        self.unverified = unverified;
+        // The exact hits are few (those of files the index does not hold): taking them
+        // out leaves the provisional ones where they are, instead of moving every one.
+        let exact: Vec<(NodeKey, NodeHits)> = self
+            .scanned
+            .hits
+            .extract_if(.., |(_, hits)| !hits.provisional)
+            .collect();
+        self.unverified = std::mem::replace(&mut self.scanned.hits, exact);
     }
 
     /// The hits of `key`: exact, or provisional while it is unverified.
