@@ -98,7 +98,7 @@ pub(crate) fn fuse(
             if source.marks.intersects(Signals::SEMANTIC) {
                 entry.meaning += source.weight * share;
             }
-            if item.admits && share >= FLOOR_SHARE {
+            if admits(item, share) {
                 entry.admitted = true;
                 entry.signals.insert(item.signals);
                 entry.marks.insert(source.marks);
@@ -134,6 +134,39 @@ pub(crate) fn fuse(
         meaning: contribution.meaning,
     }));
     candidates
+}
+
+/// Whether `item`, at `share` of its source's best, is a candidate by that source alone.
+fn admits(item: &SourceItem, share: f32) -> bool {
+    item.admits && share >= FLOOR_SHARE
+}
+
+/// A candidate that one source alone lists (no evidence score, no other source): its
+/// section and the score `fuse` gives it, the source's weighted share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Alone {
+    pub key: NodeKey,
+    pub score: f32,
+}
+
+/// The candidates among `items`, sections that only a source of weight `weight` and best
+/// score `best` lists, as `fuse` would score them, unordered: tens of thousands of the
+/// units' items are such sections at 200 MB of manuals, and the search needs only their
+/// scores, not a `Candidate` (nor a map entry) for each.
+pub(crate) fn admitted_alone(items: &[SourceItem], weight: f32, best: f32) -> Vec<Alone> {
+    if best <= 0.0 {
+        return Vec::new();
+    }
+    items
+        .iter()
+        .filter_map(|item| {
+            let share = item.score / best;
+            admits(item, share).then_some(Alone {
+                key: item.key,
+                score: weight * share,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -183,5 +216,40 @@ mod tests {
             ]
         );
         assert!(candidates[1].by_meaning_only() && !candidates[0].by_meaning_only());
+    }
+
+    /// Sections only one source lists are scored and admitted as `fuse` scores and
+    /// admits them: at, just above and just below the floor's share, scores to the bit.
+    #[test]
+    fn sections_one_source_alone_lists_are_admitted_as_fusion_admits_them() {
+        let best = 0.5;
+        let floor = best * FLOOR_SHARE;
+        let items = vec![
+            item(0, best, true),
+            item(1, floor, true),
+            item(2, f32::from_bits(floor.to_bits() + 1), true),
+            item(3, f32::from_bits(floor.to_bits() - 1), true),
+            item(4, 0.5, false),
+            item(5, 0.03, true),
+        ];
+        let source = RankedSource {
+            weight: UNITS_WEIGHT,
+            items: items.clone(),
+            marks: Signals::default(),
+            best_of_list: best,
+        };
+        let mut fused: Vec<(NodeKey, u32)> = fuse(&[], &[source], 0, |_| true)
+            .iter()
+            .map(|c| (c.key, c.score.to_bits()))
+            .collect();
+        fused.sort();
+        let mut alone: Vec<(NodeKey, u32)> = admitted_alone(&items, UNITS_WEIGHT, best)
+            .iter()
+            .map(|a| (a.key, a.score.to_bits()))
+            .collect();
+        alone.sort();
+        assert_eq!(alone, fused);
+        let admitted: Vec<u32> = alone.iter().map(|(key, _)| key.node).collect();
+        assert_eq!(admitted, [0, 1, 2], "at the floor's share or above");
     }
 }

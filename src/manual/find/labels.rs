@@ -30,7 +30,14 @@ pub(crate) struct CorpusLabels {
     /// is label `title_starts[f] + node`.
     pub titles: LabelGrams,
     title_starts: Vec<u32>,
+    /// Every section's parent node by section number ([`NO_PARENT`] for a top one): a
+    /// dense column the ancestors' walk of every section a search ranks reads in key
+    /// order, instead of each file's outline.
+    parents: Vec<u32>,
 }
+
+/// The parent of a section without one, in [`CorpusLabels`]' column.
+const NO_PARENT: u32 = u32::MAX;
 
 impl CorpusLabels {
     /// The labels of `files` and of the link texts `links` (a target and its text).
@@ -42,9 +49,16 @@ impl CorpusLabels {
         links.sort_unstable_by_key(|(key, _)| *key);
         let mut title_starts = Vec::with_capacity(files.len());
         let mut titles = Vec::new();
+        let mut parents = Vec::new();
         for file in files {
             title_starts.push(titles.len() as u32);
             titles.extend(file.outline.labels.iter().map(|node| &node.title));
+            parents.extend(
+                file.outline
+                    .labels
+                    .iter()
+                    .map(|node| node.parent.unwrap_or(NO_PARENT)),
+            );
         }
         let pages: Vec<&Label> = files.iter().map(|file| &file.outline.page).collect();
         let link_texts: Vec<&Label> = links.iter().map(|(_, label)| *label).collect();
@@ -54,6 +68,7 @@ impl CorpusLabels {
             link_keys: links.into_iter().map(|(key, _)| key).collect(),
             titles: LabelGrams::new(&titles),
             title_starts,
+            parents,
         }
     }
 
@@ -77,6 +92,17 @@ impl CorpusLabels {
     /// an index into arrays with one entry a section (below [`Self::section_count`]).
     pub(crate) fn section_id(&self, key: NodeKey) -> u32 {
         self.title_starts[key.file as usize] + key.node
+    }
+
+    /// The parent node of section `key`, if it has one (none for a key past its file's
+    /// outline).
+    pub(crate) fn parent(&self, key: NodeKey) -> Option<u32> {
+        let id = self.section_id(key) as usize;
+        let end = self
+            .title_starts
+            .get(key.file as usize + 1)
+            .map_or(self.parents.len(), |&start| start as usize);
+        Some(*self.parents.get(id).filter(|_| id < end)?).filter(|&node| node != NO_PARENT)
     }
 
     /// How many sections the corpus holds.
@@ -381,6 +407,35 @@ mod tests {
         let expected: Vec<u32> = (0..labels.section_count() as u32).collect();
         assert_eq!(numbers, expected);
         assert!(labels.section_count() >= 5);
+    }
+
+    /// Each section's parent is its outline's, file by file; a key past its file's
+    /// outline (numbered like the next file's first section) has none.
+    #[test]
+    fn the_parents_column_is_every_outlines_parents() {
+        let (_dir, index) = testing::index(&[
+            ("m/a.md", "# A\n\n## A1\n\n### A11\n\n## A2\n"),
+            ("n/c.md", "# C\n\n### C1\n"),
+        ]);
+        let corpus = crate::manual::find::corpus::CorpusCache::default().sync(&index);
+        let labels = corpus.labels();
+        let mut parents = Vec::new();
+        for (file, corpus_file) in corpus.files.iter().enumerate() {
+            for (node, label) in corpus_file.outline.labels.iter().enumerate() {
+                let key = NodeKey {
+                    file: file as u32,
+                    node: node as u32,
+                };
+                assert_eq!(labels.parent(key), label.parent, "{key:?}");
+                parents.push(labels.parent(key));
+            }
+        }
+        assert_eq!(parents, [None, Some(0), Some(1), Some(0), None, Some(0)]);
+        let past = NodeKey {
+            file: 0,
+            node: corpus.files[0].outline.node_count() as u32 + 1,
+        };
+        assert_eq!(labels.parent(past), None);
     }
 
     #[test]

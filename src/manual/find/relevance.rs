@@ -34,17 +34,15 @@ const LINK_TF: f32 = 2.0;
 const ANCESTOR_TF: f32 = 1.0;
 
 /// Scores every scanned section holding any unit of the plan, best first, as a source
-/// for `fuse` that admits the sections holding a strong unit of their own: those of
-/// `scan` and those of `unit_only` (the index's sections holding units alone). `df` are
-/// the units' document frequencies when known (from the section index, which counts
-/// every section, not only those `scan` kept); otherwise they are counted over the
-/// sections met. Only the sections `keep` accepts are scored (the sections a search
-/// verified).
+/// for `fuse` that admits the sections holding a strong unit of their own. `df` are the
+/// units' document frequencies when known (from the section index, which counts every
+/// section, not only those `scan` kept); otherwise they are counted over the sections
+/// met. Only the sections `keep` accepts are scored (the sections a search verified).
+/// The index's sections holding units alone are ranked apart ([`rank_unit_only`]).
 pub(crate) fn rank_units(
     plan: &Plan,
     corpus: &Corpus,
     scan: &ScanResult,
-    unit_only: &UnitOnly,
     df: Option<&[u32]>,
     keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
@@ -58,24 +56,44 @@ pub(crate) fn rank_units(
     if plan.units.is_empty() {
         return source;
     }
-    let sections = scan.scanned_nodes.max(1) as f32;
+    let sections = section_total(scan);
     let mut ranking =
         UnitRanking::new(plan, corpus, df.map(|df| inverse_frequencies(df, sections)));
     for (key, hits) in scan.hits.iter().filter(|(key, hits)| keep(*key, hits)) {
         ranking.meet(titles, *key, hits);
-    }
-    let mut hits = NodeHits::default();
-    for index in 0..unit_only.len() {
-        let key = unit_only.hits_into(index, plan, corpus, titles, &mut hits);
-        if keep(key, &hits) {
-            ranking.meet(titles, key, &hits);
-        }
     }
     source.items = ranking.items(sections);
     source
         .items
         .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     source
+}
+
+/// The units' items of the index's sections holding units alone (`unit_only`, found
+/// beside `scan`), in no particular order: scored as [`rank_units`] scores them with the
+/// index's document frequencies `df`, but left unsorted, since tens of thousands of them
+/// come with a common unit and the search only needs the best of them in order.
+pub(crate) fn rank_unit_only(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    unit_only: &UnitOnly,
+    df: &[u32],
+    titles: &mut TitleSets,
+) -> Vec<SourceItem> {
+    let sections = section_total(scan);
+    let mut ranking = UnitRanking::new(plan, corpus, Some(inverse_frequencies(df, sections)));
+    let mut hits = NodeHits::default();
+    for index in 0..unit_only.len() {
+        let key = unit_only.hits_into(index, plan, corpus, titles, &mut hits);
+        ranking.meet(titles, key, &hits);
+    }
+    ranking.items(sections)
+}
+
+/// The number of sections BM25's idf is taken over: every section of the scope.
+fn section_total(scan: &ScanResult) -> f32 {
+    scan.scanned_nodes.max(1) as f32
 }
 
 /// The units' ranking as it meets the sections, with the buffers it reuses for each.
@@ -327,15 +345,7 @@ mod tests {
     ) -> RankedSource {
         let keep_all = |_: NodeKey, _: &NodeHits| true;
         let mut titles = TitleSets::default();
-        rank_units(
-            plan,
-            corpus,
-            result,
-            &UnitOnly::default(),
-            df,
-            &keep_all,
-            &mut titles,
-        )
+        rank_units(plan, corpus, result, df, &keep_all, &mut titles)
     }
 
     /// The files of the fixture (one section each), ranked for `query`: file names, best

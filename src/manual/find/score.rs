@@ -478,8 +478,11 @@ impl TitleSets {
         ids: &mut Vec<u32>,
     ) {
         ids.clear();
-        let labels = &corpus.files[key.file as usize].outline.labels;
-        let mut parent = labels[key.node as usize].parent;
+        // The parents come from the labels' column by section number, not from each
+        // file's outline: every section of a search asks this, in key order, and reading
+        // each one's outline entry was most of the walk's time (a cache miss each).
+        let labels = corpus.labels();
+        let mut parent = labels.parent(key);
         while let Some(node) = parent {
             let above = NodeKey {
                 file: key.file,
@@ -491,7 +494,7 @@ impl TitleSets {
                     ids.push(id);
                 }
             }
-            parent = labels[node as usize].parent;
+            parent = labels.parent(above);
         }
     }
 
@@ -551,6 +554,48 @@ mod tests {
         .map(|s| (s.key, s))
         .collect();
         (scored, corpus, dir, index)
+    }
+
+    /// The headings above a section are its own parents': siblings share them, a
+    /// section of another file with the same parent number does not, a top section has
+    /// none; asked in turn of one `TitleSets`, each as a fresh one finds them.
+    #[test]
+    fn ancestors_are_those_of_each_sections_own_parents() {
+        let (_dir, index) = index(&[
+            ("m/a.md", "# 経費\n\n## 一\n\n本文。\n\n## 二\n\n本文。\n"),
+            ("m/b.md", "# 旅行\n\n## 一\n\n本文。\n\n## 二\n\n本文。\n"),
+            (
+                "m/c.md",
+                "# 経費\n\n## 一\n\n### 旅行\n\n#### 三\n\n本文。\n",
+            ),
+        ]);
+        let corpus = CorpusCache::default().sync(&index);
+        let plan = testing::plan("経費 旅行");
+        let at = |file, node| NodeKey { file, node };
+        let mut titles = TitleSets::default();
+        let mut ids = Vec::new();
+        let mut found = Vec::new();
+        for (file, node) in [
+            (0, 1),
+            (0, 2),
+            (1, 1),
+            (1, 2),
+            (1, 0),
+            (2, 3),
+            (2, 1),
+            (0, 2),
+        ] {
+            titles.ancestors_into(&plan, &corpus, at(file, node), &mut ids);
+            let mut fresh = Vec::new();
+            TitleSets::default().ancestors_into(&plan, &corpus, at(file, node), &mut fresh);
+            assert_eq!(ids, fresh, "({file}, {node})");
+            found.push(ids.len());
+        }
+        assert_eq!(found, [1, 1, 1, 1, 0, 2, 1, 1]);
+        titles.ancestors_into(&plan, &corpus, at(0, 1), &mut ids);
+        let first = ids.clone();
+        titles.ancestors_into(&plan, &corpus, at(1, 1), &mut ids);
+        assert_ne!(ids, first, "another file's parent of the same number");
     }
 
     /// Sections with a term's evidence and pages' first sections (with their own hits

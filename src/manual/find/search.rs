@@ -14,16 +14,16 @@ use super::actions::{next_actions, Situation};
 use super::candidates::{index_hits, UnitOnly};
 use super::corpus::Corpus;
 use super::derived::NodeKey;
-use super::fuse::{fuse, RankedSource};
+use super::fuse::{admitted_alone, fuse, Alone, RankedSource};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
-use super::relevance::rank_units;
+use super::relevance::{rank_unit_only, rank_units};
 use super::scan::{scan, NodeHits, ScanResult, Scope, ScopeFilter};
 use super::score::{score_all, Scored, TermDf, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
-    escalations, exception_neighbours, guarded, relaxed, stage2_exceptions, stage3_references,
-    Candidate, Escalation,
+    best_first, escalations, exception_neighbours, guarded, relaxed, stage2_exceptions,
+    stage3_references, Candidate, Escalation,
 };
 use super::trace::{ConflictItem, CutoffReason, GapItem, Hit, Place, Trace, Unscanned};
 use super::{FindOutcome, FindRequest, SignalCoverage, Signals, Summary, Thresholds};
@@ -104,6 +104,14 @@ enum Scoring {
     Verified,
 }
 
+/// The fusion of Stages 0-1 (see `Search::fused`).
+struct Fusion {
+    scored: Vec<Scored>,
+    candidates: Vec<Candidate>,
+    alone: Vec<Alone>,
+    units_best: f32,
+}
+
 /// Stages 0-1 as the later stages take them.
 struct Verified {
     candidates: Vec<Candidate>,
@@ -126,11 +134,14 @@ impl Stage01 {
     /// sections holding units alone go.
     fn set_aside_provisional(&mut self) {
         self.unit_only = UnitOnly::default();
-        let (unverified, exact) = std::mem::take(&mut self.scanned.hits)
-            .into_iter()
-            .partition(|(_, hits)| hits.provisional);
-        self.scanned.hits = exact;
-        self.unverified = unverified;
+        // The exact hits are few (those of files the index does not hold): taking them
+        // out leaves the provisional ones where they are, instead of moving every one.
+        let exact: Vec<(NodeKey, NodeHits)> = self
+            .scanned
+            .hits
+            .extract_if(.., |(_, hits)| !hits.provisional)
+            .collect();
+        self.unverified = std::mem::replace(&mut self.scanned.hits, exact);
     }
 
     /// The hits of `key`: exact, or provisional while it is unverified.
@@ -332,26 +343,26 @@ impl Search<'_> {
             stage.scanned.replace(&keys, direct);
         }
         stage.term_df = TermDf::of(self.plan, &stage.scanned);
-        let (scored, candidates, units_best) = self.fused(&stage, extra, Scoring::Everything);
-        stage.units_best = units_best;
-        // The candidates first, then the best of the rest, which Stage 4 may add.
-        let relaxed = scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+        let fusion = self.fused(&stage, extra, Scoring::Everything);
+        stage.units_best = fusion.units_best;
         // Only the first VERIFY_ROUNDS chunks of the order are ever scanned.
         let chunk = self.max_candidates * VERIFY_PER_CANDIDATE;
-        let mut seen = FxHashSet::default();
-        let order: Vec<NodeKey> = candidates
+        let order = verification_order(
+            &fusion,
+            |key| stage.provisional.contains(&key),
+            chunk * VERIFY_ROUNDS,
+        );
+        stage.ranked = fusion
+            .candidates
             .iter()
             .map(|c| c.key)
-            .chain(relaxed)
-            .filter(|key| stage.provisional.contains(key) && seen.insert(*key))
-            .take(chunk * VERIFY_ROUNDS)
+            .chain(fusion.alone.iter().map(|alone| alone.key))
             .collect();
-        stage.ranked = candidates.iter().map(|c| c.key).collect();
-        drop((scored, candidates));
+        drop(fusion);
         stage.set_aside_provisional();
         let mut order = order.chunks(chunk);
         for _ in 0..VERIFY_ROUNDS {
-            let (_, candidates, _) = self.fused(&stage, extra, Scoring::Verified);
+            let candidates = self.fused(&stage, extra, Scoring::Verified).candidates;
             let verified = candidates
                 .iter()
                 .filter(|c| !stage.provisional.contains(&c.key))
@@ -386,14 +397,11 @@ impl Search<'_> {
         Instant::now() >= self.deadline || self.call.is_cancelled()
     }
 
-    /// The evidence scores and the fused candidates of Stages 0-1, best first, and the
-    /// best units score of the sections scored.
-    fn fused(
-        &self,
-        stage: &Stage01,
-        extra: &[RankedSource],
-        scoring: Scoring,
-    ) -> (Vec<Scored>, Vec<Candidate>, f32) {
+    /// The evidence scores and the fused candidates of Stages 0-1, best first, the
+    /// candidates only the units list among the index's sections holding units alone
+    /// (`alone`, unordered, when no other source lists sections), and the best units
+    /// score of the sections scored.
+    fn fused(&self, stage: &Stage01, extra: &[RankedSource], scoring: Scoring) -> Fusion {
         // A page's first section without hits of its own is provisional when the index
         // found it, and its hits are then set aside.
         let keep = |key: NodeKey, hits: &NodeHits| match scoring {
@@ -414,21 +422,44 @@ impl Search<'_> {
             self.plan,
             self.corpus,
             &stage.scanned,
-            &stage.unit_only,
             Some(&stage.unit_df),
             &keep,
             &mut titles,
         );
+        let alone_items = rank_unit_only(
+            self.plan,
+            self.corpus,
+            &stage.scanned,
+            &stage.unit_only,
+            &stage.unit_df,
+            &mut titles,
+        );
         drop(titles);
-        let units_best = units.items.first().map_or(0.0, |item| item.score);
-        if scoring == Scoring::Verified {
-            units.best_of_list = stage.units_best;
-        }
+        let units_best = alone_items
+            .iter()
+            .map(|item| item.score)
+            .fold(units.items.first().map_or(0.0, |item| item.score), f32::max);
+        units.best_of_list = match scoring {
+            Scoring::Everything => units_best,
+            Scoring::Verified => stage.units_best,
+        };
+        // Only the units list these sections, unless another source does too.
+        let alone = if extra.is_empty() {
+            admitted_alone(&alone_items, units.weight, units_best)
+        } else {
+            units.items.extend(alone_items);
+            Vec::new()
+        };
         let mut sources = vec![units];
         sources.extend(extra.iter().cloned());
         let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
         candidates.sort_by(Candidate::best_first);
-        (scored, candidates, units_best)
+        Fusion {
+            scored,
+            candidates,
+            alone,
+            units_best,
+        }
     }
 
     /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
@@ -519,7 +550,9 @@ impl Search<'_> {
     /// The fused candidates and evidence scores of the sections the scan verified, and
     /// the provisional candidates beyond them.
     fn verified(&self, stage: &Stage01, extra: &[RankedSource]) -> Verified {
-        let (scored, candidates, _) = self.fused(stage, extra, Scoring::Verified);
+        let Fusion {
+            scored, candidates, ..
+        } = self.fused(stage, extra, Scoring::Verified);
         let candidates: Vec<Candidate> = candidates
             .into_iter()
             .filter(|c| !stage.provisional.contains(&c.key))
@@ -705,6 +738,48 @@ fn is_json(file: &ManualFile) -> bool {
 fn scope_of(keys: &[NodeKey]) -> Scope {
     keys.chunk_by(|a, b| a.file == b.file)
         .map(|run| (run[0].file, Some(run.iter().map(|key| key.node).collect())))
+        .collect()
+}
+
+/// The sections the scan verifies, best first, at most `wanted` of them, each once and
+/// only those `unverified` accepts: the candidates of the one ranking (`fusion`'s sorted
+/// candidates merged with the best of those only the units list), then the best scored
+/// of the rest, which Stage 4 may add. Only the first `wanted` of the sections alone are
+/// put in order: no section after them can come before any of them, so the merged list
+/// is the whole ranking's up to the first section alone left out, which comes after
+/// `wanted` sections of the order.
+fn verification_order(
+    fusion: &Fusion,
+    unverified: impl Fn(NodeKey) -> bool,
+    wanted: usize,
+) -> Vec<NodeKey> {
+    let mut alone = fusion.alone.clone();
+    let by_rank = |a: &Alone, b: &Alone| best_first((a.score, a.key), (b.score, b.key));
+    if wanted < alone.len() {
+        alone.select_nth_unstable_by(wanted, by_rank);
+        alone.truncate(wanted);
+    }
+    alone.sort_unstable_by(by_rank);
+    let mut alone = alone.into_iter().peekable();
+    let mut candidates = fusion.candidates.iter().peekable();
+    let merged = std::iter::from_fn(|| {
+        let alone_first = match (candidates.peek(), alone.peek()) {
+            (Some(c), Some(a)) => best_first((a.score, a.key), (c.score, c.key)).is_lt(),
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if alone_first {
+            alone.next().map(|a| a.key)
+        } else {
+            candidates.next().map(|c| c.key)
+        }
+    });
+    let relaxed = fusion.scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+    let mut seen = FxHashSet::default();
+    merged
+        .chain(relaxed)
+        .filter(|key| unverified(*key) && seen.insert(*key))
+        .take(wanted)
         .collect()
 }
 
@@ -955,6 +1030,103 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
             ],
             warnings = ?outcome.warnings,
             "manual_find escalated"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(node: u32) -> NodeKey {
+        NodeKey { file: 0, node }
+    }
+
+    fn candidate(node: u32, score: f32) -> Candidate {
+        Candidate {
+            key: key(node),
+            score,
+            signals: Signals::default(),
+            ways: Vec::new(),
+            meaning: 0.0,
+        }
+    }
+
+    /// The order the whole ranking gives: every candidate (those alone included) sorted,
+    /// then the best scored, each once, only the unverified ones, the first `wanted`.
+    fn whole_order(
+        fusion: &Fusion,
+        unverified: &dyn Fn(NodeKey) -> bool,
+        wanted: usize,
+    ) -> Vec<NodeKey> {
+        let mut all: Vec<Candidate> = fusion.candidates.clone();
+        all.extend(fusion.alone.iter().map(|a| candidate(a.key.node, a.score)));
+        all.sort_by(Candidate::best_first);
+        let mut seen = FxHashSet::default();
+        all.iter()
+            .map(|c| c.key)
+            .chain(fusion.scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key))
+            .filter(|key| unverified(*key) && seen.insert(*key))
+            .take(wanted)
+            .collect()
+    }
+
+    /// Only the best of the sections alone are put in order; the verification order is
+    /// still the whole ranking's for every length, with sections alone just above, at and
+    /// just below the score where the order is cut, ties between them and with the
+    /// candidates broken by place, and a verified candidate skipped.
+    #[test]
+    fn the_order_is_the_whole_rankings_with_only_the_best_sections_alone_sorted() {
+        let mut candidates = vec![
+            candidate(3, 0.9),
+            candidate(8, 0.5),
+            candidate(1, 0.5),
+            candidate(20, 0.3),
+            candidate(4, 0.2999),
+        ];
+        candidates.sort_by(Candidate::best_first);
+        let alone = [
+            (12, 0.5),
+            (2, 0.5),
+            (30, 0.3),
+            (9, 0.3),
+            (11, 0.30001),
+            (13, 0.29999),
+            (7, 0.1),
+            (5, 0.5),
+        ]
+        .map(|(node, score)| Alone {
+            key: key(node),
+            score,
+        });
+        let scored = [40, 3, 41]
+            .map(|node| Scored {
+                key: key(node),
+                score: 0.1,
+                relevance: 0.0,
+                signals: Signals::default(),
+                ways: Vec::new(),
+            })
+            .to_vec();
+        let fusion = Fusion {
+            scored,
+            candidates,
+            alone: alone.to_vec(),
+            units_best: 1.0,
+        };
+        let unverified = |key: NodeKey| key.node != 1;
+        let total = fusion.candidates.len() + alone.len() + 2;
+        for wanted in 0..=total + 1 {
+            assert_eq!(
+                verification_order(&fusion, unverified, wanted),
+                whole_order(&fusion, &unverified, wanted),
+                "wanted {wanted}"
+            );
+        }
+        assert_eq!(
+            verification_order(&fusion, unverified, 6),
+            [3, 2, 5, 8, 12, 11].map(key),
+            "ties by place, the verified section 1 skipped"
         );
     }
 }

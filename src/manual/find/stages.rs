@@ -56,11 +56,16 @@ pub(crate) struct Candidate {
     pub meaning: f32,
 }
 
+/// The ranking order of scored sections: best score first, ties by place in the corpus.
+pub(crate) fn best_first(a: (f32, NodeKey), b: (f32, NodeKey)) -> Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+}
+
 impl Candidate {
     /// The ranking order of candidates: best score first, ties by place in the corpus so
     /// that every sort of the same candidates gives the same list.
     pub(crate) fn best_first(a: &Candidate, b: &Candidate) -> Ordering {
-        b.score.total_cmp(&a.score).then(a.key.cmp(&b.key))
+        best_first((a.score, a.key), (b.score, b.key))
     }
 
     pub(crate) fn from_scored(scored: &Scored) -> Candidate {

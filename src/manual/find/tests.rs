@@ -995,19 +995,22 @@ fn sections_holding_units_alone_rank_as_their_hits_would() {
             "{query}: the evidence score ranks none of {alone:?}"
         );
         let mut units = |scan: &scan::ScanResult, unit_only: &candidates::UnitOnly| {
-            relevance::rank_units(
+            let df = Some(&found.unit_df[..]);
+            let mut items =
+                relevance::rank_units(&plan, &corpus, scan, df, &|_, _| true, &mut titles).items;
+            items.extend(relevance::rank_unit_only(
                 &plan,
                 &corpus,
                 scan,
                 unit_only,
-                Some(&found.unit_df),
-                &|_, _| true,
+                &found.unit_df,
                 &mut titles,
-            )
-            .items
-            .iter()
-            .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
-            .collect::<Vec<_>>()
+            ));
+            items.sort_by(|a, b| stages::best_first((a.score, a.key), (b.score, b.key)));
+            items
+                .iter()
+                .map(|item| (item.key, item.score.to_bits(), item.admits, item.signals))
+                .collect::<Vec<_>>()
         };
         let ranked = units(&found.scan, &found.unit_only);
         assert!(alone
