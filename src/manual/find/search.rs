@@ -745,15 +745,22 @@ fn scope_of(keys: &[NodeKey]) -> Scope {
 /// only those `unverified` accepts: the candidates of the one ranking (`fusion`'s sorted
 /// candidates merged with the best of those only the units list), then the best scored
 /// of the rest, which Stage 4 may add. Only the first `wanted` of the sections alone are
-/// put in order: no section after them can come before any of them, so the merged list
-/// is the whole ranking's up to the first section alone left out, which comes after
-/// `wanted` sections of the order.
+/// put in order, of those `unverified` accepts: no section after them can come before
+/// any of them, so the merged list is the whole ranking's up to the first section alone
+/// left out, which comes after `wanted` sections of the order. (Sections alone are the
+/// index's, so all are unverified in the one ranking; filtering them first keeps the
+/// order exact without relying on it.)
 fn verification_order(
     fusion: &Fusion,
     unverified: impl Fn(NodeKey) -> bool,
     wanted: usize,
 ) -> Vec<NodeKey> {
-    let mut alone = fusion.alone.clone();
+    let mut alone: Vec<Alone> = fusion
+        .alone
+        .iter()
+        .filter(|alone| unverified(alone.key))
+        .cloned()
+        .collect();
     let by_rank = |a: &Alone, b: &Alone| best_first((a.score, a.key), (b.score, b.key));
     if wanted < alone.len() {
         alone.select_nth_unstable_by(wanted, by_rank);
