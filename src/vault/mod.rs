@@ -13,6 +13,7 @@
 //! `vault_replace`.
 
 pub(crate) mod find;
+pub(crate) mod forms;
 pub(crate) mod glob;
 mod lines;
 pub(crate) mod listing;

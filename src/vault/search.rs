@@ -17,6 +17,7 @@
 //! `vault_find` reads files the same way: [`each_block`], [`Block`] and [`over_cores`]
 //! are shared with it.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::ops::Range;
 
@@ -31,6 +32,8 @@ use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
 use crate::text::snippet::snippet;
+
+use super::forms::{FormsCache, Source};
 
 use super::scope::{Scope, ScopeRequest};
 
@@ -108,19 +111,32 @@ impl Needle {
             prefilter: Prefilter::new(needle),
         }
     }
+
+    /// Where the needle occurs in `normalized` text, in order, as the ranges `original`
+    /// maps its normalised ranges to.
+    fn spans<'t>(
+        &'t self,
+        normalized: &'t str,
+        original: impl Fn(Range<usize>) -> Range<usize> + 't,
+    ) -> impl Iterator<Item = Range<usize>> + 't {
+        let len = self.finder.needle().len();
+        let found = self.finder.find_iter(normalized.as_bytes());
+        found.map(move |start| original(start..start + len))
+    }
 }
 
 /// Searches the vault; `call` receives progress per file and stops the search between
 /// blocks once cancelled (the answer is then the cancellation error).
 pub(crate) fn search(
     root: &Root,
+    forms: &FormsCache,
     request: &SearchRequest<'_>,
     call: &CallContext,
 ) -> ToolResult<SearchPage> {
     let needle = Needle::new(&searchable(request.query)?);
     let files = Scope::new(request.scope)?.file_paths(root)?;
     call.expect_work(files.len() as u64, "files");
-    let outcomes = count_in_parallel(root, &files, &needle, call);
+    let outcomes = count_in_parallel(root, forms, &files, &needle, call);
     call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
     let mut opener = root.file_opener();
@@ -161,6 +177,7 @@ enum Outcome {
 /// Counts the hits of every file over the available cores.
 fn count_in_parallel(
     root: &Root,
+    forms: &FormsCache,
     files: &[RelPath],
     needle: &Needle,
     call: &CallContext,
@@ -172,12 +189,8 @@ fn count_in_parallel(
                 if call.is_cancelled() {
                     return Outcome::Skipped;
                 }
-                let mut hits = 0;
-                let outcome = match each_hit(&mut opener, file, needle, call, |_| {
-                    hits += 1;
-                    true
-                }) {
-                    Ok(()) => Outcome::Searched { hits },
+                let outcome = match count_hits(forms, &mut opener, file, needle, call) {
+                    Ok(hits) => Outcome::Searched { hits },
                     Err(Skip) => Outcome::Skipped,
                 };
                 call.work_done(1);
@@ -186,6 +199,45 @@ fn count_in_parallel(
             .collect::<Vec<_>>()
     });
     runs.into_iter().flatten().collect()
+}
+
+/// The lines of `rel` where the needle occurs: in its cached forms, or in its blocks.
+fn count_hits(
+    forms: &FormsCache,
+    opener: &mut FileOpener<'_>,
+    rel: &RelPath,
+    needle: &Needle,
+    call: &CallContext,
+) -> Result<u64, Skip> {
+    let mut hits = 0;
+    let mut last_hit_line = 0;
+    match forms.source(opener, rel)? {
+        Source::Forms(file) => {
+            for block in &file.blocks {
+                if call.is_cancelled() {
+                    break;
+                }
+                let normalized = &block.normalized;
+                let spans =
+                    needle.spans(&normalized.text, |found| normalized.original_range(found));
+                let line_of = |at: usize| block.place.line_of(&block.lines, at);
+                first_per_line(spans, block.place, line_of, &mut last_hit_line, |_, _| {
+                    hits += 1;
+                    true
+                });
+            }
+        }
+        Source::File(file, size) => {
+            each_block_in(file, size, rel, |block| {
+                !call.is_cancelled()
+                    && search_block(block, needle, &mut last_hit_line, &mut |_| {
+                        hits += 1;
+                        true
+                    })
+            })?;
+        }
+    }
+    Ok(hits)
 }
 
 /// Runs `work` on contiguous runs of `items`, one run per available core (normalising is
@@ -224,7 +276,7 @@ fn snippets(
 }
 
 /// A file that is not searched: binary, or not readable.
-pub(super) struct Skip;
+pub(crate) struct Skip;
 
 /// One hit: the line it starts on, and where in which block text.
 struct Found<'b> {
@@ -254,31 +306,48 @@ fn each_hit(
 pub(super) fn each_block(
     opener: &mut FileOpener<'_>,
     rel: &RelPath,
-    mut on_block: impl FnMut(Block<'_>) -> bool,
+    on_block: impl FnMut(Block<'_>) -> bool,
 ) -> Result<(), Skip> {
-    let Ok((file, size)) = opener.open(rel) else {
+    let (file, size) = open(opener, rel)?;
+    each_block_in(file, size, rel, on_block).map(drop)
+}
+
+/// Opens `rel` for a search, with its size when opened; a file that cannot be opened
+/// (gone, a link, not a regular file) is skipped.
+pub(super) fn open(opener: &mut FileOpener<'_>, rel: &RelPath) -> Result<(File, u64), Skip> {
+    opener.open(rel).map_err(|_| {
         tracing::warn!(
             path = rel.as_str(),
             "search skipped a file it could not open"
         );
-        return Err(Skip);
-    };
+        Skip
+    })
+}
+
+/// [`each_block`] over `file`, opened as `rel` when it was `size` bytes long: true when
+/// every block was read and offered (none refused, no read failed).
+pub(super) fn each_block_in(
+    file: impl Read,
+    size: u64,
+    rel: &RelPath,
+    mut on_block: impl FnMut(Block<'_>) -> bool,
+) -> Result<bool, Skip> {
     let mut blocks = Blocks::new(file, size);
     match blocks.advance() {
         Advance::Block if is_text(blocks.raw(), blocks.decoded_whole) => {}
-        Advance::End => return Ok(()),
+        Advance::End => return Ok(true),
         Advance::Block | Advance::Failed => return Err(Skip),
     }
     loop {
         if !on_block(blocks.current()) {
-            return Ok(());
+            return Ok(false);
         }
         match blocks.advance() {
             Advance::Block => {}
-            Advance::End => return Ok(()),
+            Advance::End => return Ok(true),
             Advance::Failed => {
                 tracing::warn!(path = rel.as_str(), "search stopped reading a file");
-                return Ok(());
+                return Ok(false);
             }
         }
     }
@@ -301,27 +370,48 @@ fn search_block(
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
     let mut lines = LineCursor::new(block);
-    let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
-    let starts = pieces.iter().flat_map(|piece| {
-        let found = needle.finder.find_iter(piece.normalized.text.as_bytes());
-        found.map(move |start| piece.original_range(start..start + needle_len))
+    let spans = pieces.iter().flat_map(|piece| {
+        needle.spans(&piece.normalized.text, move |found| {
+            piece.original_range(found)
+        })
     });
-    for span in starts {
-        if block.judged_before(&span) {
+    let line_of = |at: usize| lines.line_of(at);
+    first_per_line(
+        spans,
+        block.place,
+        line_of,
+        last_hit_line,
+        |line, original| {
+            on_hit(Found {
+                line,
+                block: block.text,
+                original,
+            })
+        },
+    )
+}
+
+/// Calls `on_hit` with the line and the start of the first of `spans` (original ranges,
+/// in order) on each line after `last_hit_line`, leaving out those the previous block
+/// judged; false when `on_hit` asked to stop.
+fn first_per_line(
+    spans: impl Iterator<Item = Range<usize>>,
+    place: Place,
+    mut line_of: impl FnMut(usize) -> LineNo,
+    last_hit_line: &mut LineNo,
+    mut on_hit: impl FnMut(LineNo, usize) -> bool,
+) -> bool {
+    for span in spans {
+        if place.judged_before(&span) {
             continue;
         }
-        let line = lines.line_of(span.start);
+        let line = line_of(span.start);
         if line <= *last_hit_line {
             continue;
         }
         *last_hit_line = line;
-        let found = Found {
-            line,
-            block: block.text,
-            original: span.start,
-        };
-        if !on_hit(found) {
+        if !on_hit(line, span.start) {
             return false;
         }
     }
@@ -342,7 +432,7 @@ impl<'b> LineCursor<'b> {
         LineCursor {
             block,
             at: 0,
-            line: block.first_line,
+            line: block.place.first_line,
         }
     }
 
@@ -377,22 +467,28 @@ fn is_text(start: &[u8], known_utf8: bool) -> bool {
 
 /// A block of text: the overlap carried from the previous block, then new lines.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Block<'t> {
+pub(crate) struct Block<'t> {
     pub text: &'t str,
-    /// The line on which `text` starts.
+    pub place: Place,
+}
+
+/// Where a block's text stands in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The line on which the text starts.
     first_line: LineNo,
-    /// Where the new bytes start in `text`.
+    /// Where the new bytes start in the text.
     new_from: usize,
 }
 
-impl Block<'_> {
-    /// Whether a match over `span` of `text` lies wholly inside the overlap: the previous
-    /// block judged it, with more context, so it must not count twice.
+impl Place {
+    /// Whether a match over `span` of the text lies wholly inside the overlap: the
+    /// previous block judged it, with more context, so it must not count twice.
     pub(crate) fn judged_before(&self, span: &Range<usize>) -> bool {
         span.end <= self.new_from
     }
 
-    /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
+    /// The file's line holding byte `at` of the text; `lines` indexes the text.
     pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> LineNo {
         self.first_line.saturating_add(lines.line_at(at) - 1)
     }
@@ -437,8 +533,10 @@ impl<R: Read> Blocks<R> {
     fn current(&self) -> Block<'_> {
         Block {
             text: &self.text,
-            first_line: self.first_line,
-            new_from: self.new_from,
+            place: Place {
+                first_line: self.first_line,
+                new_from: self.new_from,
+            },
         }
     }
 
@@ -575,6 +673,47 @@ mod tests {
     }
 
     #[test]
+    fn cached_forms_give_the_pages_that_windows_give() {
+        let mut long = String::new();
+        for line in 0..120_000 {
+            long.push_str(match line % 9 {
+                0 => "ＩＮＣＩＤＥＮＴ－４７１１ and 障害\n対応",
+                4 => "incident-四七一一、incident 4711",
+                _ => "障害対応の手順を確認する。",
+            });
+            long.push('\n');
+        }
+        assert!(long.len() > 2 * BLOCK_BYTES, "several blocks");
+        let files = [
+            ("a.md", long.as_str()),
+            ("b/c.md", "incident-4711\n\n障害対応\n"),
+            ("d.bin", "text\0binary incident-4711\n"),
+        ];
+        let (_dir, root) = crate::vault::find::testing::vault(&files);
+        let cache = FormsCache::settling(1 << 30, std::time::Duration::ZERO);
+        let off = FormsCache::new(0);
+        let call = CallContext::local();
+        for query in ["incident-4711", "障害対応", "4711", "障害 対応"] {
+            let request = SearchRequest {
+                query,
+                scope: ScopeRequest::default(),
+                offset: 40_000,
+                limit: 30,
+            };
+            let windows = search(&root, &off, &request, &call).unwrap();
+            assert!(
+                windows.total > 0 && windows.skipped_files == 1,
+                "{query}: {windows:?}"
+            );
+            let built = search(&root, &cache, &request, &call).unwrap();
+            assert!(cache.held_bytes() > 0);
+            let held = search(&root, &cache, &request, &call).unwrap();
+            assert_eq!(built, windows, "{query}: forms built");
+            assert_eq!(held, windows, "{query}: forms held");
+        }
+    }
+
+    #[test]
     fn blocks_carry_an_overlap_and_count_its_lines() {
         let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
         let mut blocks = Blocks::new(text.as_bytes(), 0);
@@ -583,13 +722,16 @@ mod tests {
             let block = blocks.current();
             let first = block.text.lines().next().unwrap();
             // A block starts mid-line only inside its overlap; the line it is on is right.
-            let whole_first_line = text.lines().nth(block.first_line as usize - 1).unwrap();
+            let whole_first_line = text
+                .lines()
+                .nth(block.place.first_line as usize - 1)
+                .unwrap();
             assert!(
                 whole_first_line.ends_with(first),
                 "{first} in {whole_first_line}"
             );
-            assert!(block.text[block.new_from..].ends_with('\n'));
-            starts.push(block.first_line);
+            assert!(block.text[block.place.new_from..].ends_with('\n'));
+            starts.push(block.place.first_line);
         }
         assert!(
             starts.len() > 1,
