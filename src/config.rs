@@ -186,16 +186,16 @@ pub const VARIABLES: &[Variable] = &[
         "search traces kept in memory",
     ),
     variable(
-        "VAULT_CACHE_MAX_BYTES",
-        "536870912",
-        "0 ..= 1099511627776",
-        "memory for the vault's normalised text kept between vault_search and vault_find calls (0: none)",
-    ),
-    variable(
         "TRACE_TTL_SEC",
         "1800",
         "1 ..= 604800",
         "how long a search trace lives, in seconds",
+    ),
+    variable(
+        "VAULT_CACHE_MAX_BYTES",
+        "536870912",
+        "0 ..= 1099511627776",
+        "memory for the vault's normalised text kept between vault_search and vault_find calls (0: none)",
     ),
     variable(
         "ALLOW_FILE_SCOPE",

@@ -7,7 +7,9 @@
 //! occurs in little of most text, so a block is normalised only around the raw places
 //! where the query can occur (`text::prefilter`, `text::near`: exact, the same hits at
 //! the same places as normalising it whole). Memory stays at a block, however large a
-//! file.
+//! file. A server keeps each file's normalised blocks between calls while the file is
+//! unchanged (`vault::forms`, within `VAULT_CACHE_MAX_BYTES`); the query is then found
+//! in them with no normalising at all.
 //! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
 //! boundary (the normaliser joins lines with a space) is still found; hits are one per
 //! line, in path then line order. Files are counted in parallel over the available cores;

@@ -6,8 +6,10 @@
 //! (`matcher`: Stage 0 normalised and Stage 1 loose, merged into line ranges), keeps the
 //! best `max_candidates` ranges of all files and a tally of every one, judges the tally
 //! (`integrate`: Stage 1.5), and turns the verdict into next actions (`actions`). The
-//! vault changes under the agent's hands, so nothing is indexed: every call reads the
-//! files again.
+//! vault changes under the agent's hands, so nothing is indexed: every call lists and
+//! stamps the files again, and searches the normalised and loose text the server keeps
+//! for each file still as it was (`vault::forms`, shared with `vault_search`), or the
+//! file itself.
 //!
 //! The cap bounds memory and the ranking, not the search: the best candidates are the
 //! best of every file searched, and the verdict counts them all. The time budget does
@@ -260,8 +262,7 @@ fn search_run(
             let mut outcome = search_file(reading, &mut opener, path, patterns, cap, score);
             reading.call.work_done(1);
             if let FileOutcome::Searched { ranges, .. } = &mut outcome {
-                let found = std::mem::take(ranges).into_iter();
-                best.offer(found.map(|range| Candidate::new(path.clone(), range, patterns)));
+                best.offer_ranges(path, std::mem::take(ranges), patterns);
             }
             outcome
         })
