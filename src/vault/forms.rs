@@ -26,6 +26,9 @@
 //! call, and kept by a later call. The vault's own writes drop the entry at once
 //! ([`FormsCache::forget`]).
 //!
+//! A file is read by windows the first time a search sees it, and its forms are built the
+//! second time it is seen unchanged (a process that searches once pays nothing more).
+//!
 //! Memory is bounded by `VAULT_CACHE_MAX_BYTES` (0 turns the cache off): a file whose
 //! forms would not fit in what is left is searched as before, by windows, and nothing is
 //! evicted to make room for it (a search reads every file in scope, so evicting in use
@@ -146,9 +149,29 @@ struct Entry {
 struct Held {
     entries: HashMap<String, Entry>,
     bytes: u64,
+    /// The stamp each file not held had when a search last read it by windows.
+    seen: HashMap<String, Stamp>,
 }
 
 impl Held {
+    /// Whether a search sees `rel` at `stamp` for the first time (and notes it). A file
+    /// is normalised whole only the second time a search finds it unchanged: that costs
+    /// two to eight times a search by windows (`docs/benchmarks.md`), which a process
+    /// that searches once (`manvault call`) would pay for nothing.
+    fn first_sight(&mut self, rel: &RelPath, stamp: Stamp) -> bool {
+        match self.seen.get_mut(rel.as_str()) {
+            Some(seen) if *seen == stamp => false,
+            Some(seen) => {
+                *seen = stamp;
+                true
+            }
+            None => {
+                self.seen.insert(rel.as_str().to_owned(), stamp);
+                true
+            }
+        }
+    }
+
     fn remove(&mut self, path: &str) {
         if let Some(entry) = self.entries.remove(path) {
             self.bytes -= entry.forms.bytes;
@@ -195,7 +218,9 @@ impl FormsCache {
 
     /// Drops the entry of `path` (as the server spells it): the vault just wrote it.
     pub(crate) fn forget(&self, path: &str) {
-        self.held().remove(path);
+        let mut held = self.held();
+        held.remove(path);
+        held.seen.remove(path);
     }
 
     /// Where to search `rel`: its forms when the cache holds them for the version on
@@ -225,7 +250,8 @@ impl FormsCache {
                 None => {}
             }
             let room = self.max_bytes.saturating_sub(held.bytes);
-            if size.saturating_mul(MOST_BYTES_PER_FILE_BYTE) > room {
+            if size.saturating_mul(MOST_BYTES_PER_FILE_BYTE) > room || held.first_sight(rel, stamp)
+            {
                 return Ok(Source::File(file, size));
             }
         }
@@ -245,6 +271,7 @@ impl FormsCache {
             return;
         }
         held.bytes += forms.bytes;
+        held.seen.remove(rel.as_str());
         let entry = Entry {
             stamp,
             forms: Arc::clone(forms),
@@ -289,6 +316,20 @@ mod tests {
         })
     }
 
+    /// The forms of `path`, built the second time a search sees it unchanged (the first
+    /// time, the file itself is served).
+    fn filled(cache: &FormsCache, root: &Root, path: &str) -> String {
+        assert_eq!(
+            served(cache, root, path).ok(),
+            Some(None),
+            "first sight: the file"
+        );
+        served(cache, root, path)
+            .ok()
+            .flatten()
+            .expect("second sight: forms")
+    }
+
     /// A cache that keeps what it reads at once (no file here is older than [`SETTLE`]).
     fn keeping() -> FormsCache {
         FormsCache::settling(1 << 20, Duration::ZERO)
@@ -300,10 +341,10 @@ mod tests {
     }
 
     #[test]
-    fn forms_are_kept_and_served_while_the_file_is_unchanged() {
+    fn forms_are_built_at_the_second_sight_then_kept_and_served_while_the_file_is_unchanged() {
         let (_dir, root) = vault(&[("a.md", "ＩＮＣＩＤＥＮＴ-4711\n")]);
         let cache = keeping();
-        let first = served(&cache, &root, "a.md").ok().flatten().unwrap();
+        let first = filled(&cache, &root, "a.md");
         assert!(first.starts_with("incident-4711"), "{first:?}");
         let held = cache.held_bytes();
         assert!(held > 0);
@@ -317,15 +358,14 @@ mod tests {
         let (dir, root) = vault(&[("a.md", "incident-4711\n")]);
         let path = dir.path().join("a.md");
         let cache = keeping();
-        let before = served(&cache, &root, "a.md").ok().flatten().unwrap();
-        assert!(before.starts_with("incident-4711"));
+        assert!(filled(&cache, &root, "a.md").starts_with("incident-4711"));
         let modified = fs::metadata(&path).unwrap().modified().unwrap();
         tick();
         fs::write(&path, "accident-4711\n").unwrap();
         restore_modified(&path, modified);
         assert_eq!(fs::metadata(&path).unwrap().len(), 14);
         assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), modified);
-        let after = served(&cache, &root, "a.md").ok().flatten().unwrap();
+        let after = filled(&cache, &root, "a.md");
         assert!(
             after.starts_with("accident-4711"),
             "stale forms served: {after:?}"
@@ -341,7 +381,7 @@ mod tests {
     fn a_file_changed_within_the_settle_time_is_not_kept() {
         let (_dir, root) = vault(&[("a.md", "incident\n")]);
         let cache = FormsCache::new(1 << 20);
-        assert!(served(&cache, &root, "a.md").ok().flatten().is_some());
+        filled(&cache, &root, "a.md");
         assert_eq!(
             cache.held_bytes(),
             0,
@@ -351,14 +391,15 @@ mod tests {
 
     #[test]
     fn a_removed_file_or_a_link_in_its_place_is_skipped_and_its_entry_dropped() {
-        let (dir, root) = vault(&[
+        let files = [
             ("a.md", "incident\n"),
             ("b.md", "incident\n"),
             ("c.md", "other\n"),
-        ]);
+        ];
+        let (dir, root) = vault(&files);
         let cache = keeping();
         for path in ["a.md", "b.md"] {
-            assert!(served(&cache, &root, path).ok().flatten().is_some());
+            filled(&cache, &root, path);
         }
         let both = cache.held_bytes();
         fs::remove_file(dir.path().join("a.md")).unwrap();
@@ -378,10 +419,11 @@ mod tests {
     fn a_forgotten_entry_is_dropped_at_once() {
         let (_dir, root) = vault(&[("a.md", "incident\n")]);
         let cache = keeping();
-        served(&cache, &root, "a.md").ok();
+        filled(&cache, &root, "a.md");
         assert!(cache.held_bytes() > 0);
         cache.forget("a.md");
         assert_eq!(cache.held_bytes(), 0);
+        filled(&cache, &root, "a.md");
     }
 
     #[test]
@@ -390,28 +432,36 @@ mod tests {
         let large = "incident\n".repeat(1000);
         let (_dir, root) = vault(&[("a.md", &small), ("b.md", &large)]);
         let cache = FormsCache::settling(4096, Duration::ZERO);
-        assert!(served(&cache, &root, "a.md").ok().flatten().is_some());
+        filled(&cache, &root, "a.md");
         let held = cache.held_bytes();
         assert!(held > 0 && held <= 4096);
-        assert_eq!(
-            served(&cache, &root, "b.md").ok(),
-            Some(None),
-            "searched as a file"
-        );
+        for _ in 0..3 {
+            assert_eq!(
+                served(&cache, &root, "b.md").ok(),
+                Some(None),
+                "searched as a file"
+            );
+        }
         assert_eq!(cache.held_bytes(), held);
         let off = FormsCache::new(0);
-        assert_eq!(
-            served(&off, &root, "a.md").ok(),
-            Some(None),
-            "0 keeps nothing"
-        );
+        for _ in 0..3 {
+            assert_eq!(
+                served(&off, &root, "a.md").ok(),
+                Some(None),
+                "0 keeps nothing"
+            );
+        }
     }
 
     #[test]
     fn a_binary_file_is_skipped() {
         let (_dir, root) = vault(&[("a.md", "text\0more\n")]);
         let cache = keeping();
-        assert!(served(&cache, &root, "a.md").is_err());
+        // First seen, the file is served as it is, and its search sniffs it as binary.
+        assert_eq!(served(&cache, &root, "a.md").ok(), Some(None));
+        for _ in 0..2 {
+            assert!(served(&cache, &root, "a.md").is_err());
+        }
         assert_eq!(cache.held_bytes(), 0);
     }
 }

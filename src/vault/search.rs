@@ -707,9 +707,11 @@ mod tests {
                 windows.total > 0 && windows.skipped_files == 1,
                 "{query}: {windows:?}"
             );
+            let seen = search(&root, &cache, &request, &call).unwrap();
             let built = search(&root, &cache, &request, &call).unwrap();
             assert!(cache.held_bytes() > 0);
             let held = search(&root, &cache, &request, &call).unwrap();
+            assert_eq!(seen, windows, "{query}: first sight");
             assert_eq!(built, windows, "{query}: forms built");
             assert_eq!(held, windows, "{query}: forms held");
         }

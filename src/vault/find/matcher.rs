@@ -840,7 +840,8 @@ mod tests {
             };
             assert!(tally.ranges > 10, "{query}: {tally:?}");
             assert_eq!(found, search(&whole, &off), "{query}");
-            // The forms the cache builds, then those it holds, find the same.
+            // Seen once, then its forms built, then those held: each finds the same.
+            assert_eq!(found, search(&near, &cache), "{query}: first sight");
             assert_eq!(found, search(&near, &cache), "{query}: forms built");
             assert!(cache.held_bytes() > 0, "the file's forms are kept");
             assert_eq!(found, search(&near, &cache), "{query}: forms held");
