@@ -36,16 +36,15 @@
 //! leaves when its file is found changed or gone, or is written through the vault.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::paths::{FileOpener, RelPath};
+use crate::paths::{FileOpener, OpenedFile, RelPath};
 use crate::text::lines::{Breaks, LineTable};
 use crate::text::loose::LooseRuns;
 use crate::text::normalize::{normalize, Normalized};
 
-use super::search::{each_block_in, open, Block, Place, Skip};
+use super::blocks::{each_block_in, open, Block, Place, Skip};
 
 /// How old a file's last change must be before its forms are kept (see the module's doc).
 pub(crate) const SETTLE: Duration = Duration::from_secs(2);
@@ -95,7 +94,7 @@ pub(crate) enum Source {
     Forms(Arc<FileForms>),
     /// The file itself, opened (with its size then), for a search by windows: the
     /// cache is off or full.
-    File(File, u64),
+    File(OpenedFile, u64),
 }
 
 /// What identifies a version of a file without reading it. The status-change time moves
@@ -112,7 +111,7 @@ struct Stamp {
 impl Stamp {
     // The fields' integer types differ between platforms: the casts are no-ops on some.
     #[allow(clippy::unnecessary_cast)]
-    fn of(file: &File) -> Option<Stamp> {
+    fn of(file: &OpenedFile) -> Option<Stamp> {
         let stat = rustix::fs::fstat(file).ok()?;
         Some(Stamp {
             device: stat.st_dev as u64,
@@ -281,7 +280,7 @@ impl FormsCache {
 }
 
 /// The forms of every block of `file`, and whether it was read whole.
-fn read_forms(file: &File, size: u64, rel: &RelPath) -> Result<(FileForms, bool), Skip> {
+fn read_forms(file: &OpenedFile, size: u64, rel: &RelPath) -> Result<(FileForms, bool), Skip> {
     let mut blocks = Vec::new();
     let whole = each_block_in(file, size, rel, |block| {
         blocks.push(BlockForms::of(block));

@@ -3,7 +3,7 @@
 //! removed, so a term broken by a line wrap, `・` or Markdown emphasis is still found),
 //! merged as they come into ranges of nearby lines.
 //!
-//! The file is read in the blocks of `vault_search` (`search::each_block`): whole lines,
+//! The file is read in the blocks of `vault_search` (`blocks::each_block`): whole lines,
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
 //! `text::loose`), and both lead back to the original, so a hit is always an original
@@ -27,8 +27,8 @@ use crate::text::near::{both_forms_around, loose_anchor, Anchored};
 use crate::text::normalize::{normalize, Normalized};
 use crate::text::prefilter::{Prefilter, Prefilters};
 use crate::text::terms::split_terms;
+use crate::vault::blocks::{each_block_in, Block, Place, Skip};
 use crate::vault::forms::{BlockForms, FormsCache, Source};
-use crate::vault::search::{each_block_in, Block, Place, Skip};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
 /// few lines into its section, or two terms of one paragraph, are one passage.
