@@ -48,7 +48,8 @@ pub struct App {
     /// What the agent read from each vault file and what the previous audit rounds saw:
     /// the marginal gain of `vault_coverage`'s stop rule (see `artifact::rounds`).
     rounds: Mutex<Rounds>,
-    /// `vault_find` traces (the vault itself is read afresh by every search).
+    /// `vault_find` traces, and the normalised text of the vault's files that
+    /// `vault_find` and `vault_search` keep between calls (`vault::forms`).
     pub(crate) vault_finder: VaultFinder,
     /// The memory store, opened by the first memory call (like the vault root: a failure
     /// is not remembered).

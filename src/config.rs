@@ -192,6 +192,12 @@ pub const VARIABLES: &[Variable] = &[
         "how long a search trace lives, in seconds",
     ),
     variable(
+        "VAULT_CACHE_MAX_BYTES",
+        "536870912",
+        "0 ..= 1099511627776",
+        "memory for the vault's normalised text kept between vault_search and vault_find calls (0: none)",
+    ),
+    variable(
         "ALLOW_FILE_SCOPE",
         "false",
         "true | false",
@@ -439,6 +445,7 @@ pub struct Config {
     pub(crate) marginal_gain_min: f64,
     pub(crate) trace_max_keep: usize,
     pub(crate) trace_ttl_sec: u64,
+    pub(crate) vault_cache_max_bytes: u64,
     pub allow_file_scope: bool,
     pub(crate) hard_max_sections: u32,
     pub hard_max_chars: u32,
@@ -695,6 +702,7 @@ impl Config {
             marginal_gain_min: env.number("MARGINAL_GAIN_MIN")?,
             trace_max_keep: env.number("TRACE_MAX_KEEP")?,
             trace_ttl_sec: env.number("TRACE_TTL_SEC")?,
+            vault_cache_max_bytes: env.number("VAULT_CACHE_MAX_BYTES")?,
             allow_file_scope: env.flag("ALLOW_FILE_SCOPE")?,
             hard_max_sections: env.number("HARD_MAX_SECTIONS")?,
             hard_max_chars: env.number("HARD_MAX_CHARS")?,

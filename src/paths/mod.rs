@@ -42,6 +42,8 @@ mod write;
 pub use relpath::{parse_relative, RelPath, MAX_COMPONENT_BYTES, MAX_PATH_BYTES};
 pub(crate) use root::FileOpener;
 pub use root::{Entry, FileInfo, FileKind, Root};
+/// A file [`FileOpener`] opened: other modules hold and read it, only `paths` opens one.
+pub(crate) use std::fs::File as OpenedFile;
 pub use sweep::{Swept, STALE_TEMP_AGE};
 
 use std::path::{Path, PathBuf};

@@ -166,6 +166,14 @@ impl LineTable {
         self.lines.get(first as usize - 1).start..self.lines.get(last as usize - 1).end
     }
 
+    /// Bytes the table holds on the heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match &self.lines {
+            Offsets::Narrow(lines) => lines.capacity() * std::mem::size_of::<[u32; 2]>(),
+            Offsets::Wide(lines) => lines.capacity() * std::mem::size_of::<Range<usize>>(),
+        }
+    }
+
     /// The line holding byte `offset`; an offset inside a terminator belongs to the line
     /// it ends.
     pub(crate) fn line_at(&self, offset: usize) -> LineNo {

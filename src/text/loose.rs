@@ -120,8 +120,15 @@ pub(crate) fn loose_normalized(normalized: &str) -> String {
 #[derive(Debug)]
 pub(crate) struct LooseRuns {
     pub(crate) text: String,
-    /// Where each run starts: in `text`, and in the normalised text.
-    runs: Vec<(usize, usize)>,
+    /// Where each run starts: in `text`, and in the normalised text. 32 bits each: the
+    /// texts are blocks of a file or windows of one (at most tens of MiB), and the vault's
+    /// cache of forms holds a run per word of English text.
+    runs: Vec<[u32; 2]>,
+}
+
+/// An offset of a block's text, which is far below 4 GiB.
+fn narrow(offset: usize) -> u32 {
+    u32::try_from(offset).expect("a block of text is far below 4 GiB")
 }
 
 impl LooseRuns {
@@ -137,7 +144,7 @@ impl LooseRuns {
         for (at, c) in normalized.char_indices() {
             let becomes = loose_char(c);
             if !in_run && becomes.is_some() {
-                runs.push((text.len() + (at - kept_from), at));
+                runs.push([narrow(text.len() + (at - kept_from)), narrow(at)]);
                 in_run = true;
             }
             if becomes == Some(c) {
@@ -161,11 +168,26 @@ impl LooseRuns {
     /// from: from its first character to its last, the separators between them included.
     pub(crate) fn normalized_range(&self, range: Range<usize>) -> Range<usize> {
         let normalized_at = |at: usize| {
-            let run = self.runs.partition_point(|&(start, _)| start <= at) - 1;
-            let (loose_start, normalized_start) = self.runs[run];
+            let run = self
+                .runs
+                .partition_point(|&[start, _]| start as usize <= at)
+                - 1;
+            let [loose_start, normalized_start] = self.runs[run].map(|offset| offset as usize);
             normalized_start + (at - loose_start)
         };
         normalized_at(range.start)..normalized_at(range.end - 1) + 1
+    }
+
+    /// Gives back the room reserved while building (the loose text is shorter than the
+    /// normalised one it was reserved for), for text that is kept.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.runs.shrink_to_fit();
+    }
+
+    /// Bytes the text and its runs hold on the heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.runs.capacity() * std::mem::size_of::<[u32; 2]>()
     }
 
     /// How many bytes of the loose text come from the normalised text before
@@ -173,15 +195,17 @@ impl LooseRuns {
     pub(crate) fn loose_before(&self, normalized_at: usize) -> usize {
         let run = self
             .runs
-            .partition_point(|&(_, normalized_start)| normalized_start < normalized_at);
-        let Some(&(loose_start, normalized_start)) = run.checked_sub(1).map(|at| &self.runs[at])
+            .partition_point(|&[_, normalized_start]| (normalized_start as usize) < normalized_at);
+        let Some([loose_start, normalized_start]) = run
+            .checked_sub(1)
+            .map(|at| self.runs[at].map(|offset| offset as usize))
         else {
             return 0;
         };
         let run_end = self
             .runs
             .get(run)
-            .map_or(self.text.len(), |&(next_start, _)| next_start);
+            .map_or(self.text.len(), |&[next_start, _]| next_start as usize);
         (loose_start + (normalized_at - normalized_start)).min(run_end)
     }
 }

@@ -16,6 +16,11 @@ pub(crate) struct Normalized {
 }
 
 impl Normalized {
+    /// Bytes the text and its map hold on the heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.map.heap_bytes()
+    }
+
     /// Byte offset in the original string where the text at `norm_byte` comes from.
     ///
     /// Inside output produced from a multi-character original sequence (a kanji numeral,

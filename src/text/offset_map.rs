@@ -69,6 +69,11 @@ fn narrow(offset: usize) -> u32 {
 }
 
 impl OffsetMap {
+    /// Bytes the map holds on the heap (what a cache of normalised text counts).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.anchors.capacity() * std::mem::size_of::<Anchor>()
+    }
+
     /// Source offset where the output at `out` starts: inside a block, the block start.
     pub(crate) fn start(&self, out: usize) -> usize {
         self.segment_at(out, self.first_after(out)).1

@@ -147,6 +147,7 @@ impl App {
             }
             Mode::Append => write::write(root, dest_path, &composed.content, WriteMode::Append)?,
         };
+        self.vault_finder.forms.forget(&written.path);
         call.work_done(1);
         if let Some(trace_id) = trace_id {
             // The ref of the first line copied, as `manual_read` counts its first line.

@@ -189,7 +189,7 @@ impl VaultTools for App {
             offset,
             limit: input.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
         };
-        let found = search::search(self.vault()?, &request, call)?;
+        let found = search::search(self.vault()?, &self.vault_finder.forms, &request, call)?;
         let end = offset + found.hits.len() as u64;
         Ok(VaultSearchOutput {
             items: found
@@ -256,6 +256,7 @@ impl VaultTools for App {
         _call: &CallContext,
     ) -> ToolResult<VaultCreateOutput> {
         let written = write::create(self.vault()?, &input.path, &input.content)?;
+        self.vault_finder.forms.forget(&written.path);
         Ok(VaultCreateOutput {
             written_path: written.path,
             written_bytes: written.bytes,
@@ -268,6 +269,7 @@ impl VaultTools for App {
         _call: &CallContext,
     ) -> ToolResult<VaultWriteOutput> {
         let written = write::write(self.vault()?, &input.path, &input.content, input.mode)?;
+        self.vault_finder.forms.forget(&written.path);
         Ok(VaultWriteOutput {
             written_path: written.path,
             written_bytes: written.bytes,
@@ -303,6 +305,7 @@ impl VaultTools for App {
             &input.replace,
             input.max_replacements.unwrap_or(1),
         )?;
+        self.vault_finder.forms.forget(&replaced.path);
         Ok(VaultReplaceOutput {
             written_path: replaced.path,
             replacements: replaced.replacements,

@@ -8,11 +8,13 @@
 //! Code map: `policy` says what may be done where; `glob` and `scope` narrow listings and
 //! searches; `listing` is `vault_ls`; `lines` streams a window of lines out of a file and
 //! is shared by `read` (`vault_read`, `vault_scan`); `profile` counts lines and finds the
-//! blank ones without holding a file; `search` is `vault_search`, whose block reading
-//! `find` (`vault_find`) shares; `write` is `vault_create`, `vault_write` and
-//! `vault_replace`.
+//! blank ones without holding a file; `blocks` reads a file as blocks of whole lines for
+//! `search` (`vault_search`), `find` (`vault_find`) and `forms` (the cache of their
+//! normalised text); `write` is `vault_create`, `vault_write` and `vault_replace`.
 
+mod blocks;
 pub(crate) mod find;
+pub(crate) mod forms;
 pub(crate) mod glob;
 mod lines;
 pub(crate) mod listing;

@@ -7,17 +7,17 @@
 //! occurs in little of most text, so a block is normalised only around the raw places
 //! where the query can occur (`text::prefilter`, `text::near`: exact, the same hits at
 //! the same places as normalising it whole). Memory stays at a block, however large a
-//! file.
-//! A block overlaps the previous one by [`OVERLAP_BYTES`] so that a match across a block
-//! boundary (the normaliser joins lines with a space) is still found; hits are one per
-//! line, in path then line order. Files are counted in parallel over the available cores;
+//! file. A server keeps each file's normalised blocks between calls while the file is
+//! unchanged (`vault::forms`, within `VAULT_CACHE_MAX_BYTES`); the query is then found
+//! in them with no normalising at all.
+//! A block (`vault::blocks`) overlaps the previous one by a few kilobytes so that a match
+//! across a block boundary (the normaliser joins lines with a space) is still found; hits
+//! are one per line, in path then line order. Files are counted in parallel over the available cores;
 //! then only the files holding the requested page are read again for snippets, so a
 //! query that matches a million lines costs a count, not a million strings.
 //!
-//! `vault_find` reads files the same way: [`each_block`], [`Block`] and [`over_cores`]
-//! are shared with it.
+//! `vault_find` reads files the same way (`vault::blocks`) and shares [`over_cores`].
 
-use std::io::{BufRead, BufReader, Read};
 use std::ops::Range;
 
 use memchr::memmem::Finder;
@@ -26,34 +26,18 @@ use serde_json::json;
 use crate::call::CallContext;
 use crate::error::{ToolError, ToolResult};
 use crate::paths::{FileOpener, RelPath, Root};
-use crate::text::lines::{newlines, LineNo, LineTable};
+use crate::text::lines::{newlines, LineNo};
 use crate::text::near::normalize_where_needed;
 use crate::text::normalize::normalize_str;
 use crate::text::prefilter::Prefilter;
 use crate::text::snippet::snippet;
 
+use super::blocks::{each_block, each_block_in, Block, Place, Skip};
+use super::forms::{FormsCache, Source};
 use super::scope::{Scope, ScopeRequest};
 
 /// Characters of a hit's snippet (the published `snippet` bound).
 pub(crate) const SNIPPET_CHARS: usize = 160;
-
-/// Bytes read per block before extending it to the end of the line.
-const BLOCK_BYTES: usize = 1024 * 1024;
-
-/// The read buffer of a file at least this large (a smaller file gets one of its size).
-const READ_BUFFER_BYTES: usize = 64 * 1024;
-
-/// A line longer than this is split across blocks, so one block never grows past it.
-const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
-
-/// Text carried from one block into the next. A match whose original text straddles a
-/// block boundary and is longer than this (a query across a thousand blank lines) is the
-/// one thing the block-wise search can miss.
-const OVERLAP_BYTES: usize = 4096;
-
-/// The first bytes of a file decide whether it is text: a NUL there (as ripgrep does) or
-/// bytes that are not UTF-8 mark it binary and it is skipped, not searched.
-const SNIFF_BYTES: usize = 8192;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SearchRequest<'a> {
@@ -108,19 +92,32 @@ impl Needle {
             prefilter: Prefilter::new(needle),
         }
     }
+
+    /// Where the needle occurs in `normalized` text, in order, as the ranges `original`
+    /// maps its normalised ranges to.
+    fn spans<'t>(
+        &'t self,
+        normalized: &'t str,
+        original: impl Fn(Range<usize>) -> Range<usize> + 't,
+    ) -> impl Iterator<Item = Range<usize>> + 't {
+        let len = self.finder.needle().len();
+        let found = self.finder.find_iter(normalized.as_bytes());
+        found.map(move |start| original(start..start + len))
+    }
 }
 
 /// Searches the vault; `call` receives progress per file and stops the search between
 /// blocks once cancelled (the answer is then the cancellation error).
 pub(crate) fn search(
     root: &Root,
+    forms: &FormsCache,
     request: &SearchRequest<'_>,
     call: &CallContext,
 ) -> ToolResult<SearchPage> {
     let needle = Needle::new(&searchable(request.query)?);
     let files = Scope::new(request.scope)?.file_paths(root)?;
     call.expect_work(files.len() as u64, "files");
-    let outcomes = count_in_parallel(root, &files, &needle, call);
+    let outcomes = count_in_parallel(root, forms, &files, &needle, call);
     call.check_cancelled()?;
     let window = request.offset..request.offset.saturating_add(request.limit);
     let mut opener = root.file_opener();
@@ -161,6 +158,7 @@ enum Outcome {
 /// Counts the hits of every file over the available cores.
 fn count_in_parallel(
     root: &Root,
+    forms: &FormsCache,
     files: &[RelPath],
     needle: &Needle,
     call: &CallContext,
@@ -172,12 +170,8 @@ fn count_in_parallel(
                 if call.is_cancelled() {
                     return Outcome::Skipped;
                 }
-                let mut hits = 0;
-                let outcome = match each_hit(&mut opener, file, needle, call, |_| {
-                    hits += 1;
-                    true
-                }) {
-                    Ok(()) => Outcome::Searched { hits },
+                let outcome = match count_hits(forms, &mut opener, file, needle, call) {
+                    Ok(hits) => Outcome::Searched { hits },
                     Err(Skip) => Outcome::Skipped,
                 };
                 call.work_done(1);
@@ -186,6 +180,45 @@ fn count_in_parallel(
             .collect::<Vec<_>>()
     });
     runs.into_iter().flatten().collect()
+}
+
+/// The lines of `rel` where the needle occurs: in its cached forms, or in its blocks.
+fn count_hits(
+    forms: &FormsCache,
+    opener: &mut FileOpener<'_>,
+    rel: &RelPath,
+    needle: &Needle,
+    call: &CallContext,
+) -> Result<u64, Skip> {
+    let mut hits = 0;
+    let mut last_hit_line = 0;
+    match forms.source(opener, rel)? {
+        Source::Forms(file) => {
+            for block in &file.blocks {
+                if call.is_cancelled() {
+                    break;
+                }
+                let normalized = &block.normalized;
+                let spans =
+                    needle.spans(&normalized.text, |found| normalized.original_range(found));
+                let line_of = |at: usize| block.place.line_of(&block.lines, at);
+                first_per_line(spans, block.place, line_of, &mut last_hit_line, |_, _| {
+                    hits += 1;
+                    true
+                });
+            }
+        }
+        Source::File(file, size) => {
+            each_block_in(file, size, rel, |block| {
+                !call.is_cancelled()
+                    && search_block(block, needle, &mut last_hit_line, &mut |_| {
+                        hits += 1;
+                        true
+                    })
+            })?;
+        }
+    }
+    Ok(hits)
 }
 
 /// Runs `work` on contiguous runs of `items`, one run per available core (normalising is
@@ -223,9 +256,6 @@ fn snippets(
     hits
 }
 
-/// A file that is not searched: binary, or not readable.
-pub(super) struct Skip;
-
 /// One hit: the line it starts on, and where in which block text.
 struct Found<'b> {
     line: LineNo,
@@ -248,50 +278,6 @@ fn each_hit(
     })
 }
 
-/// Calls `on_block` with each block of `rel`, in order, until it returns false. A file
-/// that cannot be opened or whose first block is not text is skipped; a read failure
-/// later ends the file where it failed.
-pub(super) fn each_block(
-    opener: &mut FileOpener<'_>,
-    rel: &RelPath,
-    mut on_block: impl FnMut(Block<'_>) -> bool,
-) -> Result<(), Skip> {
-    let Ok((file, size)) = opener.open(rel) else {
-        tracing::warn!(
-            path = rel.as_str(),
-            "search skipped a file it could not open"
-        );
-        return Err(Skip);
-    };
-    let mut blocks = Blocks::new(file, size);
-    match blocks.advance() {
-        Advance::Block if is_text(blocks.raw(), blocks.decoded_whole) => {}
-        Advance::End => return Ok(()),
-        Advance::Block | Advance::Failed => return Err(Skip),
-    }
-    loop {
-        if !on_block(blocks.current()) {
-            return Ok(());
-        }
-        match blocks.advance() {
-            Advance::Block => {}
-            Advance::End => return Ok(()),
-            Advance::Failed => {
-                tracing::warn!(path = rel.as_str(), "search stopped reading a file");
-                return Ok(());
-            }
-        }
-    }
-}
-
-/// What moving to the next block found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Advance {
-    Block,
-    End,
-    Failed,
-}
-
 /// Reports the first match of each line of `block` after `last_hit_line`; false when
 /// `on_hit` asked to stop.
 fn search_block(
@@ -301,27 +287,48 @@ fn search_block(
     on_hit: &mut impl FnMut(Found<'_>) -> bool,
 ) -> bool {
     let mut lines = LineCursor::new(block);
-    let needle_len = needle.finder.needle().len();
     let pieces = normalize_where_needed(block.text, needle.prefilter.as_ref());
-    let starts = pieces.iter().flat_map(|piece| {
-        let found = needle.finder.find_iter(piece.normalized.text.as_bytes());
-        found.map(move |start| piece.original_range(start..start + needle_len))
+    let spans = pieces.iter().flat_map(|piece| {
+        needle.spans(&piece.normalized.text, move |found| {
+            piece.original_range(found)
+        })
     });
-    for span in starts {
-        if block.judged_before(&span) {
+    let line_of = |at: usize| lines.line_of(at);
+    first_per_line(
+        spans,
+        block.place,
+        line_of,
+        last_hit_line,
+        |line, original| {
+            on_hit(Found {
+                line,
+                block: block.text,
+                original,
+            })
+        },
+    )
+}
+
+/// Calls `on_hit` with the line and the start of the first of `spans` (original ranges,
+/// in order) on each line after `last_hit_line`, leaving out those the previous block
+/// judged; false when `on_hit` asked to stop.
+fn first_per_line(
+    spans: impl Iterator<Item = Range<usize>>,
+    place: Place,
+    mut line_of: impl FnMut(usize) -> LineNo,
+    last_hit_line: &mut LineNo,
+    mut on_hit: impl FnMut(LineNo, usize) -> bool,
+) -> bool {
+    for span in spans {
+        if place.judged_before(&span) {
             continue;
         }
-        let line = lines.line_of(span.start);
+        let line = line_of(span.start);
         if line <= *last_hit_line {
             continue;
         }
         *last_hit_line = line;
-        let found = Found {
-            line,
-            block: block.text,
-            original: span.start,
-        };
-        if !on_hit(found) {
+        if !on_hit(line, span.start) {
             return false;
         }
     }
@@ -342,7 +349,7 @@ impl<'b> LineCursor<'b> {
         LineCursor {
             block,
             at: 0,
-            line: block.first_line,
+            line: block.place.first_line,
         }
     }
 
@@ -358,169 +365,10 @@ impl<'b> LineCursor<'b> {
     }
 }
 
-/// Whether a file whose first block is `start` is text. `known_utf8`: the whole of
-/// `start` was checked already (then so is every prefix, cut inside a character or not).
-fn is_text(start: &[u8], known_utf8: bool) -> bool {
-    let sniffed = &start[..start.len().min(SNIFF_BYTES)];
-    if memchr::memchr(0, sniffed).is_some() {
-        return false;
-    }
-    if known_utf8 {
-        return true;
-    }
-    match simdutf8::compat::from_utf8(sniffed) {
-        Ok(_) => true,
-        // Cut inside a character at the sniff boundary is still text.
-        Err(error) => error.error_len().is_none(),
-    }
-}
-
-/// A block of text: the overlap carried from the previous block, then new lines.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Block<'t> {
-    pub text: &'t str,
-    /// The line on which `text` starts.
-    first_line: LineNo,
-    /// Where the new bytes start in `text`.
-    new_from: usize,
-}
-
-impl Block<'_> {
-    /// Whether a match over `span` of `text` lies wholly inside the overlap: the previous
-    /// block judged it, with more context, so it must not count twice.
-    pub(crate) fn judged_before(&self, span: &Range<usize>) -> bool {
-        span.end <= self.new_from
-    }
-
-    /// The file's line holding byte `at` of `text`; `lines` indexes `text`.
-    pub(crate) fn line_of(&self, lines: &LineTable, at: usize) -> LineNo {
-        self.first_line.saturating_add(lines.line_at(at) - 1)
-    }
-}
-
-/// Reads a file as consecutive blocks of whole lines (a line longer than
-/// [`MAX_BLOCK_BYTES`] is split), each starting with the tail of the one before.
-struct Blocks<R: Read> {
-    reader: BufReader<R>,
-    bytes: Vec<u8>,
-    text: String,
-    first_line: LineNo,
-    new_from: usize,
-    /// Whether the latest block's bytes were UTF-8 as read.
-    decoded_whole: bool,
-}
-
-impl<R: Read> Blocks<R> {
-    /// Blocks of `file`, whose size was `size` when opened: the buffers are sized by it,
-    /// so a file smaller than the read buffer is read straight into its block, without
-    /// a copy through the buffer or a block grown step by step (most vault files are
-    /// small, and each allocation is paid per file). A file that has grown since is
-    /// still read whole.
-    fn new(file: R, size: u64) -> Self {
-        let expected = usize::try_from(size).map_or(BLOCK_BYTES, |size| size.min(BLOCK_BYTES));
-        Blocks {
-            reader: BufReader::with_capacity(READ_BUFFER_BYTES.min(expected + 1), file),
-            bytes: Vec::with_capacity(expected + 1),
-            text: String::with_capacity(expected),
-            first_line: 1,
-            new_from: 0,
-            decoded_whole: false,
-        }
-    }
-
-    /// The bytes of the latest block as read, before decoding (which would hide bytes
-    /// that are not UTF-8 behind U+FFFD).
-    fn raw(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    fn current(&self) -> Block<'_> {
-        Block {
-            text: &self.text,
-            first_line: self.first_line,
-            new_from: self.new_from,
-        }
-    }
-
-    /// Moves to the next block (read it with [`Blocks::current`]).
-    fn advance(&mut self) -> Advance {
-        self.carry_overlap();
-        self.new_from = self.text.len();
-        self.bytes.clear();
-        match self.fill() {
-            Err(()) => return Advance::Failed,
-            Ok(0) => return Advance::End,
-            Ok(_) => {}
-        }
-        // Bytes that are not UTF-8 after the first block (which decided the file is text),
-        // and a character split with a line longer than MAX_BLOCK_BYTES, are searched as
-        // U+FFFD rather than dropping the rest of the file.
-        let decoded = simdutf8::basic::from_utf8(&self.bytes);
-        self.decoded_whole = decoded.is_ok();
-        match decoded {
-            Ok(text) => self.text.push_str(text),
-            Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.bytes)),
-        }
-        Advance::Block
-    }
-
-    /// Reads about [`BLOCK_BYTES`], then on to the end of that line.
-    fn fill(&mut self) -> Result<usize, ()> {
-        (&mut self.reader)
-            .take(BLOCK_BYTES as u64)
-            .read_to_end(&mut self.bytes)
-            .map_err(drop)?;
-        while self.bytes.last().is_some_and(|&b| b != b'\n') && self.bytes.len() < MAX_BLOCK_BYTES {
-            let buffer = self.reader.fill_buf().map_err(drop)?;
-            if buffer.is_empty() {
-                break;
-            }
-            let room = MAX_BLOCK_BYTES - self.bytes.len();
-            let (taken, done) = match memchr::memchr(b'\n', buffer) {
-                Some(newline) if newline < room => (newline + 1, true),
-                _ => (buffer.len().min(room), false),
-            };
-            self.bytes.extend_from_slice(&buffer[..taken]);
-            self.reader.consume(taken);
-            if done {
-                break;
-            }
-        }
-        Ok(self.bytes.len())
-    }
-
-    /// Keeps the last [`OVERLAP_BYTES`] (whole characters) of the current text, and moves
-    /// `first_line` to the line they start on.
-    fn carry_overlap(&mut self) {
-        let mut keep_from = self.text.len().saturating_sub(OVERLAP_BYTES);
-        while !self.text.is_char_boundary(keep_from) {
-            keep_from += 1;
-        }
-        let dropped_lines = newlines(&self.text.as_bytes()[..keep_from]);
-        self.first_line = self.first_line.saturating_add(dropped_lines);
-        self.text.drain(..keep_from);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn text_is_utf8_without_nul_even_when_cut_inside_a_character() {
-        assert!(is_text("日本語 text\n".as_bytes(), false));
-        assert!(is_text(&"日本語".as_bytes()[..4], false));
-        assert!(!is_text(b"caf\xe9\n", false));
-        assert!(!is_text(b"text\0more", false));
-        assert!(
-            !is_text(b"text\0more", true),
-            "a NUL marks it binary whatever the rest"
-        );
-        // Only the first SNIFF_BYTES decide.
-        let mut late = vec![b'a'; SNIFF_BYTES];
-        late.push(0);
-        assert!(is_text(&late, false));
-    }
+    use crate::vault::blocks::{Advance, Blocks, BLOCK_BYTES};
 
     /// The line and the first characters of each hit `search_block` reports in `text`.
     fn hits(text: &str, needle: &Needle) -> Vec<(LineNo, String)> {
@@ -575,26 +423,45 @@ mod tests {
     }
 
     #[test]
-    fn blocks_carry_an_overlap_and_count_its_lines() {
-        let text: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
-        let mut blocks = Blocks::new(text.as_bytes(), 0);
-        let mut starts = Vec::new();
-        while blocks.advance() == Advance::Block {
-            let block = blocks.current();
-            let first = block.text.lines().next().unwrap();
-            // A block starts mid-line only inside its overlap; the line it is on is right.
-            let whole_first_line = text.lines().nth(block.first_line as usize - 1).unwrap();
-            assert!(
-                whole_first_line.ends_with(first),
-                "{first} in {whole_first_line}"
-            );
-            assert!(block.text[block.new_from..].ends_with('\n'));
-            starts.push(block.first_line);
+    fn cached_forms_give_the_pages_that_windows_give() {
+        let mut long = String::new();
+        for line in 0..120_000 {
+            long.push_str(match line % 9 {
+                0 => "ＩＮＣＩＤＥＮＴ－４７１１ and 障害\n対応",
+                4 => "incident-四七一一、incident 4711",
+                _ => "障害対応の手順を確認する。",
+            });
+            long.push('\n');
         }
-        assert!(
-            starts.len() > 1,
-            "the text fits one block: the test proves nothing"
-        );
-        assert!(starts.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(long.len() > 2 * BLOCK_BYTES, "several blocks");
+        let files = [
+            ("a.md", long.as_str()),
+            ("b/c.md", "incident-4711\n\n障害対応\n"),
+            ("d.bin", "text\0binary incident-4711\n"),
+        ];
+        let (_dir, root) = crate::vault::find::testing::vault(&files);
+        let cache = FormsCache::settling(1 << 30, std::time::Duration::ZERO);
+        let off = FormsCache::new(0);
+        let call = CallContext::local();
+        for query in ["incident-4711", "障害対応", "4711", "障害 対応"] {
+            let request = SearchRequest {
+                query,
+                scope: ScopeRequest::default(),
+                offset: 40_000,
+                limit: 30,
+            };
+            let windows = search(&root, &off, &request, &call).unwrap();
+            assert!(
+                windows.total > 0 && windows.skipped_files == 1,
+                "{query}: {windows:?}"
+            );
+            let seen = search(&root, &cache, &request, &call).unwrap();
+            let built = search(&root, &cache, &request, &call).unwrap();
+            assert!(cache.held_bytes() > 0);
+            let held = search(&root, &cache, &request, &call).unwrap();
+            assert_eq!(seen, windows, "{query}: first sight");
+            assert_eq!(built, windows, "{query}: forms built");
+            assert_eq!(held, windows, "{query}: forms held");
+        }
     }
 }

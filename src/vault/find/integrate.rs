@@ -11,6 +11,8 @@
 //! * **Status**: `blocked` without candidates; `ready` with no gap, not too few, not
 //!   lopsided and no cutoff; else `needs_followup`.
 
+use std::cmp::Ordering;
+
 use super::matcher::{LineRange, Patterns, Tally, Way};
 use crate::paths::RelPath;
 use crate::trace::CutoffReason;
@@ -49,6 +51,7 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
+    #[cfg(test)]
     pub(crate) fn new(path: RelPath, range: LineRange, patterns: &Patterns) -> Candidate {
         Candidate {
             path,
@@ -60,12 +63,16 @@ impl Candidate {
 
 /// Best first; ties by path, then line.
 pub(crate) fn rank(candidates: &mut [Candidate]) {
-    candidates.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.path.cmp(&b.path))
-            .then(a.range.start_line.cmp(&b.range.start_line))
-    });
+    candidates.sort_by(|a, b| order(a.score, &a.path, &a.range, b));
+}
+
+/// Where a candidate of `score`, `path` and `range` ranks against `other` ([`rank`]).
+fn order(score: f32, path: &RelPath, range: &LineRange, other: &Candidate) -> Ordering {
+    other
+        .score
+        .total_cmp(&score)
+        .then_with(|| path.cmp(&other.path))
+        .then(range.start_line.cmp(&other.range.start_line))
 }
 
 /// The best `cap` candidates offered so far, by [`rank`]: memory stays at about twice the
@@ -74,6 +81,9 @@ pub(crate) fn rank(candidates: &mut [Candidate]) {
 pub(crate) struct Best {
     cap: usize,
     kept: Vec<Candidate>,
+    /// Whether the first `cap` kept are the best so far, in rank order (after a cut that
+    /// kept `cap`): any candidate ranked after the last of them can never be kept.
+    ranked_to_cap: bool,
 }
 
 impl Best {
@@ -81,6 +91,7 @@ impl Best {
         Best {
             cap,
             kept: Vec::new(),
+            ranked_to_cap: false,
         }
     }
 
@@ -91,9 +102,34 @@ impl Best {
         }
     }
 
+    /// Offers the ranges of `path`, each made a candidate only if it can still be among
+    /// the best: a common query finds tens of thousands, and making each (a copy of its
+    /// path) and ranking it among the others was a tenth of a warm `vault_find`.
+    pub(crate) fn offer_ranges(
+        &mut self,
+        path: &RelPath,
+        ranges: Vec<LineRange>,
+        patterns: &Patterns,
+    ) {
+        for range in ranges {
+            let score = score(&range, patterns);
+            let floor = self.ranked_to_cap.then(|| &self.kept[self.cap - 1]);
+            if floor.is_some_and(|floor| order(score, path, &range, floor) == Ordering::Greater) {
+                continue;
+            }
+            self.offer([Candidate {
+                path: path.clone(),
+                range,
+                score,
+            }]);
+        }
+    }
+
     fn cut(&mut self) {
         rank(&mut self.kept);
         self.kept.truncate(self.cap);
+        // The first `cap` stay where they are until the next cut: appending keeps them.
+        self.ranked_to_cap = self.kept.len() == self.cap;
     }
 
     /// The kept candidates, ranked.
@@ -196,6 +232,37 @@ mod tests {
     }
 
     use Way::{Loose, None as No, Normalized as Yes};
+
+    #[test]
+    fn ranges_offered_past_the_floor_keep_what_offering_every_candidate_keeps() {
+        let ways = [
+            [Yes, Yes, Yes],
+            [No, Yes, No],
+            [No, Loose, Yes],
+            [No, Yes, No],
+        ];
+        for cap in [1, 3, 7, 50] {
+            let (mut each, mut past_floor) = (Best::new(cap), Best::new(cap));
+            for file in ["b.md", "a.md", "c/d.md", "a.md", "c.md"] {
+                let path = parse_relative(file).unwrap();
+                let ranges: Vec<LineRange> = (0..40)
+                    .map(|n| {
+                        range(
+                            n * 7 + file.len() as LineNo,
+                            ways[(n as usize * 5 + file.len()) % 4],
+                        )
+                    })
+                    .collect();
+                each.offer(
+                    ranges
+                        .iter()
+                        .map(|r| Candidate::new(path.clone(), r.clone(), &patterns())),
+                );
+                past_floor.offer_ranges(&path, ranges, &patterns());
+            }
+            assert_eq!(each.ranked(), past_floor.ranked(), "cap {cap}");
+        }
+    }
 
     #[test]
     fn scores_count_terms_then_the_whole_query_and_prefer_as_written() {

@@ -3,7 +3,7 @@
 //! removed, so a term broken by a line wrap, `・` or Markdown emphasis is still found),
 //! merged as they come into ranges of nearby lines.
 //!
-//! The file is read in the blocks of `vault_search` (`search::each_block`): whole lines,
+//! The file is read in the blocks of `vault_search` (`blocks::each_block`): whole lines,
 //! each block overlapping the previous one so a match across a block boundary is seen
 //! once. Both texts come from the one normaliser of every search (`text::normalize`,
 //! `text::loose`), and both lead back to the original, so a hit is always an original
@@ -16,16 +16,19 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use memchr::memmem::Finder;
+
 use crate::call::CallContext;
 use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
 use crate::text::loose::{loose_normalized, LooseRuns};
 use crate::text::near::{both_forms_around, loose_anchor, Anchored};
-use crate::text::normalize::normalize;
+use crate::text::normalize::{normalize, Normalized};
 use crate::text::prefilter::{Prefilter, Prefilters};
 use crate::text::terms::split_terms;
-use crate::vault::search::{each_block, Block, Skip};
+use crate::vault::blocks::{each_block_in, Block, Place, Skip};
+use crate::vault::forms::{BlockForms, FormsCache, Source};
 
 /// Hits at most this many lines apart belong to one candidate: a heading and the term a
 /// few lines into its section, or two terms of one paragraph, are one passage.
@@ -60,6 +63,80 @@ pub(crate) struct Patterns {
     /// What finds each pattern around its raw candidates, when every pattern has an
     /// anchor in both forms; `None`: the whole block is normalised and searched.
     near: Option<Near>,
+    /// What finds the patterns in a whole block's normalised and loose text.
+    whole: [EachLiteral; 2],
+}
+
+/// Every occurrence of each of a few literals, overlapping ones included, found with
+/// memchr's `memmem`: what [`Literals::for_each`] finds, literal by literal instead of in
+/// order of start (a block's hits are put in line order afterwards, and a range takes its
+/// hits' lines, ways and count, so the order within a line changes nothing). Over a whole
+/// block's text this runs at memmem's speed, where the automaton's prefilter stops at
+/// every byte a literal starts with (the `i` of `incident` and the `4` of `4711`: about a
+/// tenth of English text). A literal that starts with another one (`incident-4711` with
+/// `incident`) is not searched on its own: it can only occur where the shorter one does,
+/// and is checked there.
+#[derive(Debug)]
+struct EachLiteral {
+    /// The literals searched on their own: what finds each, and the literal it is.
+    searched: Vec<(Finder<'static>, usize)>,
+    /// Per searched literal, the longer literals (or equal ones) that start with it.
+    extending: Vec<Vec<usize>>,
+    texts: Vec<String>,
+}
+
+impl EachLiteral {
+    fn new(texts: &[String]) -> EachLiteral {
+        // The literal a longer one is checked at: the first, shortest non-empty one it
+        // starts with (itself if none).
+        let root = |literal: usize| {
+            let text = &texts[literal];
+            (0..texts.len())
+                .filter(|&other| {
+                    !texts[other].is_empty() && text.starts_with(texts[other].as_str())
+                })
+                .min_by_key(|&other| (texts[other].len(), other))
+                .unwrap_or(literal)
+        };
+        let mut searched = Vec::new();
+        let mut extending: Vec<Vec<usize>> = Vec::new();
+        let non_empty = (0..texts.len()).filter(|&literal| !texts[literal].is_empty());
+        for literal in non_empty
+            .clone()
+            .filter(|&literal| root(literal) == literal)
+        {
+            searched.push((Finder::new(texts[literal].as_bytes()).into_owned(), literal));
+            let longer = non_empty
+                .clone()
+                .filter(|&other| other != literal && root(other) == literal);
+            extending.push(longer.collect());
+        }
+        EachLiteral {
+            searched,
+            extending,
+            texts: texts.to_vec(),
+        }
+    }
+
+    /// Calls `found(literal, range)` for every occurrence of every literal in `text`.
+    fn for_each(&self, text: &str, mut found: impl FnMut(usize, Range<usize>)) {
+        let bytes = text.as_bytes();
+        for ((finder, literal), longer) in self.searched.iter().zip(&self.extending) {
+            let len = finder.needle().len();
+            let mut at = 0;
+            while let Some(start) = finder.find(&bytes[at..]).map(|offset| at + offset) {
+                found(*literal, start..start + len);
+                for &other in longer {
+                    let other_text = self.texts[other].as_bytes();
+                    if bytes[start..].starts_with(other_text) {
+                        found(other, start..start + other_text.len());
+                    }
+                }
+                // The next occurrence may overlap this one.
+                at = start + 1;
+            }
+        }
+    }
 }
 
 /// The patterns found around the raw candidates of all of them, normalised and loose
@@ -163,12 +240,14 @@ impl Patterns {
             let loose = locate(&loose_texts, loose_anchor)?;
             Some(Near::new(normalized, loose))
         });
+        let whole = [EachLiteral::new(&texts), EachLiteral::new(&loose_texts)];
         Patterns {
             texts,
             terms,
             normalized,
             loose,
             near,
+            whole,
         }
     }
 
@@ -191,8 +270,8 @@ impl Patterns {
     /// whole block is normalised once, and its loose text comes from that normalisation.
     fn block_hits(&self, block: Block<'_>) -> Vec<Hit> {
         let mut hits = BlockHits {
-            block,
-            lines: None,
+            place: block.place,
+            lines: Lines::Text(block.text),
             hits: Vec::new(),
         };
         match &self.near {
@@ -223,29 +302,72 @@ impl Patterns {
             }
             None => {
                 let normalised = normalize(block.text);
-                self.normalized.for_each(&normalised.text, |index, range| {
-                    hits.record(index, normalised.original_range(range), Way::Normalized);
-                });
-                if !self.loose.is_empty() {
-                    let loose = LooseRuns::of(&normalised.text);
-                    self.loose.for_each(&loose.text, |index, range| {
-                        let span = normalised.original_range(loose.normalized_range(range));
-                        hits.record(index, span, Way::Loose);
-                    });
-                }
+                let loose = (!self.loose.is_empty()).then(|| LooseRuns::of(&normalised.text));
+                self.whole_hits(&normalised, loose.as_ref(), &mut hits);
             }
         }
-        let mut hits = hits.hits;
-        hits.sort_by_key(|hit| hit.line);
-        hits
+        hits.in_line_order()
+    }
+
+    /// The hits of a block whose forms the cache holds: those [`Patterns::block_hits`]
+    /// finds in its text.
+    fn cached_hits(&self, forms: &BlockForms) -> Vec<Hit> {
+        let mut hits = BlockHits {
+            place: forms.place,
+            lines: Lines::Given(&forms.lines),
+            hits: Vec::new(),
+        };
+        self.whole_hits(&forms.normalized, Some(&forms.loose), &mut hits);
+        hits.in_line_order()
+    }
+
+    /// Records every occurrence of the patterns in a whole block's normalisation and in
+    /// its loose text.
+    fn whole_hits(
+        &self,
+        normalised: &Normalized,
+        loose: Option<&LooseRuns>,
+        hits: &mut BlockHits<'_>,
+    ) {
+        let [normalized_literals, loose_literals] = &self.whole;
+        normalized_literals.for_each(&normalised.text, |index, range| {
+            hits.record(index, normalised.original_range(range), Way::Normalized);
+        });
+        let Some(loose) = loose.filter(|_| !self.loose.is_empty()) else {
+            return;
+        };
+        loose_literals.for_each(&loose.text, |index, range| {
+            let span = normalised.original_range(loose.normalized_range(range));
+            hits.record(index, span, Way::Loose);
+        });
+    }
+}
+
+/// Where a block's lines start: built from its text at the first hit (most blocks of a
+/// rare pattern have none), or held by the cache.
+enum Lines<'b> {
+    Text(&'b str),
+    Built(LineTable),
+    Given(&'b LineTable),
+}
+
+impl Lines<'_> {
+    fn table(&mut self) -> &LineTable {
+        if let Lines::Text(text) = *self {
+            *self = Lines::Built(LineTable::with_breaks(text, Breaks::Newline));
+        }
+        match self {
+            Lines::Built(table) => table,
+            Lines::Given(table) => table,
+            Lines::Text(_) => unreachable!("built above"),
+        }
     }
 }
 
 /// The hits of one block as they are found.
 struct BlockHits<'b> {
-    block: Block<'b>,
-    /// Built at the first hit: most blocks of a rare pattern have none.
-    lines: Option<LineTable>,
+    place: Place,
+    lines: Lines<'b>,
     hits: Vec<Hit>,
 }
 
@@ -253,18 +375,16 @@ impl BlockHits<'_> {
     /// Records an occurrence of `pattern` over `span` of the block's text, unless the
     /// previous block judged it.
     fn record(&mut self, pattern: usize, span: Range<usize>, way: Way) {
-        if self.block.judged_before(&span) {
+        if self.place.judged_before(&span) {
             return;
         }
-        let text = self.block.text;
-        let lines = self
-            .lines
-            .get_or_insert_with(|| LineTable::with_breaks(text, Breaks::Newline));
-        self.hits.push(Hit {
-            line: self.block.line_of(lines, span.start),
-            pattern,
-            way,
-        });
+        let line = self.place.line_of(self.lines.table(), span.start);
+        self.hits.push(Hit { line, pattern, way });
+    }
+
+    fn in_line_order(mut self) -> Vec<Hit> {
+        self.hits.sort_by_key(|hit| hit.line);
+        self.hits
     }
 }
 
@@ -434,48 +554,115 @@ pub(crate) enum FileOutcome {
     Unscanned,
 }
 
+/// What a search reads its files with: the cache of their forms, and when to stop (the
+/// call cancelled or the deadline passed).
+pub(crate) struct Reading<'a> {
+    pub forms: &'a FormsCache,
+    pub call: &'a CallContext,
+    pub deadline: Instant,
+}
+
 /// Searches one file until its end or the deadline, keeping its best `keep` ranges by
 /// `score`.
 pub(crate) fn search_file(
+    reading: &Reading<'_>,
     opener: &mut FileOpener<'_>,
     rel: &RelPath,
     patterns: &Patterns,
-    deadline: Instant,
-    call: &CallContext,
     keep: usize,
     score: Score<'_>,
 ) -> FileOutcome {
-    let stop = || Instant::now() >= deadline || call.is_cancelled();
+    let stop = || Instant::now() >= reading.deadline || reading.call.is_cancelled();
     if stop() {
         return FileOutcome::Unscanned;
     }
     let mut found = Ranges::new(patterns.len(), keep, score);
     let mut out_of_time = false;
-    let read = each_block(opener, rel, |block| {
-        if stop() {
-            out_of_time = true;
-            return false;
-        }
-        for hit in patterns.block_hits(block) {
+    let mut on_block = |hits: Vec<Hit>| {
+        for hit in hits {
             found.add(hit);
         }
-        true
-    });
-    match read {
-        Err(Skip) => FileOutcome::Skipped,
-        Ok(()) if out_of_time => FileOutcome::Unscanned,
-        Ok(()) => found.finish(),
+    };
+    match reading.forms.source(opener, rel) {
+        Err(Skip) => return FileOutcome::Skipped,
+        Ok(Source::Forms(file)) => {
+            for block in &file.blocks {
+                if stop() {
+                    out_of_time = true;
+                    break;
+                }
+                on_block(patterns.cached_hits(block));
+            }
+        }
+        Ok(Source::File(file, size)) => {
+            let read = each_block_in(file, size, rel, |block| {
+                if stop() {
+                    out_of_time = true;
+                    return false;
+                }
+                on_block(patterns.block_hits(block));
+                true
+            });
+            if read.is_err() {
+                return FileOutcome::Skipped;
+            }
+        }
+    }
+    if out_of_time {
+        FileOutcome::Unscanned
+    } else {
+        found.finish()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
     use crate::text::normalize::normalize_str;
     use crate::vault::find::testing::vault;
 
+    #[test]
+    fn each_literal_finds_what_the_automaton_finds() {
+        let cases: [(&[&str], &str); 6] = [
+            (
+                &["有給休暇", "有給", "休暇"],
+                "有給休暇の繰越しと有給の申請、休暇",
+            ),
+            (&["aa", "a", "aaa"], "aaaa"),
+            (
+                &["rollback rules", "rollback", "rules", "rollback"],
+                "rollback rules: rollback",
+            ),
+            (
+                &["incident-4711", "incident", "4711", ""],
+                "incident-4711 incidentincident 47114711",
+            ),
+            (&["abab", "ab", "ab", "b", "abab"], "abababab bab"),
+            (&["x", "y"], "no match here"),
+        ];
+        for (literals, text) in cases {
+            let texts: Vec<String> = literals.iter().map(|literal| literal.to_string()).collect();
+            let all = |each: bool| {
+                let mut found = Vec::new();
+                let push =
+                    |literal, range: Range<usize>| found.push((range.start, literal, range.end));
+                if each {
+                    EachLiteral::new(&texts).for_each(text, push);
+                } else {
+                    Literals::new(&texts).for_each(text, push);
+                }
+                found.sort_unstable();
+                found
+            };
+            assert_eq!(all(true), all(false), "{literals:?}");
+            assert!(!all(true).is_empty() || literals == ["x", "y"]);
+        }
+    }
+
     fn later() -> Instant {
-        Instant::now() + std::time::Duration::from_secs(60)
+        Instant::now() + Duration::from_secs(60)
     }
 
     /// The outcome of searching `content` for `query`, keeping `keep` ranges by `score`.
@@ -483,12 +670,17 @@ mod tests {
         let (_dir, root) = vault(&[("a.md", content)]);
         let patterns = Patterns::new(&normalize_str(query));
         let rel = crate::paths::parse_relative("a.md").unwrap();
+        let (forms, call) = (FormsCache::new(0), CallContext::local());
+        let reading = Reading {
+            forms: &forms,
+            call: &call,
+            deadline: later(),
+        };
         search_file(
+            &reading,
             &mut root.file_opener(),
             &rel,
             &patterns,
-            later(),
-            &CallContext::local(),
             keep,
             score,
         )
@@ -608,18 +800,19 @@ mod tests {
         }
         let (_dir, root) = vault(&[("a.md", &text)]);
         let rel = crate::paths::parse_relative("a.md").unwrap();
-        let search = |patterns: &Patterns| {
-            let local = CallContext::local();
+        let (cache, off) = (
+            FormsCache::settling(1 << 30, Duration::ZERO),
+            FormsCache::new(0),
+        );
+        let call = CallContext::local();
+        let search = |patterns: &Patterns, forms: &FormsCache| {
+            let reading = Reading {
+                forms,
+                call: &call,
+                deadline: later(),
+            };
             let mut opener = root.file_opener();
-            search_file(
-                &mut opener,
-                &rel,
-                patterns,
-                later(),
-                &local,
-                100_000,
-                &|_| 0.0,
-            )
+            search_file(&reading, &mut opener, &rel, patterns, 100_000, &|_| 0.0)
         };
         let queries = [
             "障害対応",
@@ -641,12 +834,17 @@ mod tests {
                 near: None,
                 ..Patterns::new(&normalize_str(query))
             };
-            let found = search(&near);
+            let found = search(&near, &off);
             let FileOutcome::Searched { tally, .. } = &found else {
                 panic!("not searched: {found:?}");
             };
             assert!(tally.ranges > 10, "{query}: {tally:?}");
-            assert_eq!(found, search(&whole), "{query}");
+            assert_eq!(found, search(&whole, &off), "{query}");
+            // Seen once, then its forms built, then those held: each finds the same.
+            assert_eq!(found, search(&near, &cache), "{query}: first sight");
+            assert_eq!(found, search(&near, &cache), "{query}: forms built");
+            assert!(cache.held_bytes() > 0, "the file's forms are kept");
+            assert_eq!(found, search(&near, &cache), "{query}: forms held");
         }
     }
 
@@ -655,14 +853,17 @@ mod tests {
         let (_dir, root) = vault(&[("a.md", "term\n")]);
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let patterns = Patterns::new("term");
-        let local = CallContext::local();
-        let mut opener = root.file_opener();
+        let (forms, call) = (FormsCache::new(1 << 20), CallContext::local());
+        let reading = Reading {
+            forms: &forms,
+            call: &call,
+            deadline: Instant::now(),
+        };
         let spent = search_file(
-            &mut opener,
+            &reading,
+            &mut root.file_opener(),
             &rel,
             &patterns,
-            Instant::now(),
-            &local,
             10,
             &|_| 0.0,
         );

@@ -6,8 +6,10 @@
 //! (`matcher`: Stage 0 normalised and Stage 1 loose, merged into line ranges), keeps the
 //! best `max_candidates` ranges of all files and a tally of every one, judges the tally
 //! (`integrate`: Stage 1.5), and turns the verdict into next actions (`actions`). The
-//! vault changes under the agent's hands, so nothing is indexed: every call reads the
-//! files again.
+//! vault changes under the agent's hands, so nothing is indexed: every call lists and
+//! stamps the files again, and searches the normalised and loose text the server keeps
+//! for each file still as it was (`vault::forms`, shared with `vault_search`), or the
+//! file itself.
 //!
 //! The cap bounds memory and the ranking, not the search: the best candidates are the
 //! best of every file searched, and the verdict counts them all. The time budget does
@@ -25,13 +27,14 @@ use std::time::{Duration, Instant};
 
 use self::actions::{next_actions, AskedScope, Situation};
 use self::integrate::{integrate, score, Best, Candidate};
-use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Score, Tally};
+use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Reading, Score, Tally};
 use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
 use crate::proposal::Proposal;
 use crate::text::lines::LineNo;
 use crate::trace::{CutoffReason, TraceKind, TraceStore, DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_MS};
+use crate::vault::forms::FormsCache;
 use crate::vault::scope::{Scope, ScopeRequest};
 use crate::vault::search::{over_cores, searchable};
 use crate::verdict::{IntegrationStatus, Thresholds};
@@ -44,6 +47,8 @@ pub(crate) struct FindSettings {
     pub thresholds: Thresholds,
     pub trace_max_keep: usize,
     pub trace_ttl: Duration,
+    /// The most bytes the vault's cached forms may hold (`VAULT_CACHE_MAX_BYTES`).
+    pub cache_max_bytes: u64,
 }
 
 impl FindSettings {
@@ -55,6 +60,7 @@ impl FindSettings {
             },
             trace_max_keep: config.trace_max_keep,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec),
+            cache_max_bytes: config.vault_cache_max_bytes,
         }
     }
 }
@@ -104,10 +110,12 @@ const KIND: TraceKind = TraceKind {
     tool: "vault_find",
 };
 
-/// The search state of a server: the settings and the traces.
+/// The search state of a server: the settings, the traces, and the cache of the vault's
+/// normalised text that `vault_find` and `vault_search` share.
 pub(crate) struct VaultFinder {
     settings: FindSettings,
     traces: Mutex<TraceStore<VaultTrace>>,
+    pub(crate) forms: FormsCache,
 }
 
 impl VaultFinder {
@@ -118,6 +126,7 @@ impl VaultFinder {
                 settings.trace_max_keep,
                 settings.trace_ttl,
             )),
+            forms: FormsCache::new(settings.cache_max_bytes),
             settings,
         }
     }
@@ -161,7 +170,12 @@ impl VaultFinder {
         let score = |range: &LineRange| score(range, &patterns);
         call.expect_work(files.len() as u64, "files");
         let runs = over_cores(&files, |run| {
-            search_run(root, run, &patterns, deadline, call, cap, &score)
+            let reading = Reading {
+                forms: &self.forms,
+                call,
+                deadline,
+            };
+            search_run(root, &reading, run, &patterns, cap, &score)
         });
         call.check_cancelled()?;
         let found = Gathered::of(&files, runs, cap);
@@ -220,7 +234,7 @@ impl VaultFinder {
             summary,
             next_actions,
         };
-        log_outcome(&outcome, left_by.is_some());
+        log_outcome(&outcome, left_by.is_some(), self.forms.held_bytes());
         Ok(outcome)
     }
 }
@@ -234,10 +248,9 @@ struct Run {
 
 fn search_run(
     root: &Root,
+    reading: &Reading<'_>,
     run: &[RelPath],
     patterns: &Patterns,
-    deadline: Instant,
-    call: &CallContext,
     cap: usize,
     score: Score<'_>,
 ) -> Run {
@@ -246,11 +259,10 @@ fn search_run(
     let outcomes = run
         .iter()
         .map(|path| {
-            let mut outcome = search_file(&mut opener, path, patterns, deadline, call, cap, score);
-            call.work_done(1);
+            let mut outcome = search_file(reading, &mut opener, path, patterns, cap, score);
+            reading.call.work_done(1);
             if let FileOutcome::Searched { ranges, .. } = &mut outcome {
-                let found = std::mem::take(ranges).into_iter();
-                best.offer(found.map(|range| Candidate::new(path.clone(), range, patterns)));
+                best.offer_ranges(path, std::mem::take(ranges), patterns);
             }
             outcome
         })
@@ -318,13 +330,15 @@ impl Gathered {
     }
 }
 
-/// The `vault_find` log line: counts only, never the query or a path.
-fn log_outcome(outcome: &FindOutcome, continued: bool) {
+/// The `vault_find` log line: counts only, never the query or a path (`cached_bytes`:
+/// what the cache of the vault's forms holds after the search).
+fn log_outcome(outcome: &FindOutcome, continued: bool, cached_bytes: u64) {
     let summary = &outcome.summary;
     let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
     tracing::info!(
         trace_id = %outcome.trace_id,
         continued,
+        cached_bytes,
         scanned_files = summary.scanned_files,
         skipped_files = summary.skipped_files,
         unscanned_files = summary.unscanned_files,

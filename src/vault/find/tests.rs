@@ -14,6 +14,7 @@ fn finder() -> VaultFinder {
         },
         trace_max_keep: 10,
         trace_ttl: Duration::from_secs(60),
+        cache_max_bytes: 1 << 30,
     })
 }
 
@@ -270,10 +271,16 @@ fn the_best_and_the_tally_do_not_depend_on_the_split_over_cores() {
     let score = |range: &LineRange| score(range, &patterns);
     let later = Instant::now() + Duration::from_secs(60);
     let local = CallContext::local();
+    let forms = FormsCache::new(0);
+    let reading = Reading {
+        forms: &forms,
+        call: &local,
+        deadline: later,
+    };
     let gathered = |split: usize| {
         let runs = paths
             .chunks(split)
-            .map(|run| search_run(&root, run, &patterns, later, &local, 4, &score))
+            .map(|run| search_run(&root, &reading, run, &patterns, 4, &score))
             .collect();
         Gathered::of(&paths, runs, 4)
     };
