@@ -7,7 +7,7 @@
 //! is a hundred thousand windows per call, and no file prefilter can narrow it. An MCP
 //! server is long-lived and an agent searches the same vault many times while it changes
 //! a few files at a time, so each file's forms are kept in memory: per block of
-//! `vault::search` (the same blocks, overlaps and line numbers as a scan reads), the
+//! `vault::blocks` (the same blocks, overlaps and line numbers as a scan reads), the
 //! normalisation of the whole block with its map back to the original, its loose text
 //! (`text::loose::LooseRuns`), and where its lines start. A search over them finds what
 //! the windows find, at the same places: the windows hold every occurrence the whole
