@@ -247,6 +247,14 @@ impl Root {
         Ok(Root { folder })
     }
 
+    /// The same root folder through a second descriptor (`dup`: the folder pinned at
+    /// open, not its path resolved again), for work that outlives a call.
+    pub(crate) fn try_clone(&self) -> io::Result<Root> {
+        Ok(Root {
+            folder: self.folder.try_clone()?,
+        })
+    }
+
     /// Opens files one after another for reading, reusing the walk to their folder
     /// ([`FileOpener`]).
     pub(crate) fn file_opener(&self) -> FileOpener<'_> {

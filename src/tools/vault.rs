@@ -189,7 +189,11 @@ impl VaultTools for App {
             offset,
             limit: input.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
         };
-        let found = search::search(self.vault()?, &self.vault_finder.forms, &request, call)?;
+        let root = self.vault()?;
+        let searched = self
+            .vault_finder
+            .searching(root, |forms| search::search(root, forms, &request, call));
+        let found = searched?;
         let end = offset + found.hits.len() as u64;
         Ok(VaultSearchOutput {
             items: found

@@ -27,7 +27,13 @@
 //! ([`FormsCache::forget`]).
 //!
 //! A file is read by windows the first time a search sees it, and its forms are built the
-//! second time it is seen unchanged (a process that searches once pays nothing more).
+//! second time it is seen unchanged (a process that searches once pays nothing more), or
+//! before that by the background fill that each search starts when it ends
+//! ([`FormsCache::fill_in_background`]): one thread builds the forms of the files searches
+//! have seen once, so the next search finds them ready when the agent took a moment between
+//! its calls (a server's second search over 100 MB costs seconds of CPU otherwise). The fill
+//! gives way to searches: it stops between blocks when one starts, and the next search to
+//! end starts it again.
 //!
 //! Memory is bounded by `VAULT_CACHE_MAX_BYTES` (0 turns the cache off): a file whose
 //! forms would not fit in what is left is searched as before, by windows, and nothing is
@@ -36,10 +42,11 @@
 //! leaves when its file is found changed or gone, or is written through the vault.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::paths::{FileOpener, OpenedFile, RelPath};
+use crate::paths::{parse_relative, FileOpener, OpenedFile, RelPath, Root};
 use crate::text::lines::{Breaks, LineTable};
 use crate::text::loose::LooseRuns;
 use crate::text::normalize::{normalize, Normalized};
@@ -176,6 +183,11 @@ impl Held {
             self.bytes -= entry.forms.bytes;
         }
     }
+
+    /// Whether the forms of a file of `size` bytes may fit in what `max_bytes` leaves.
+    fn may_fit(&self, size: u64, max_bytes: u64) -> bool {
+        size.saturating_mul(MOST_BYTES_PER_FILE_BYTE) <= max_bytes.saturating_sub(self.bytes)
+    }
 }
 
 /// The forms of the vault's files, one entry per file path (see the module's doc).
@@ -184,25 +196,35 @@ pub(crate) struct FormsCache {
     /// [`SETTLE`], shorter in tests.
     settle: Duration,
     held: Mutex<Held>,
+    /// Searches running now: the background fill gives way to them.
+    searches: AtomicUsize,
+    /// Whether a background fill runs now (there is at most one).
+    filling: AtomicBool,
+}
+
+/// A search running, from [`FormsCache::searching`] until dropped.
+pub(crate) struct Searching<'c>(&'c FormsCache);
+
+impl Drop for Searching<'_> {
+    fn drop(&mut self) {
+        self.0.searches.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl FormsCache {
     /// A cache holding at most `max_bytes` of forms; 0 keeps none.
     pub(crate) fn new(max_bytes: u64) -> FormsCache {
-        FormsCache {
-            max_bytes,
-            settle: SETTLE,
-            held: Mutex::new(Held::default()),
-        }
+        FormsCache::settling(max_bytes, SETTLE)
     }
 
     /// A cache that keeps the forms of files changed at least `settle` ago.
-    #[cfg(test)]
     pub(crate) fn settling(max_bytes: u64, settle: Duration) -> FormsCache {
         FormsCache {
             max_bytes,
             settle,
             held: Mutex::new(Held::default()),
+            searches: AtomicUsize::new(0),
+            filling: AtomicBool::new(false),
         }
     }
 
@@ -248,18 +270,102 @@ impl FormsCache {
                 Some(_) => held.remove(rel.as_str()),
                 None => {}
             }
-            let room = self.max_bytes.saturating_sub(held.bytes);
-            if size.saturating_mul(MOST_BYTES_PER_FILE_BYTE) > room || held.first_sight(rel, stamp)
-            {
+            if !held.may_fit(size, self.max_bytes) || held.first_sight(rel, stamp) {
                 return Ok(Source::File(file, size));
             }
         }
-        let (forms, whole) = read_forms(&file, size, rel)?;
+        let forms = self.build(&file, size, rel, stamp, || true)?;
+        Ok(Source::Forms(forms))
+    }
+
+    /// The forms of `file`, opened as `rel` at `stamp`, kept when it was read whole while
+    /// `go_on` held and did not change meanwhile, and its last change is settled.
+    fn build(
+        &self,
+        file: &OpenedFile,
+        size: u64,
+        rel: &RelPath,
+        stamp: Stamp,
+        go_on: impl Fn() -> bool,
+    ) -> Result<Arc<FileForms>, Skip> {
+        let (forms, whole) = read_forms(file, size, rel, go_on)?;
         let forms = Arc::new(forms);
-        if whole && Stamp::of(&file) == Some(stamp) && stamp.settled(self.settle) {
+        if whole && Stamp::of(file) == Some(stamp) && stamp.settled(self.settle) {
             self.keep(rel, stamp, &forms);
         }
-        Ok(Source::Forms(forms))
+        Ok(forms)
+    }
+
+    /// Marks a search as running until the value is dropped: a background fill stops at
+    /// its next block.
+    pub(crate) fn searching(&self) -> Searching<'_> {
+        self.searches.fetch_add(1, Ordering::AcqRel);
+        Searching(self)
+    }
+
+    /// Starts, on a thread of its own, building the forms of the files searches saw once,
+    /// through `root`, unless a fill runs already or there is nothing to fill.
+    pub(crate) fn fill_in_background(self: &Arc<Self>, root: &Root) {
+        if self.max_bytes == 0 || self.held().seen.is_empty() {
+            return;
+        }
+        if self.filling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let filling = root.try_clone().ok().and_then(|root| {
+            let cache = Arc::clone(self);
+            let thread = std::thread::Builder::new().name("vault-forms-fill".into());
+            let run = move || {
+                cache.fill(&root);
+                cache.filling.store(false, Ordering::Release);
+            };
+            thread.spawn(run).ok()
+        });
+        if filling.is_none() {
+            self.filling.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether a background fill runs now.
+    #[cfg(test)]
+    fn is_filling(&self) -> bool {
+        self.filling.load(Ordering::Acquire)
+    }
+
+    /// Builds and keeps the forms of every file searches saw once, until a search starts.
+    fn fill(&self, root: &Root) {
+        let seen: Vec<String> = self.held().seen.keys().cloned().collect();
+        let mut opener = root.file_opener();
+        let no_search = || self.searches.load(Ordering::Acquire) == 0;
+        for path in seen {
+            if !no_search() {
+                return;
+            }
+            if let Ok(rel) = parse_relative(&path) {
+                self.fill_one(&mut opener, &rel, no_search);
+            }
+        }
+    }
+
+    /// Builds and keeps the forms of `rel` if a search saw it at the stamp it has now, its
+    /// last change is settled and they may fit; notes no sight of its own.
+    fn fill_one(&self, opener: &mut FileOpener<'_>, rel: &RelPath, go_on: impl Fn() -> bool) {
+        let Ok((file, size)) = open(opener, rel) else {
+            self.forget(rel.as_str());
+            return;
+        };
+        let Some(stamp) = Stamp::of(&file).filter(|stamp| stamp.settled(self.settle)) else {
+            return;
+        };
+        {
+            let held = self.held();
+            let seen_as_now = held.seen.get(rel.as_str()) == Some(&stamp);
+            if !seen_as_now || !held.may_fit(size, self.max_bytes) {
+                return;
+            }
+        }
+        // A binary file or one that failed to read is left to the next search to skip.
+        let _ = self.build(&file, size, rel, stamp, go_on);
     }
 
     /// Keeps `forms` as those of `rel` at `stamp` if they fit.
@@ -279,12 +385,17 @@ impl FormsCache {
     }
 }
 
-/// The forms of every block of `file`, and whether it was read whole.
-fn read_forms(file: &OpenedFile, size: u64, rel: &RelPath) -> Result<(FileForms, bool), Skip> {
+/// The forms of every block of `file` while `go_on` holds, and whether it was read whole.
+fn read_forms(
+    file: &OpenedFile,
+    size: u64,
+    rel: &RelPath,
+    go_on: impl Fn() -> bool,
+) -> Result<(FileForms, bool), Skip> {
     let mut blocks = Vec::new();
     let whole = each_block_in(file, size, rel, |block| {
         blocks.push(BlockForms::of(block));
-        true
+        go_on()
     })?;
     let bytes = blocks.iter().map(BlockForms::heap_bytes).sum::<usize>() as u64;
     Ok((FileForms { blocks, bytes }, whole))
@@ -450,6 +561,71 @@ mod tests {
                 "0 keeps nothing"
             );
         }
+    }
+
+    /// Starts a background fill of `cache` and waits for it to end.
+    fn fill_and_wait(cache: &Arc<FormsCache>, root: &Root) {
+        cache.fill_in_background(root);
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while cache.is_filling() {
+            assert!(std::time::Instant::now() < deadline, "the fill never ended");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn the_background_fill_builds_the_forms_of_files_searches_saw_once() {
+        let (_dir, root) = vault(&[("a.md", "ＩＮＣＩＤＥＮＴ\n"), ("b.md", "other\n")]);
+        let cache = Arc::new(keeping());
+        assert_eq!(
+            served(&cache, &root, "a.md").ok(),
+            Some(None),
+            "first sight"
+        );
+        fill_and_wait(&cache, &root);
+        let held = cache.held_bytes();
+        assert!(held > 0, "a.md filled");
+        let forms = served(&cache, &root, "a.md").ok().flatten();
+        assert_eq!(forms.as_deref(), Some("incident "));
+        assert_eq!(cache.held_bytes(), held, "served, not built again");
+        assert_eq!(
+            served(&cache, &root, "b.md").ok(),
+            Some(None),
+            "b.md was never searched, so never filled"
+        );
+    }
+
+    #[test]
+    fn the_fill_gives_way_to_a_running_search() {
+        let (_dir, root) = vault(&[("a.md", "incident\n")]);
+        let cache = Arc::new(keeping());
+        assert_eq!(served(&cache, &root, "a.md").ok(), Some(None));
+        let search = cache.searching();
+        fill_and_wait(&cache, &root);
+        assert_eq!(cache.held_bytes(), 0, "stopped before its first file");
+        drop(search);
+        fill_and_wait(&cache, &root);
+        assert!(cache.held_bytes() > 0);
+    }
+
+    #[test]
+    fn the_fill_leaves_files_changed_since_they_were_seen_or_not_settled() {
+        let (dir, root) = vault(&[("a.md", "incident\n")]);
+        let cache = Arc::new(keeping());
+        assert_eq!(served(&cache, &root, "a.md").ok(), Some(None));
+        tick();
+        fs::write(dir.path().join("a.md"), "accident\n").unwrap();
+        fill_and_wait(&cache, &root);
+        assert_eq!(cache.held_bytes(), 0, "not the version a search saw");
+        assert_eq!(
+            served(&cache, &root, "a.md").ok(),
+            Some(None),
+            "the fill noted no sight: this search is the first to see the new version"
+        );
+        let unsettled = Arc::new(FormsCache::new(1 << 20));
+        assert_eq!(served(&unsettled, &root, "a.md").ok(), Some(None));
+        fill_and_wait(&unsettled, &root);
+        assert_eq!(unsettled.held_bytes(), 0, "changed within the settle time");
     }
 
     #[test]

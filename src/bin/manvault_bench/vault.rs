@@ -7,7 +7,9 @@
 //! at the start, middle and end of the log, each beside the `rg` command that does the
 //! same work (for `vault_find`, the `rg` search of its term: a baseline, not its twin). Peak
 //! memory is the process's `VmHWM`, reset before each operation (`/proc/self/clear_refs`).
-//! Prints a Markdown table; docs/benchmarks.md is a copy of one run.
+//! Last, a new server's first two `vault_search` calls, the second after a pause an agent
+//! would take (what the cache's background fill hides). Prints a Markdown table;
+//! docs/benchmarks.md is a copy of one run.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -110,6 +112,7 @@ fn run_vault_bench() {
         eprintln!("ripgrep (rg) is not installed: ratios are skipped (apt-get install ripgrep)");
     }
     let mut rows = Vec::new();
+    let mut common_rg = None;
     for (name, query) in [("common", COMMON_QUERY), ("rare", RARE_QUERY)] {
         let mut hits = 0;
         let (ours, memory) = measure(|| {
@@ -128,6 +131,8 @@ fn run_vault_bench() {
         });
         if name == "rare" {
             assert_eq!(hits as usize, rare_files);
+        } else {
+            common_rg = theirs;
         }
         rows.push(Row {
             operation: format!(
@@ -189,7 +194,48 @@ fn run_vault_bench() {
             memory,
         });
     }
+    // The forms the warm runs built are let go, so the new server's peak is its own.
+    drop(app);
+    rows.extend(a_new_servers_first_searches(&flags, common_rg));
     print_table(&rows, rg.as_deref(), started.elapsed(), &load_at_start);
+}
+
+/// How long an agent takes between two calls, at least, in the bench's second search.
+const PAUSE: Duration = Duration::from_secs(5);
+
+/// A new server's first `vault_search` of the common term and its second, `PAUSE` later:
+/// the first reads every file by windows, the second finds the forms the background fill
+/// built in the pause (`vault::forms`), which it would otherwise build itself.
+fn a_new_servers_first_searches(flags: &RootFlags, rg: Option<Duration>) -> Vec<Row> {
+    let app = App::new(Config::load(&|_| None, flags).expect("default configuration"));
+    let search = || {
+        reset_peak_memory();
+        let started = Instant::now();
+        call(
+            &app,
+            "vault_search",
+            json!({ "query": COMMON_QUERY, "scope": { "relative_dir": "notes" } }),
+        );
+        (started.elapsed(), peak_memory())
+    };
+    let (first, first_memory) = search();
+    std::thread::sleep(PAUSE);
+    let (second, second_memory) = search();
+    let operation = |which: &str| format!("vault_search, common term, a new server's {which}");
+    vec![
+        Row {
+            operation: operation("first call (one run)"),
+            ours: first,
+            theirs: rg,
+            memory: first_memory,
+        },
+        Row {
+            operation: operation(&format!("second call, {PAUSE:?} after it (one run)")),
+            ours: second,
+            theirs: rg,
+            memory: second_memory,
+        },
+    ]
 }
 
 /// `FILES` Markdown files of about `FILE_BYTES`, every 100th with the rare term once.

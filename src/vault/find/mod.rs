@@ -22,7 +22,7 @@ pub(crate) mod integrate;
 pub(crate) mod matcher;
 
 use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use self::actions::{next_actions, AskedScope, Situation};
@@ -115,7 +115,7 @@ const KIND: TraceKind = TraceKind {
 pub(crate) struct VaultFinder {
     settings: FindSettings,
     traces: Mutex<TraceStore<VaultTrace>>,
-    pub(crate) forms: FormsCache,
+    pub(crate) forms: Arc<FormsCache>,
 }
 
 impl VaultFinder {
@@ -126,9 +126,20 @@ impl VaultFinder {
                 settings.trace_max_keep,
                 settings.trace_ttl,
             )),
-            forms: FormsCache::new(settings.cache_max_bytes),
+            forms: Arc::new(FormsCache::new(settings.cache_max_bytes)),
             settings,
         }
+    }
+
+    /// Runs `search` over the cache's forms of the vault `root`: the cache's background
+    /// fill gives way while it runs and starts again when it ends (`vault::forms`). Both
+    /// `vault_find` and `vault_search` search through here.
+    pub(crate) fn searching<T>(&self, root: &Root, search: impl FnOnce(&FormsCache) -> T) -> T {
+        let running = self.forms.searching();
+        let found = search(&self.forms);
+        drop(running);
+        self.forms.fill_in_background(root);
+        found
     }
 
     /// Runs `vault_find` over the vault `root`; `call` receives progress per file and,
@@ -136,6 +147,16 @@ impl VaultFinder {
     /// cancellation error, and no trace is kept).
     pub(crate) fn find(
         &self,
+        root: &Root,
+        request: &FindRequest<'_>,
+        call: &CallContext,
+    ) -> ToolResult<FindOutcome> {
+        self.searching(root, |forms| self.find_in(forms, root, request, call))
+    }
+
+    fn find_in(
+        &self,
+        forms: &FormsCache,
         root: &Root,
         request: &FindRequest<'_>,
         call: &CallContext,
@@ -171,7 +192,7 @@ impl VaultFinder {
         call.expect_work(files.len() as u64, "files");
         let runs = over_cores(&files, |run| {
             let reading = Reading {
-                forms: &self.forms,
+                forms,
                 call,
                 deadline,
             };
@@ -234,7 +255,7 @@ impl VaultFinder {
             summary,
             next_actions,
         };
-        log_outcome(&outcome, left_by.is_some(), self.forms.held_bytes());
+        log_outcome(&outcome, left_by.is_some(), forms.held_bytes());
         Ok(outcome)
     }
 }
