@@ -33,8 +33,6 @@ pub(crate) fn normalize_str(s: &str) -> String {
 /// as they are (ASCII lowercased), which is most of a manual.
 fn fold_text(s: &str) -> Normalized {
     let mut out = SpaceCollapser::new(s.len());
-    let mut folder = Folder::default();
-    let mut folded = String::new();
     let mut in_place = 0..0;
     loop {
         in_place.end = in_place_end(s, in_place.end, in_place.is_empty() && out.space_open());
@@ -52,13 +50,7 @@ fn fold_text(s: &str) -> Normalized {
         }
         out.copy_lowercased(s, in_place);
         in_place = end..end;
-        if alone && c.is_whitespace() {
-            out.space(start..end);
-        } else {
-            folded.clear();
-            folder.fold(&s[start..end], &mut folded);
-            out.replace(&folded, &s[start..end], start..end);
-        }
+        out.segment(s, start..end, alone && c.is_whitespace());
     }
     out.copy_lowercased(s, in_place);
     out.finish(s.len())
@@ -213,6 +205,9 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
 /// the whole run.
 struct SpaceCollapser {
     writer: Writer,
+    folder: Folder,
+    /// Scratch for the fold of one segment.
+    folded: String,
     /// Original span of a whitespace run not yet written.
     pending_space: Option<Range<usize>>,
     collapsed: String,
@@ -222,6 +217,8 @@ impl SpaceCollapser {
     fn new(capacity: usize) -> Self {
         SpaceCollapser {
             writer: Writer::with_capacity(capacity),
+            folder: Folder::default(),
+            folded: String::new(),
             pending_space: None,
             collapsed: String::new(),
         }
@@ -234,6 +231,19 @@ impl SpaceCollapser {
             self.writer
                 .push_ascii_lowercased(&s[span.clone()], span, Kind::Linear);
         }
+    }
+
+    /// Writes the segment `s[span]`: a whitespace character alone joins the whitespace
+    /// run; anything else is folded.
+    fn segment(&mut self, s: &str, span: Range<usize>, lone_whitespace: bool) {
+        if lone_whitespace {
+            return self.space(span);
+        }
+        let mut folded = std::mem::take(&mut self.folded);
+        folded.clear();
+        self.folder.fold(&s[span.clone()], &mut folded);
+        self.replace(&folded, &s[span.clone()], span);
+        self.folded = folded;
     }
 
     /// Whether a space written now would join whitespace before it: a run not yet
@@ -302,38 +312,53 @@ mod tests {
 
     #[test]
     fn words_of_eight_ascii_bytes_fold_in_place_only_when_plain() {
-        let word = |s: &str| u64::from_le_bytes(s.as_bytes().try_into().unwrap());
-        assert!(ascii_word_in_place(word("Manual P"), Some(b'D'), false));
-        assert!(ascii_word_in_place(word(" anual P"), Some(b'D'), false));
-        assert!(
-            !ascii_word_in_place(word(" anual P"), Some(b'D'), true),
-            "open space"
-        );
-        assert!(
-            !ascii_word_in_place(word("Manual  "), Some(b'D'), false),
-            "two spaces"
-        );
-        assert!(
-            !ascii_word_in_place(word("Manual P"), None, false),
-            "last may join"
-        );
-        assert!(
-            !ascii_word_in_place(word("Manual P"), Some(0xE3), false),
-            "mark may follow"
-        );
-        assert!(ascii_word_in_place(word("Manuals "), Some(b'x'), false));
-        assert!(
-            !ascii_word_in_place(word("Manuals "), Some(0x0B), false),
-            "a vertical tab is whitespace to char::is_whitespace, not to u8's"
-        );
-        assert!(
-            !ascii_word_in_place(word("Manual ]"), Some(b'x'), false),
-            "bracket"
-        );
-        assert!(
-            !ascii_word_in_place(word("Manual\tx"), Some(b'x'), false),
-            "tab"
-        );
+        // (word, next byte, whitespace open before, in place, why)
+        let cases: &[(&str, Option<u8>, bool, bool, &str)] = &[
+            ("Manual P", Some(b'D'), false, true, "letters and one space"),
+            (
+                " anual P",
+                Some(b'D'),
+                false,
+                true,
+                "a first space, nothing open",
+            ),
+            (
+                " anual P",
+                Some(b'D'),
+                true,
+                false,
+                "a first space after open whitespace",
+            ),
+            ("Manual  ", Some(b'D'), false, false, "two spaces"),
+            (
+                "Manual P",
+                None,
+                false,
+                false,
+                "the last may join what follows",
+            ),
+            ("Manual P", Some(0xE3), false, false, "a mark may follow"),
+            (
+                "Manuals ",
+                Some(b'x'),
+                false,
+                true,
+                "a last space before a letter",
+            ),
+            (
+                "Manuals ",
+                Some(0x0B),
+                false,
+                false,
+                "\\v is whitespace to char's test",
+            ),
+            ("Manual ]", Some(b'x'), false, false, "a bracket"),
+            ("Manual\tx", Some(b'x'), false, false, "a tab"),
+        ];
+        for &(word, next, open, expected, why) in cases {
+            let bytes = u64::from_le_bytes(word.as_bytes().try_into().unwrap());
+            assert_eq!(ascii_word_in_place(bytes, next, open), expected, "{why}");
+        }
     }
 
     fn n(s: &str) -> String {
