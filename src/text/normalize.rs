@@ -182,7 +182,7 @@ fn ascii_word_in_place(word: u64, next: Option<u8>, space_open: bool) -> bool {
         return false;
     }
     // `[` and `{`, `]` and `}` differ only in 0x20.
-    let folded_case = word | ONES * 0x20;
+    let folded_case = word | (ONES * 0x20);
     if bytes_equal(folded_case, b'{') | bytes_equal(folded_case, b'}') != 0 {
         return false;
     }
