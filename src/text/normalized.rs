@@ -8,7 +8,7 @@ use std::ops::Range;
 use super::offset_map::{Builder, Kind, OffsetMap};
 
 /// Normalised (or loose) text and a sparse map back to the original it came from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Normalized {
     /// The text to search; never shown to users, who see the original.
     pub text: String,
@@ -67,6 +67,13 @@ impl Writer {
         let start = self.text.len();
         self.text.push_str(out);
         self.map.piece(start..self.text.len(), src, kind);
+    }
+
+    /// Appends `out` with its ASCII letters lowercased, produced from original bytes `src`.
+    pub(crate) fn push_ascii_lowercased(&mut self, out: &str, src: Range<usize>, kind: Kind) {
+        let start = self.text.len();
+        self.push(out, src, kind);
+        self.text[start..].make_ascii_lowercase();
     }
 
     /// Appends `source.text[from]` unchanged, keeping its map into the original.

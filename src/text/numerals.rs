@@ -28,7 +28,17 @@ enum Numeral {
 /// Powers from `万` up group the digits before them (`三千万` is 3000 x 10^4).
 const FIRST_GROUPING_POWER: u32 = 4;
 
+/// What `c` is in a numeral run, if anything. Most kanji are not numerals; one bit each
+/// says so before the list is consulted.
 fn numeral(c: char) -> Option<Numeral> {
+    if is_cjk(c as u32) && !is_cjk_numeral(c as u32) {
+        return None;
+    }
+    numeral_listed(c)
+}
+
+/// The list behind [`numeral`]; `const` so the bit set of CJK numerals is built from it.
+const fn numeral_listed(c: char) -> Option<Numeral> {
     use Numeral::{Digit, Power};
     Some(match c {
         '0'..='9' => Digit(c as u8 - b'0'),
@@ -56,6 +66,98 @@ fn numeral(c: char) -> Option<Numeral> {
     })
 }
 
+/// The CJK unified ideographs' block, where every kanji numeral but `〇` lies.
+const CJK: std::ops::Range<u32> = 0x4E00..0xA000;
+
+const fn is_cjk(code: u32) -> bool {
+    code >= CJK.start && code < CJK.end
+}
+
+/// One bit per character of [`CJK`]: set for the numerals [`numeral_listed`] names.
+static CJK_NUMERALS: [u64; (CJK.end - CJK.start) as usize / 64] = {
+    let mut bits = [0u64; (CJK.end - CJK.start) as usize / 64];
+    let mut code = CJK.start;
+    while code < CJK.end {
+        if let Some(c) = char::from_u32(code) {
+            if numeral_listed(c).is_some() {
+                let index = (code - CJK.start) as usize;
+                bits[index / 64] |= 1 << (index % 64);
+            }
+        }
+        code += 1;
+    }
+    bits
+};
+
+/// Whether the CJK character `code` is a numeral; `code` must lie in [`CJK`].
+fn is_cjk_numeral(code: u32) -> bool {
+    let index = (code - CJK.start) as usize;
+    CJK_NUMERALS[index / 64] & (1 << (index % 64)) != 0
+}
+
+/// Byte offset of the first character at or after `from` that can be part of a numeral
+/// run: an ASCII digit, `〇`, or a CJK numeral (three bytes led by `E4`..`E9`, decoded
+/// only there). The same answer as the first `c` with `numeral(c).is_some()`, found
+/// without decoding every character: ASCII without digits is passed eight bytes at a time.
+fn find_numeral(text: &str, from: usize) -> Option<usize> {
+    const ZERO_KANJI: &[u8] = "〇".as_bytes();
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while let Some(&byte) = bytes.get(at) {
+        if byte.is_ascii() {
+            let word = bytes
+                .get(at..at + 8)
+                .map(|word| u64::from_le_bytes(word.try_into().expect("eight bytes")));
+            if word.is_some_and(|word| !has_digit_or_non_ascii(word)) {
+                at += 8;
+                continue;
+            }
+            if byte.is_ascii_digit() {
+                return Some(at);
+            }
+            at += 1;
+            continue;
+        }
+        match byte {
+            0xE3 if bytes[at..].starts_with(ZERO_KANJI) => return Some(at),
+            0xE4..=0xE9 => {
+                let code = (u32::from(byte & 0x0F) << 12)
+                    | (u32::from(bytes[at + 1] & 0x3F) << 6)
+                    | u32::from(bytes[at + 2] & 0x3F);
+                if is_cjk(code) && is_cjk_numeral(code) {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+        at += utf8_width(byte);
+    }
+    None
+}
+
+/// Whether any of the eight bytes of `word` is an ASCII digit or not ASCII at all. For
+/// ASCII bytes, adding `0x46` sets the high bit of those above `9` and adding `0x50` that
+/// of those from `0` up, with no carry between bytes.
+fn has_digit_or_non_ascii(word: u64) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if word & HIGH != 0 {
+        return true;
+    }
+    let above_nine = word + 0x4646_4646_4646_4646;
+    let from_zero = word + 0x5050_5050_5050_5050;
+    from_zero & !above_nine & HIGH != 0
+}
+
+/// Length of the UTF-8 sequence `lead` starts (1 for a byte inside one: never asked).
+fn utf8_width(lead: u8) -> usize {
+    match lead {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
 /// Whether a numeral run holding `c` can put the digit `value` into normalised text
 /// where no other character of the run is that digit: `c` is a digit of that value,
 /// or a power of ten (a run with one is evaluated, which makes zeros, ones and carries).
@@ -74,15 +176,17 @@ pub(crate) fn is_numeral(c: char) -> bool {
 
 /// Rewrites every run that contains kanji; returns `folded` untouched if there is none.
 pub(crate) fn unify(folded: Normalized) -> Normalized {
+    unify_with(folded, find_numeral)
+}
+
+/// [`unify`], finding the start of each candidate run with `find` (the text and where
+/// to look from); the tests pass the character-by-character search it replaced.
+fn unify_with(folded: Normalized, find: impl Fn(&str, usize) -> Option<usize>) -> Normalized {
     let text = folded.text.as_str();
     let mut writer: Option<Writer> = None;
     let mut copied_to = 0;
     let mut at = 0;
-    while let Some((offset, _)) = text[at..]
-        .char_indices()
-        .find(|&(_, c)| numeral(c).is_some())
-    {
-        let start = at + offset;
+    while let Some(start) = find(text, at) {
         let run = Run::scan(text, start);
         if run.has_kanji {
             let w = writer.get_or_insert_with(|| Writer::with_capacity(text.len()));
@@ -287,9 +391,53 @@ impl fmt::Display for Decimal {
     }
 }
 
+/// The numeral pass as it was before [`find_numeral`]: every character decoded and
+/// looked up in the list. The oracle the faster pass is compared with.
+#[cfg(test)]
+pub(super) fn unify_by_characters(folded: Normalized) -> Normalized {
+    unify_with(folded, |text, at| {
+        text[at..]
+            .char_indices()
+            .find(|&(_, c)| numeral_listed(c).is_some())
+            .map(|(offset, _)| at + offset)
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{find_numeral, numeral, numeral_listed};
     use crate::text::normalize::normalize_str as n;
+
+    #[test]
+    fn the_bit_set_agrees_with_the_list_everywhere() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            assert_eq!(numeral(c), numeral_listed(c), "U+{:04X}", c as u32);
+        }
+    }
+
+    #[test]
+    fn find_numeral_stops_exactly_at_numerals() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            // Before, alone and after eight bytes of ASCII, to reach the word-at-a-time path.
+            let text = format!("{c}abcdefgh{c}");
+            let expected = numeral_listed(c).map(|_| 0);
+            assert_eq!(find_numeral(&text, 0), expected, "U+{:04X}", c as u32);
+            let after = c.len_utf8() + 8;
+            let found = find_numeral(&text, c.len_utf8());
+            assert_eq!(
+                found,
+                numeral_listed(c).map(|_| after),
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        assert_eq!(find_numeral("abcdefgh12", 0), Some(8));
+        assert_eq!(
+            find_numeral("abcdefgh/:", 0),
+            None,
+            "the neighbours of the digits"
+        );
+    }
 
     #[test]
     fn positional_numerals() {

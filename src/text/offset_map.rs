@@ -39,7 +39,7 @@ impl Kind {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Anchor {
     out: u32,
     src: u32,
@@ -59,7 +59,7 @@ impl Anchor {
 /// Anchors are sorted by output offset. Two may share one when a gap follows a piece
 /// whose end was not predictable: the first records that end, the second the start of
 /// what follows.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct OffsetMap {
     anchors: Vec<Anchor>,
 }

@@ -11,7 +11,7 @@ use super::normalize::{normalize, Normalized};
 use super::prefilter::Prefilter;
 use super::snippet::snippet;
 
-const FRAGMENTS: &[&str] = &[
+pub(super) const FRAGMENTS: &[&str] = &[
     "a",
     "Z",
     "7",

@@ -306,7 +306,7 @@ fn measure(mut operation: impl FnMut()) -> (Duration, u64) {
 
 /// The machine's load averages (1, 5, 15 minutes) as `/proc/loadavg` writes them: the
 /// other work of a shared machine moves every time, so a table names it.
-fn load_average() -> String {
+pub(super) fn load_average() -> String {
     let line = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     line.split_whitespace()
         .take(3)
