@@ -1277,7 +1277,7 @@ mod tests {
             item(201, floor, true),
             item(300, 0.7, true),
         ];
-        let alone = vec![
+        let alone = [
             item(7, 0.5, true),
             item(9, below, true),
             item(400, 0.3, true),
