@@ -141,10 +141,10 @@ fn admits(item: &SourceItem, share: f32) -> bool {
     item.admits && share >= FLOOR_SHARE
 }
 
-/// A candidate that one source alone lists (no evidence score, no other source): its
-/// section and the score `fuse` gives it, the source's weighted share.
+/// A candidate's section and the score `fuse` gives it, without the rest of a
+/// `Candidate`: what the one ranking of a search needs of each.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Alone {
+pub(crate) struct Ranked {
     pub key: NodeKey,
     pub score: f32,
 }
@@ -153,7 +153,7 @@ pub(crate) struct Alone {
 /// score `best` lists, as `fuse` would score them, unordered: tens of thousands of the
 /// units' items are such sections at 200 MB of manuals, and the search needs only their
 /// scores, not a `Candidate` (nor a map entry) for each.
-pub(crate) fn admitted_alone(items: &[SourceItem], weight: f32, best: f32) -> Vec<Alone> {
+pub(crate) fn admitted_alone(items: &[SourceItem], weight: f32, best: f32) -> Vec<Ranked> {
     if best <= 0.0 {
         return Vec::new();
     }
@@ -161,12 +161,65 @@ pub(crate) fn admitted_alone(items: &[SourceItem], weight: f32, best: f32) -> Ve
         .iter()
         .filter_map(|item| {
             let share = item.score / best;
-            admits(item, share).then_some(Alone {
+            admits(item, share).then_some(Ranked {
                 key: item.key,
                 score: weight * share,
             })
         })
         .collect()
+}
+
+/// A scored section as [`fuse_in_key_order`] takes it: its evidence score and whether
+/// that evidence makes it a candidate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Evident {
+    pub key: NodeKey,
+    pub score: f32,
+    pub candidate: bool,
+}
+
+/// The candidates `fuse` makes of `scored` and of one source's `items` (weight `weight`,
+/// best score `best`), both in key order, with the scores `fuse` gives them, in key
+/// order: one merge of the two lists instead of a map entry for every item and a
+/// `Candidate` (with its ways) for every section, since the one ranking of a search
+/// only orders them.
+pub(crate) fn fuse_in_key_order(
+    scored: &[Evident],
+    items: &[SourceItem],
+    weight: f32,
+    best: f32,
+) -> Vec<Ranked> {
+    debug_assert!(scored.is_sorted_by(|a, b| a.key < b.key));
+    debug_assert!(items.is_sorted_by(|a, b| a.key < b.key));
+    let listed = |item: &SourceItem| {
+        let share = item.score / best;
+        (weight * share, admits(item, share))
+    };
+    let alone = |item: &SourceItem| {
+        let (score, admitted) = listed(item);
+        admitted.then_some(Ranked {
+            key: item.key,
+            score,
+        })
+    };
+    let mut items = items.iter().filter(|_| best > 0.0).peekable();
+    let mut ranked = Vec::new();
+    for section in scored {
+        while let Some(item) = items.next_if(|item| item.key < section.key) {
+            ranked.extend(alone(item));
+        }
+        let (added, admitted) = items
+            .next_if(|item| item.key == section.key)
+            .map_or((0.0, false), listed);
+        if section.candidate || admitted {
+            ranked.push(Ranked {
+                key: section.key,
+                score: section.score + added,
+            });
+        }
+    }
+    ranked.extend(items.filter_map(alone));
+    ranked
 }
 
 #[cfg(test)]

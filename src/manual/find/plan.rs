@@ -40,48 +40,104 @@ pub(crate) const SYNONYM_UNIT_WEIGHT: f32 = 0.5;
 pub(crate) const RELATED_UNIT_WEIGHT: f32 = 0.25;
 pub(crate) const ALSO_UNIT_WEIGHT: f32 = 0.6;
 
-/// A set of pattern indices, as many as the plan has (it grows on insert).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct PatternSet(Vec<u64>);
+/// A set of pattern indices, as many as the plan has (it grows on insert). The first
+/// [`INLINE_WORDS`] words are held in place: a search builds two sets for each of tens of
+/// thousands of sections' hits at 200 MB of manuals, and allocating and freeing each one's
+/// words was a visible share of a warm search, while most plans have fewer patterns.
+#[derive(Clone, Default)]
+pub(crate) struct PatternSet(Words);
+
+/// Words of 64 patterns each held in place, up to this many.
+const INLINE_WORDS: usize = 2;
+
+/// A set's words: `len` in place (those after `len` are always zero), or on the heap.
+#[derive(Clone)]
+enum Words {
+    Inline { len: u8, words: [u64; INLINE_WORDS] },
+    Heap(Vec<u64>),
+}
+
+impl Default for Words {
+    fn default() -> Self {
+        Words::Inline {
+            len: 0,
+            words: [0; INLINE_WORDS],
+        }
+    }
+}
 
 impl PatternSet {
-    pub(crate) const EMPTY: PatternSet = PatternSet(Vec::new());
+    pub(crate) const EMPTY: PatternSet = PatternSet(Words::Inline {
+        len: 0,
+        words: [0; INLINE_WORDS],
+    });
+
+    fn words(&self) -> &[u64] {
+        match &self.0 {
+            Words::Inline { len, words } => &words[..usize::from(*len)],
+            Words::Heap(words) => words,
+        }
+    }
+
+    /// The words, `len` of them at least (the new ones zero).
+    fn words_at_least(&mut self, len: usize) -> &mut [u64] {
+        if let Words::Inline { len: held, words } = &mut self.0 {
+            if len > INLINE_WORDS {
+                let mut heap = words[..usize::from(*held)].to_vec();
+                heap.resize(len, 0);
+                self.0 = Words::Heap(heap);
+            } else {
+                *held = (*held).max(len as u8);
+            }
+        }
+        match &mut self.0 {
+            Words::Inline { len, words } => &mut words[..usize::from(*len)],
+            Words::Heap(words) => {
+                if words.len() < len {
+                    words.resize(len, 0);
+                }
+                words
+            }
+        }
+    }
 
     pub(crate) fn insert(&mut self, pattern: usize) {
         let word = pattern / 64;
-        if self.0.len() <= word {
-            self.0.resize(word + 1, 0);
-        }
-        self.0[word] |= 1 << (pattern % 64);
+        self.words_at_least(word + 1)[word] |= 1 << (pattern % 64);
     }
 
     pub(crate) fn contains(&self, pattern: usize) -> bool {
-        self.0
+        self.words()
             .get(pattern / 64)
             .is_some_and(|word| word & (1 << (pattern % 64)) != 0)
     }
 
     pub(crate) fn union(&mut self, other: &PatternSet) {
-        if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), 0);
-        }
-        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+        let theirs = other.words();
+        let mine = self.words_at_least(theirs.len());
+        for (mine, theirs) in mine.iter_mut().zip(theirs) {
             *mine |= theirs;
         }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.iter().all(|word| *word == 0)
+        self.words().iter().all(|word| *word == 0)
     }
 
     /// Empties the set, keeping its memory for the next use.
     pub(crate) fn clear(&mut self) {
-        self.0.clear();
+        match &mut self.0 {
+            Words::Inline { len, words } => {
+                *len = 0;
+                *words = [0; INLINE_WORDS];
+            }
+            Words::Heap(words) => words.clear(),
+        }
     }
 
     /// The patterns in the set from `start` on, in order.
     pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
-        self.0
+        self.words()
             .iter()
             .enumerate()
             .skip(start / 64)
@@ -100,7 +156,7 @@ impl PatternSet {
 
     /// Whether any pattern below `end` is in the set.
     pub(crate) fn any_below(&self, end: usize) -> bool {
-        self.0.iter().enumerate().any(|(index, &word)| {
+        self.words().iter().enumerate().any(|(index, &word)| {
             let below = match end.saturating_sub(index * 64) {
                 0 => 0,
                 bits @ 1..=63 => (1u64 << bits) - 1,
@@ -108,6 +164,21 @@ impl PatternSet {
             };
             word & below != 0
         })
+    }
+}
+
+/// Sets are equal when they hold the same words (as when they were a `Vec` of them).
+impl PartialEq for PatternSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.words() == other.words()
+    }
+}
+
+impl Eq for PatternSet {}
+
+impl std::fmt::Debug for PatternSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PatternSet").field(&self.words()).finish()
     }
 }
 
@@ -609,5 +680,53 @@ mod tests {
         other.insert(1);
         set.union(&other);
         assert!(set.contains(1));
+    }
+
+    /// A set held in place and one moved to the heap (a pattern past the words held in
+    /// place, inserted or brought by a union) answer alike, compare as their words do,
+    /// and are empty again once cleared.
+    #[test]
+    fn sets_in_place_and_on_the_heap_answer_alike() {
+        let last_in_place = INLINE_WORDS * 64 - 1;
+        let mut small = PatternSet::default();
+        small.insert(3);
+        small.insert(last_in_place);
+        let mut large = small.clone();
+        large.insert(last_in_place + 1);
+        assert!(large.contains(last_in_place + 1) && !small.contains(last_in_place + 1));
+        assert_eq!(
+            large.iter_from(0).collect::<Vec<_>>(),
+            [3, last_in_place, last_in_place + 1]
+        );
+        let mut united = PatternSet::default();
+        united.insert(7);
+        united.union(&large);
+        assert_eq!(
+            united.iter_from(0).collect::<Vec<_>>(),
+            [3, 7, last_in_place, last_in_place + 1]
+        );
+        assert_ne!(small, large);
+        let mut same = PatternSet::default();
+        same.insert(last_in_place);
+        same.insert(3);
+        assert_eq!(same, small);
+        assert_eq!(
+            format!("{small:?}"),
+            format!("PatternSet({:?})", small.words())
+        );
+        let mut one_word = PatternSet::default();
+        one_word.insert(3);
+        assert_ne!(
+            one_word,
+            PatternSet::default(),
+            "a set with words is not empty's"
+        );
+        for set in [&mut small, &mut large, &mut united] {
+            set.clear();
+            assert!(set.is_empty() && set.iter_from(0).next().is_none());
+            assert_eq!(*set, PatternSet::EMPTY);
+            set.insert(1);
+            assert_eq!(set.iter_from(0).collect::<Vec<_>>(), [1]);
+        }
     }
 }

@@ -47,6 +47,23 @@ pub(crate) fn rank_units(
     keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
 ) -> RankedSource {
+    let mut source = units_in_key_order(plan, corpus, scan, df, keep, titles);
+    source
+        .items
+        .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    source
+}
+
+/// [`rank_units`]' source with its items in key order (the order of `scan`'s hits), not
+/// best first: the one ranking of a search joins them with the evidence scores by key.
+pub(crate) fn units_in_key_order(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    df: Option<&[u32]>,
+    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
+    titles: &mut TitleSets,
+) -> RankedSource {
     let mut source = RankedSource {
         weight: UNITS_WEIGHT,
         items: Vec::new(),
@@ -63,9 +80,6 @@ pub(crate) fn rank_units(
         ranking.meet(titles, *key, hits);
     }
     source.items = ranking.items(sections);
-    source
-        .items
-        .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     source
 }
 
@@ -163,7 +177,7 @@ impl<'a> UnitRanking<'a> {
         }
     }
 
-    /// The items of every section met, unordered.
+    /// The items of every section met, in the order met.
     fn items(self, sections: f32) -> Vec<SourceItem> {
         if self.known.is_some() {
             return self.items;

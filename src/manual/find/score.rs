@@ -68,6 +68,17 @@ pub(crate) struct Scored {
     pub ways: Vec<Way>,
 }
 
+impl Scored {
+    /// The section's evidence, without its ways.
+    pub(crate) fn evidence(&self) -> Evidence {
+        Evidence {
+            score: self.score,
+            relevance: self.relevance,
+            signals: self.signals,
+        }
+    }
+}
+
 /// How many sections of a scan hold each content term: the document frequency of the
 /// terms' weights ([`TermDf::weights`]). A search keeps it beside its hits and updates it for the few hundred
 /// sections each verification round replaces, instead of counting the terms in tens of
@@ -126,31 +137,75 @@ pub(crate) fn score_all(
     keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
     titles: &mut TitleSets,
 ) -> Vec<Scored> {
+    let mut scored = Vec::new();
+    score_each(
+        plan,
+        corpus,
+        scan,
+        weights,
+        keep,
+        titles,
+        |key, evidence, ways| {
+            scored.push(Scored {
+                key,
+                score: evidence.score,
+                relevance: evidence.relevance,
+                signals: evidence.signals,
+                ways: ways.to_vec(),
+            });
+        },
+    );
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    scored
+}
+
+/// A section's evidence: a [`Scored`] without the ways its terms matched, which
+/// [`score_each`] hands over in a buffer it reuses.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Evidence {
+    pub score: f32,
+    pub relevance: f32,
+    pub signals: Signals,
+}
+
+/// Scores the sections [`score_all`] scores, in key order, handing each one's evidence
+/// and ways to `visit` without keeping them: the one ranking of a search scores tens of
+/// thousands of sections at 200 MB of manuals and needs only their scores and
+/// candidacy, and a `Scored` (with its heap `ways`) for each, sorted, was a visible
+/// share of a warm search.
+pub(crate) fn score_each(
+    plan: &Plan,
+    corpus: &Corpus,
+    scan: &ScanResult,
+    weights: &[f32],
+    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
+    titles: &mut TitleSets,
+    mut visit: impl FnMut(NodeKey, Evidence, &[Way]),
+) {
     let no_page = PageHits::default();
     let empty = NodeHits::default();
     let mut pages = PageCursor::new(scan);
     let mut links = LinkCursor::new(corpus);
     let mut above = Vec::new();
-    let mut scored: Vec<Scored> = sections_to_score(plan.first_unit_pattern, scan, keep, &empty)
-        .into_iter()
-        .filter(|(key, _)| corpus.files[key.file as usize].outline.node_count() > key.node as usize)
-        .map(|(key, hits)| {
-            let page = pages.of(key.file).unwrap_or(&no_page);
-            titles.ancestors_into(plan, corpus, key, &mut above);
-            let node = Node {
-                key,
-                hits,
-                page,
-                links: links
-                    .of(key)
-                    .then(|| corpus.references.link_text(key))
-                    .flatten(),
-            };
-            score_node(plan, corpus, weights, &node, &above, titles)
-        })
-        .collect();
-    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
-    scored
+    let mut ways = Vec::with_capacity(plan.terms.len());
+    for (key, hits) in sections_to_score(plan.first_unit_pattern, scan, keep, &empty) {
+        if corpus.files[key.file as usize].outline.node_count() <= key.node as usize {
+            continue;
+        }
+        let page = pages.of(key.file).unwrap_or(&no_page);
+        titles.ancestors_into(plan, corpus, key, &mut above);
+        let node = Node {
+            key,
+            hits,
+            page,
+            links: links
+                .of(key)
+                .then(|| corpus.references.link_text(key))
+                .flatten(),
+        };
+        let evidence = score_node(plan, corpus, weights, &node, &above, titles, &mut ways);
+        visit(key, evidence, &ways);
+    }
 }
 
 /// The sections `score_all` scores, in key order: those `keep` accepts with evidence of
@@ -244,8 +299,8 @@ struct Node<'a> {
     links: Option<&'a Label>,
 }
 
-/// The evidence score of `node`; `ancestors` are the ids of the matching headings above
-/// it in `titles`.
+/// The evidence of `node`, and the best way each term matched into `ways` (emptied
+/// first); `ancestors` are the ids of the matching headings above it in `titles`.
 fn score_node(
     plan: &Plan,
     corpus: &Corpus,
@@ -253,7 +308,8 @@ fn score_node(
     node: &Node,
     ancestors: &[u32],
     titles: &TitleSets,
-) -> Scored {
+    ways: &mut Vec<Way>,
+) -> Evidence {
     let Node {
         key,
         hits,
@@ -267,7 +323,7 @@ fn score_node(
         PAGE_OTHER_WEIGHT
     };
     let mut signals = Signals::default();
-    let mut ways = Vec::with_capacity(plan.terms.len());
+    ways.clear();
     let mut covered = 0.0;
     for (index, weight) in weights.iter().enumerate() {
         let term = index;
@@ -276,6 +332,11 @@ fn score_node(
         let mut best = (0.0f32, Way::None, Field::Body);
         let mut consider =
             |field: Field, field_weight: f32, normal: &PatternSet, loose: &PatternSet| {
+                // A field without matches credits nothing (most sections' title, links
+                // and page hold none): its strength would be 0, `Way::None`.
+                if normal.is_empty() && loose.is_empty() {
+                    return;
+                }
                 let (strength, way) = strength(plan, term, normal, loose);
                 if strength * field_weight > best.0 {
                     best = (strength * field_weight, way, field);
@@ -308,12 +369,10 @@ fn score_node(
     let relevance = if total > 0.0 { covered / total } else { 0.0 };
     let bonus = phrase_bonus(plan, corpus, key, hits, links, &mut signals)
         + strict_bonus(plan, hits, page, &mut signals);
-    Scored {
-        key,
+    Evidence {
         score: relevance + bonus,
         relevance,
         signals,
-        ways,
     }
 }
 

@@ -14,12 +14,14 @@ use super::actions::{next_actions, Situation};
 use super::candidates::{index_hits, UnitOnly};
 use super::corpus::Corpus;
 use super::derived::NodeKey;
-use super::fuse::{admitted_alone, fuse, Alone, RankedSource};
+use super::fuse::{
+    admitted_alone, fuse, fuse_in_key_order, Evident, Ranked, RankedSource, SourceItem,
+};
 use super::integrate::{integrate, Gap, Verdict};
 use super::plan::Plan;
-use super::relevance::{rank_unit_only, rank_units};
+use super::relevance::{rank_unit_only, rank_units, units_in_key_order};
 use super::scan::{scan, NodeHits, ScanResult, Scope, ScopeFilter};
-use super::score::{score_all, Scored, TermDf, TitleSets, Way};
+use super::score::{score_all, score_each, Evidence, Scored, TermDf, TitleSets, Way};
 use super::semantic::{rank_fused, SemanticSearch, Tuning};
 use super::stages::{
     best_first, escalations, exception_neighbours, guarded, relaxed, stage2_exceptions,
@@ -108,7 +110,19 @@ enum Scoring {
 struct Fusion {
     scored: Vec<Scored>,
     candidates: Vec<Candidate>,
-    alone: Vec<Alone>,
+    alone: Vec<Ranked>,
+    units_best: f32,
+}
+
+/// The one ranking of a search (see `Search::one_ranking`): what the verification order
+/// and the overflow need of the fusion of every section the index found.
+struct OneRanking {
+    /// Every candidate with its fused score, unordered.
+    candidates: Vec<Ranked>,
+    /// The best scored sections (candidates or not), best first, at most
+    /// `RELAXED_LIMIT * 2`: those Stage 4 may add.
+    relaxed: Vec<NodeKey>,
+    /// The best units score over every section.
     units_best: f32,
 }
 
@@ -343,22 +357,16 @@ impl Search<'_> {
             stage.scanned.replace(&keys, direct);
         }
         stage.term_df = TermDf::of(self.plan, &stage.scanned);
-        let fusion = self.fused(&stage, extra, Scoring::Everything);
-        stage.units_best = fusion.units_best;
+        let ranking = self.one_ranking(&stage, extra);
+        stage.units_best = ranking.units_best;
         // Only the first VERIFY_ROUNDS chunks of the order are ever scanned.
         let chunk = self.max_candidates * VERIFY_PER_CANDIDATE;
+        stage.ranked = ranking.candidates.iter().map(|c| c.key).collect();
         let order = verification_order(
-            &fusion,
+            ranking,
             |key| stage.provisional.contains(&key),
             chunk * VERIFY_ROUNDS,
         );
-        stage.ranked = fusion
-            .candidates
-            .iter()
-            .map(|c| c.key)
-            .chain(fusion.alone.iter().map(|alone| alone.key))
-            .collect();
-        drop(fusion);
         stage.set_aside_provisional();
         let mut order = order.chunks(chunk);
         for _ in 0..VERIFY_ROUNDS {
@@ -452,7 +460,12 @@ impl Search<'_> {
         };
         let mut sources = vec![units];
         sources.extend(extra.iter().cloned());
-        let mut candidates = fuse(&scored, &sources, self.plan.terms.len(), is_candidate);
+        let mut candidates = fuse(
+            &scored,
+            &sources,
+            self.plan.terms.len(),
+            is_scored_candidate,
+        );
         candidates.sort_by(Candidate::best_first);
         Fusion {
             scored,
@@ -460,6 +473,61 @@ impl Search<'_> {
             alone,
             units_best,
         }
+    }
+
+    /// The one ranking of every section the index or the scan found. With the units as
+    /// the only other source, it is made without `fuse`'s map and `Candidate`s: the
+    /// evidence scores and the units' items are joined in key order, and only the best
+    /// scored sections are put in order (see `ranked_in_key_order`).
+    fn one_ranking(&self, stage: &Stage01, extra: &[RankedSource]) -> OneRanking {
+        if !extra.is_empty() {
+            let fusion = self.fused(stage, extra, Scoring::Everything);
+            let candidates = fusion.candidates.iter().map(|c| Ranked {
+                key: c.key,
+                score: c.score,
+            });
+            return OneRanking {
+                candidates: candidates.chain(fusion.alone).collect(),
+                relaxed: fusion
+                    .scored
+                    .iter()
+                    .take(RELAXED_LIMIT * 2)
+                    .map(|s| s.key)
+                    .collect(),
+                units_best: fusion.units_best,
+            };
+        }
+        let (plan, corpus) = (self.plan, self.corpus);
+        let mut titles = stage.titles.borrow_mut();
+        let weights = stage.term_df.weights(corpus.node_count);
+        let every = |_: NodeKey, _: &NodeHits| true;
+        let mut scored = Vec::new();
+        score_each(
+            plan,
+            corpus,
+            &stage.scanned,
+            &weights,
+            &every,
+            &mut titles,
+            |key, evidence, ways| {
+                scored.push(Evident {
+                    key,
+                    score: evidence.score,
+                    candidate: is_candidate(&evidence, ways),
+                })
+            },
+        );
+        let df = Some(&stage.unit_df[..]);
+        let units = units_in_key_order(plan, corpus, &stage.scanned, df, &every, &mut titles);
+        let alone = rank_unit_only(
+            plan,
+            corpus,
+            &stage.scanned,
+            &stage.unit_only,
+            &stage.unit_df,
+            &mut titles,
+        );
+        ranked_in_key_order(scored, &units, &alone)
     }
 
     /// `Err(cancelled)` as soon as the call is cancelled after Stages 0-1: the scoring and
@@ -646,7 +714,7 @@ impl Search<'_> {
         let keys: HashSet<NodeKey> = result.candidates.iter().map(|c| c.key).collect();
         let mut added: Vec<Candidate> = scored
             .iter()
-            .filter(|s| is_candidate(s) && !keys.contains(&s.key))
+            .filter(|s| is_scored_candidate(s) && !keys.contains(&s.key))
             .map(|s| {
                 let mut candidate = Candidate::from_scored(s);
                 candidate.signals.insert(Signals::EXPANDED);
@@ -741,63 +809,85 @@ fn scope_of(keys: &[NodeKey]) -> Scope {
         .collect()
 }
 
+/// The one ranking `fused` makes of the evidence scores `scored` and the units' items of
+/// the sections with hits (`units`), both in key order, and of the index's sections
+/// holding units alone (`alone`), when no other source lists sections: the same
+/// candidates with the same scores, the same best units score, and the best scored
+/// sections in order, selected instead of sorting every scored section.
+fn ranked_in_key_order(
+    mut scored: Vec<Evident>,
+    units: &RankedSource,
+    alone: &[SourceItem],
+) -> OneRanking {
+    let best_item = units
+        .items
+        .iter()
+        .map(|item| item.score)
+        .max_by(f32::total_cmp);
+    let units_best = alone
+        .iter()
+        .map(|item| item.score)
+        .fold(best_item.unwrap_or(0.0), f32::max);
+    let mut candidates = fuse_in_key_order(&scored, &units.items, units.weight, units_best);
+    candidates.extend(admitted_alone(alone, units.weight, units_best));
+    let relaxed = best_ranked(&mut scored, RELAXED_LIMIT * 2, |s| (s.score, s.key));
+    OneRanking {
+        candidates,
+        relaxed: relaxed.iter().map(|s| s.key).collect(),
+        units_best,
+    }
+}
+
+/// The best `wanted` of `items` in ranking order (`rank` gives each one's score and
+/// place), the rest dropped: a selection, then a sort of those selected only.
+fn best_ranked<T>(items: &mut Vec<T>, wanted: usize, rank: impl Fn(&T) -> (f32, NodeKey)) -> &[T] {
+    let by_rank = |a: &T, b: &T| best_first(rank(a), rank(b));
+    if wanted < items.len() {
+        items.select_nth_unstable_by(wanted, by_rank);
+        items.truncate(wanted);
+    }
+    items.sort_unstable_by(by_rank);
+    items
+}
+
 /// The sections the scan verifies, best first, at most `wanted` of them, each once and
-/// only those `unverified` accepts: the candidates of the one ranking (`fusion`'s sorted
-/// candidates merged with the best of those only the units list), then the best scored
-/// of the rest, which Stage 4 may add. Only the first `wanted` of the sections alone are
-/// put in order, of those `unverified` accepts: no section after them can come before
-/// any of them, so the merged list is the whole ranking's up to the first section alone
-/// left out, which comes after `wanted` sections of the order. (Sections alone are the
-/// index's, so all are unverified in the one ranking; filtering them first keeps the
-/// order exact without relying on it.)
+/// only those `unverified` accepts: the candidates of the one ranking, then the best
+/// scored of the rest, which Stage 4 may add. Only the first `wanted` of the candidates
+/// `unverified` accepts are put in order: no candidate after them can come before any
+/// of them, so they are the whole ranking's up to that point, and `wanted` sections of
+/// the order come before the rest. (The candidates are distinct sections: the index's
+/// sections holding units alone are in no other list.)
 fn verification_order(
-    fusion: &Fusion,
+    ranking: OneRanking,
     unverified: impl Fn(NodeKey) -> bool,
     wanted: usize,
 ) -> Vec<NodeKey> {
-    let mut alone: Vec<Alone> = fusion
-        .alone
-        .iter()
-        .filter(|alone| unverified(alone.key))
-        .cloned()
-        .collect();
-    let by_rank = |a: &Alone, b: &Alone| best_first((a.score, a.key), (b.score, b.key));
-    if wanted < alone.len() {
-        alone.select_nth_unstable_by(wanted, by_rank);
-        alone.truncate(wanted);
-    }
-    alone.sort_unstable_by(by_rank);
-    let mut alone = alone.into_iter().peekable();
-    let mut candidates = fusion.candidates.iter().peekable();
-    let merged = std::iter::from_fn(|| {
-        let alone_first = match (candidates.peek(), alone.peek()) {
-            (Some(c), Some(a)) => best_first((a.score, a.key), (c.score, c.key)).is_lt(),
-            (None, Some(_)) => true,
-            (_, None) => false,
-        };
-        if alone_first {
-            alone.next().map(|a| a.key)
-        } else {
-            candidates.next().map(|c| c.key)
-        }
-    });
-    let relaxed = fusion.scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key);
+    let mut candidates = ranking.candidates;
+    candidates.retain(|c| unverified(c.key));
+    let best = best_ranked(&mut candidates, wanted, |c| (c.score, c.key));
     let mut seen = FxHashSet::default();
-    merged
-        .chain(relaxed)
+    best.iter()
+        .map(|c| c.key)
+        .chain(ranking.relaxed)
         .filter(|key| unverified(*key) && seen.insert(*key))
         .take(wanted)
         .collect()
 }
 
-/// Whether Stages 0-1 evidence makes a section a candidate (see the constants).
-fn is_candidate(scored: &Scored) -> bool {
-    let whole_term = scored.ways.iter().any(|way| *way >= Way::Synonym);
-    let strong = scored
+/// Whether Stages 0-1 evidence (with the way each term matched) makes a section a
+/// candidate (see the constants).
+fn is_candidate(evidence: &Evidence, ways: &[Way]) -> bool {
+    let whole_term = ways.iter().any(|way| *way >= Way::Synonym);
+    let strong = evidence
         .signals
         .intersects(Signals::STRICT.with(Signals::LINK_TEXT));
-    scored.score >= MIN_CANDIDATE_SCORE
-        && (whole_term || strong || scored.relevance >= MIN_PIECES_RELEVANCE)
+    evidence.score >= MIN_CANDIDATE_SCORE
+        && (whole_term || strong || evidence.relevance >= MIN_PIECES_RELEVANCE)
+}
+
+/// [`is_candidate`] of a scored section.
+fn is_scored_candidate(scored: &Scored) -> bool {
+    is_candidate(&scored.evidence(), &scored.ways)
 }
 
 impl SearchResult {
@@ -1044,6 +1134,7 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manual::find::fuse::{FLOOR_SHARE, UNITS_WEIGHT};
 
     fn key(node: u32) -> NodeKey {
         NodeKey { file: 0, node }
@@ -1059,40 +1150,47 @@ mod tests {
         }
     }
 
-    /// The order the whole ranking gives: every candidate (those alone included) sorted,
-    /// then the best scored, each once, only the unverified ones, the first `wanted`.
+    fn scored(node: u32, score: f32) -> Scored {
+        Scored {
+            key: key(node),
+            score,
+            relevance: 0.0,
+            signals: Signals::default(),
+            ways: Vec::new(),
+        }
+    }
+
+    /// The order the whole ranking gives: every candidate sorted, then the best scored
+    /// (`relaxed`), each once, only the unverified ones, the first `wanted`.
     fn whole_order(
-        fusion: &Fusion,
+        candidates: &[Candidate],
+        relaxed: &[NodeKey],
         unverified: &dyn Fn(NodeKey) -> bool,
         wanted: usize,
     ) -> Vec<NodeKey> {
-        let mut all: Vec<Candidate> = fusion.candidates.clone();
-        all.extend(fusion.alone.iter().map(|a| candidate(a.key.node, a.score)));
+        let mut all = candidates.to_vec();
         all.sort_by(Candidate::best_first);
         let mut seen = FxHashSet::default();
         all.iter()
             .map(|c| c.key)
-            .chain(fusion.scored.iter().take(RELAXED_LIMIT * 2).map(|s| s.key))
+            .chain(relaxed.iter().copied())
             .filter(|key| unverified(*key) && seen.insert(*key))
             .take(wanted)
             .collect()
     }
 
-    /// Only the best of the sections alone are put in order; the verification order is
-    /// still the whole ranking's for every length, with sections alone just above, at and
-    /// just below the score where the order is cut, ties between them and with the
-    /// candidates broken by place, and a verified candidate skipped.
+    /// Only the best candidates are put in order; the verification order is still the
+    /// whole ranking's for every length, with candidates just above, at and just below
+    /// the score where the order is cut, ties broken by place, and a verified candidate
+    /// skipped.
     #[test]
-    fn the_order_is_the_whole_rankings_with_only_the_best_sections_alone_sorted() {
-        let mut candidates = vec![
-            candidate(3, 0.9),
-            candidate(8, 0.5),
-            candidate(1, 0.5),
-            candidate(20, 0.3),
-            candidate(4, 0.2999),
-        ];
-        candidates.sort_by(Candidate::best_first);
-        let alone = [
+    fn the_order_is_the_whole_rankings_with_only_the_best_candidates_sorted() {
+        let candidates = [
+            (3, 0.9),
+            (8, 0.5),
+            (1, 0.5),
+            (20, 0.3),
+            (4, 0.2999),
             (12, 0.5),
             (2, 0.5),
             (30, 0.3),
@@ -1102,38 +1200,159 @@ mod tests {
             (7, 0.1),
             (5, 0.5),
         ]
-        .map(|(node, score)| Alone {
-            key: key(node),
-            score,
-        });
-        let scored = [40, 3, 41]
-            .map(|node| Scored {
-                key: key(node),
-                score: 0.1,
-                relevance: 0.0,
-                signals: Signals::default(),
-                ways: Vec::new(),
-            })
-            .to_vec();
-        let fusion = Fusion {
-            scored,
-            candidates,
-            alone: alone.to_vec(),
+        .map(|(node, score)| candidate(node, score));
+        let relaxed = [40, 3, 41].map(key);
+        let ranking = || OneRanking {
+            candidates: candidates
+                .iter()
+                .map(|c| Ranked {
+                    key: c.key,
+                    score: c.score,
+                })
+                .collect(),
+            relaxed: relaxed.to_vec(),
             units_best: 1.0,
         };
         let unverified = |key: NodeKey| key.node != 1;
-        let total = fusion.candidates.len() + alone.len() + 2;
-        for wanted in 0..=total + 1 {
+        for wanted in 0..=candidates.len() + 3 {
             assert_eq!(
-                verification_order(&fusion, unverified, wanted),
-                whole_order(&fusion, &unverified, wanted),
+                verification_order(ranking(), unverified, wanted),
+                whole_order(&candidates, &relaxed, &unverified, wanted),
                 "wanted {wanted}"
             );
         }
         assert_eq!(
-            verification_order(&fusion, unverified, 6),
+            verification_order(ranking(), unverified, 6),
             [3, 2, 5, 8, 12, 11].map(key),
             "ties by place, the verified section 1 skipped"
         );
+    }
+
+    /// What the one ranking makes of the evidence scores and the units' items joined in
+    /// key order is what `fuse` makes of them: the same candidates (by the evidence bar or
+    /// admitted by the units at, just above and just below the floor's share; listed
+    /// before, between and after the scored sections; or holding units alone) with the
+    /// same scores to the bit, the same best units score and the same best scored
+    /// sections in order (more than `RELAXED_LIMIT * 2` of them, with ties).
+    #[test]
+    fn the_one_ranking_joined_in_key_order_is_fusions() {
+        let strong = |node: u32, score: f32| Scored {
+            ways: vec![Way::Exact],
+            relevance: 0.5,
+            ..scored(node, score)
+        };
+        let mut sections: Vec<Scored> = (0..30u32)
+            .map(|n| match n % 3 {
+                0 => strong(n * 4, 0.1 + (n % 7) as f32 * 0.1),
+                1 => scored(n * 4, 0.2 + (n % 5) as f32 * 0.05),
+                _ => scored(n * 4, 0.3),
+            })
+            .collect();
+        sections.push(Scored {
+            ways: vec![Way::Pieces],
+            relevance: 0.45,
+            ..scored(200, MIN_CANDIDATE_SCORE)
+        });
+        let best = 2.0;
+        let floor = best * FLOOR_SHARE;
+        let above = f32::from_bits(floor.to_bits() + 1);
+        let below = f32::from_bits(floor.to_bits() - 1);
+        let item = |node: u32, score: f32, admits: bool| SourceItem {
+            key: key(node),
+            score,
+            admits,
+            signals: Signals::default(),
+        };
+        // Keys 4n are scored; the others are listed by the units only.
+        let items = vec![
+            item(0, floor, true),
+            item(1, best, true),
+            item(4, below, true),
+            item(5, above, true),
+            item(6, below, true),
+            item(8, 0.9, false),
+            item(12, above, true),
+            item(13, floor, false),
+            item(16, 1.5, true),
+            item(201, floor, true),
+            item(300, 0.7, true),
+        ];
+        let alone = [
+            item(7, 0.5, true),
+            item(9, below, true),
+            item(400, 0.3, true),
+        ];
+        let units = RankedSource {
+            weight: UNITS_WEIGHT,
+            items,
+            marks: Signals::default(),
+            best_of_list: 0.0,
+        };
+        for scale in [1.0, 0.0] {
+            let mut units = units.clone();
+            for item in &mut units.items {
+                item.score *= scale;
+            }
+            let alone: Vec<SourceItem> = alone
+                .iter()
+                .map(|item| SourceItem {
+                    score: item.score * scale,
+                    ..*item
+                })
+                .collect();
+            let mut sorted = sections.clone();
+            sorted.sort_by(|a, b| best_first((a.score, a.key), (b.score, b.key)));
+            let mut source = units.clone();
+            source
+                .items
+                .sort_by(|a, b| best_first((a.score, a.key), (b.score, b.key)));
+            let units_best = alone
+                .iter()
+                .map(|item| item.score)
+                .fold(source.items[0].score, f32::max);
+            source.best_of_list = units_best;
+            let mut fused: Vec<(NodeKey, u32)> = fuse(&sorted, &[source], 1, is_scored_candidate)
+                .iter()
+                .map(|c| (c.key, c.score.to_bits()))
+                .chain(
+                    admitted_alone(&alone, UNITS_WEIGHT, units_best)
+                        .iter()
+                        .map(|c| (c.key, c.score.to_bits())),
+                )
+                .collect();
+            fused.sort();
+            let evident = sections
+                .iter()
+                .map(|s| Evident {
+                    key: s.key,
+                    score: s.score,
+                    candidate: is_scored_candidate(s),
+                })
+                .collect();
+            let ranking = ranked_in_key_order(evident, &units, &alone);
+            let mut joined: Vec<(NodeKey, u32)> = ranking
+                .candidates
+                .iter()
+                .map(|c| (c.key, c.score.to_bits()))
+                .collect();
+            joined.sort();
+            assert_eq!(joined, fused, "scale {scale}");
+            assert_eq!(ranking.units_best.to_bits(), units_best.to_bits());
+            let relaxed: Vec<NodeKey> = sorted
+                .iter()
+                .take(RELAXED_LIMIT * 2)
+                .map(|s| s.key)
+                .collect();
+            assert_eq!(ranking.relaxed, relaxed, "scale {scale}");
+            let admitted: Vec<u32> = joined.iter().map(|(key, _)| key.node).collect();
+            if scale == 1.0 {
+                for node in [0, 1, 5, 12, 16, 201, 300, 7, 400, 200] {
+                    assert!(admitted.contains(&node), "{node} is a candidate");
+                }
+                for node in [6, 13, 9] {
+                    assert!(!admitted.contains(&node), "{node} is not");
+                }
+            }
+        }
     }
 }
