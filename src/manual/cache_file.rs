@@ -22,6 +22,7 @@
 //! payload.
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::Path;
 
 use crate::error::ErrorCode;
@@ -269,11 +270,17 @@ pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     /// The strings not yet read of the part opened by [`Reader::strings_apart`].
     text: Option<&'a str>,
+    /// Bytes of the open part's strings, read or not ([`Reader::str_span`]).
+    part_len: usize,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes, text: None }
+        Reader {
+            bytes,
+            text: None,
+            part_len: 0,
+        }
     }
 
     /// Whether everything was read, the strings of an open part included.
@@ -326,17 +333,29 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next string of the part opened by [`Reader::strings_apart`], as its place in
+    /// that part's strings (which `strings_apart` returned): for a reader that keeps the
+    /// part's strings as one text and its values as places in it. `None` outside a part,
+    /// as for [`Reader::str`].
+    pub(crate) fn str_span(&mut self) -> Option<Range<usize>> {
+        let start = self.part_len - self.text?.len();
+        let len = self.str()?.len();
+        Some(start..start + len)
+    }
+
     /// Opens a part written by [`Writer::strings_apart`]: its strings are checked as
-    /// UTF-8 at once and the strings read after this come from them. `None` when the text
-    /// is cut short or is not UTF-8, or when the strings of the part before were not all
-    /// read.
-    pub(crate) fn strings_apart(&mut self) -> Option<()> {
+    /// UTF-8 at once and the strings read after this come from them. Returns them whole.
+    /// `None` when the text is cut short or is not UTF-8, or when the strings of the part
+    /// before were not all read.
+    pub(crate) fn strings_apart(&mut self) -> Option<&'a str> {
         if !self.text.is_none_or(str::is_empty) {
             return None;
         }
         self.text = None;
-        self.text = Some(self.str()?);
-        Some(())
+        let strings = self.str()?;
+        self.text = Some(strings);
+        self.part_len = strings.len();
+        Some(strings)
     }
 }
 
@@ -447,6 +466,28 @@ mod tests {
         let mut not_utf8 = bytes.clone();
         not_utf8[4] = 0xff;
         assert_eq!(read_two_parts(&not_utf8), None);
+    }
+
+    #[test]
+    fn a_string_read_as_its_span_is_its_place_among_the_parts_strings() {
+        let bytes = two_parts();
+        let reader = &mut Reader::new(&bytes);
+        assert_eq!(reader.str_span(), None, "no part open yet");
+        let strings = reader.strings_apart().unwrap();
+        assert_eq!(strings, "見出しloose é");
+        let first = reader.str_span().unwrap();
+        assert_eq!(&strings[first.clone()], "見出し");
+        assert_eq!(reader.u32(), Some(7));
+        let empty = reader.str_span().unwrap();
+        assert_eq!(empty, first.end..first.end);
+        let last = reader.str_span().unwrap();
+        assert_eq!(&strings[last], "loose é");
+        assert_eq!(reader.u8(), Some(9));
+        let second = reader.strings_apart().unwrap();
+        assert_eq!(second, "二");
+        assert_eq!(reader.str_span(), Some(0..second.len()));
+        assert!(reader.is_empty());
+        assert_eq!(reader.str_span(), None, "nothing left");
     }
 
     #[test]

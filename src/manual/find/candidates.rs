@@ -150,8 +150,8 @@ fn page_hits(corpus: &Corpus, plan: &Plan, scope: &Scope) -> ScanResult {
         }
         let page = &corpus.files[*file as usize].outline.page;
         let page_hits = PageHits {
-            normalized: plan.set_normalized(&page.text),
-            loose: plan.set_loose(&page.loose),
+            normalized: plan.set_normalized(page.text()),
+            loose: plan.set_loose(page.loose()),
         };
         if !page_hits.normalized.is_empty() || !page_hits.loose.is_empty() {
             scan.pages.insert(*file, page_hits);
@@ -462,8 +462,8 @@ fn link_texts(corpus: &Corpus, plan: &Plan, filter: &ScopeFilter) -> Vec<LinkHit
         let Some(label) = corpus.references.link_text(key) else {
             continue;
         };
-        let normalized = plan.set_normalized(&label.text);
-        let loose = plan.set_loose(&label.loose);
+        let normalized = plan.set_normalized(label.text());
+        let loose = plan.set_loose(label.loose());
         if normalized.is_empty() && loose.is_empty() {
             continue;
         }

@@ -928,8 +928,8 @@ mod tests {
         assert_eq!(derived.line_text(12), "35000円");
         assert_eq!(derived.line_at(derived.own_text(intro).len() + 2), 10);
         assert_eq!(outline.labels[details as usize].parent, Some(intro));
-        assert_eq!(outline.labels[details as usize].title.text, "details");
-        assert_eq!(outline.page.text, "guide page docs guide one");
+        assert_eq!(outline.labels[details as usize].title.text(), "details");
+        assert_eq!(outline.page.text(), "guide page docs guide one");
     }
 
     /// What a server reads before the manuals are listed is what its first sync uses:
@@ -1040,7 +1040,7 @@ mod tests {
             &first.files[1].outline,
             &second.files[1].outline
         ));
-        assert_eq!(second.files[1].outline.labels[0].title.text, "b changed");
+        assert_eq!(second.files[1].outline.labels[0].title.text(), "b changed");
         std::fs::remove_file(dir.path().join("m/a.md")).unwrap();
         index.refresh().unwrap();
         assert_eq!(cache.sync(&index).files.len(), 1);

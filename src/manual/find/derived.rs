@@ -15,6 +15,7 @@
 //! extracts the references from it) and `resolve` (which reads it across files) all import
 //! it and none of them another for it.
 
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -213,19 +214,77 @@ pub(crate) fn read_original(file: &ManualFile) -> Option<ManualText<'_>> {
     file.read_text().ok()
 }
 
-/// A short normalised text and its loose form.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A short normalised text and its loose form, as two places in a text it shares.
+///
+/// Why shared: a start reads about 400 000 labels back from the outline file (issue 16),
+/// and a `String` for each text and loose form was most of that read's time (allocations,
+/// and the heap grown page by page for them). A file's labels read back share the one
+/// text the file stores them in; a label made otherwise holds its two forms alone.
+#[derive(Clone, Default)]
 pub(crate) struct Label {
-    pub text: String,
-    pub loose: String,
+    strings: Arc<str>,
+    text: (u32, u32),
+    loose: (u32, u32),
 }
 
 impl Label {
     pub(crate) fn new(normalized: String) -> Label {
-        Label {
-            loose: loose_normalized(&normalized),
-            text: normalized,
-        }
+        let loose = loose_normalized(&normalized);
+        Label::of(&normalized, &loose)
+    }
+
+    /// The label of `text` and its loose form `loose`, as given.
+    pub(crate) fn of(text: &str, loose: &str) -> Label {
+        let strings: Arc<str> = [text, loose].concat().into();
+        Label::within(strings, 0..text.len(), text.len()..text.len() + loose.len())
+            .expect("both forms lie in their concatenation")
+    }
+
+    /// The label whose text and loose form are `strings[text]` and `strings[loose]`;
+    /// `None` when either is not a text of `strings` (out of it, or cutting a character).
+    pub(crate) fn within(
+        strings: Arc<str>,
+        text: Range<usize>,
+        loose: Range<usize>,
+    ) -> Option<Label> {
+        let place = |range: Range<usize>| {
+            strings.get(range.clone())?;
+            Some((
+                u32::try_from(range.start).ok()?,
+                u32::try_from(range.end).ok()?,
+            ))
+        };
+        Some(Label {
+            text: place(text)?,
+            loose: place(loose)?,
+            strings,
+        })
+    }
+
+    /// The normalised text.
+    pub(crate) fn text(&self) -> &str {
+        &self.strings[self.text.0 as usize..self.text.1 as usize]
+    }
+
+    /// The loose form of [`Label::text`].
+    pub(crate) fn loose(&self) -> &str {
+        &self.strings[self.loose.0 as usize..self.loose.1 as usize]
+    }
+}
+
+/// As its two forms: where they are stored does not matter.
+impl PartialEq for Label {
+    fn eq(&self, other: &Label) -> bool {
+        self.text() == other.text() && self.loose() == other.loose()
+    }
+}
+
+impl std::fmt::Debug for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Label")
+            .field("text", &self.text())
+            .field("loose", &self.loose())
+            .finish()
     }
 }
 

@@ -200,7 +200,7 @@ fn term_gaps(
         let pattern = plan.strict[index];
         let held = candidates.iter().any(|c| {
             let label = &corpus.files[c.key.file as usize].outline.labels[c.key.node as usize];
-            plan.set_normalized(&label.title.text).contains(pattern) || {
+            plan.set_normalized(label.title.text()).contains(pattern) || {
                 let source = files[c.key.file as usize];
                 let text = corpus.text(c.key.file, source);
                 let in_prose = prose_lines(&text, source, c.key.node)

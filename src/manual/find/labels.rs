@@ -135,7 +135,7 @@ impl LabelGrams {
         let text_of: Vec<u32> = labels
             .iter()
             .map(|label| {
-                *numbers.entry(label.text.as_str()).or_insert_with(|| {
+                *numbers.entry(label.text()).or_insert_with(|| {
                     texts.push(label);
                     texts.len() as u32 - 1
                 })
@@ -159,8 +159,8 @@ impl LabelGrams {
             texts.iter().map(|label| form(label)).collect()
         };
         LabelGrams {
-            normalized: Grams::new(&forms(|label| &label.text)),
-            loose: Grams::new(&forms(|label| &label.loose)),
+            normalized: Grams::new(&forms(|label| label.text())),
+            loose: Grams::new(&forms(|label| label.loose())),
             text_of,
             starts,
             members,
@@ -362,8 +362,8 @@ mod tests {
             let candidates = grams.candidates(&plan);
             let mut matched = 0;
             for (id, label) in labels.iter().enumerate() {
-                let normalized = plan.set_normalized(&label.text);
-                let loose = plan.set_loose(&label.loose);
+                let normalized = plan.set_normalized(label.text());
+                let loose = plan.set_loose(label.loose());
                 if normalized.is_empty() && loose.is_empty() {
                     continue;
                 }
@@ -371,7 +371,7 @@ mod tests {
                 assert!(
                     candidates.binary_search(&(id as u32)).is_ok(),
                     "{query:?} matches {:?} but the postings left it out",
-                    label.text
+                    label.text()
                 );
             }
             assert!(candidates.len() <= labels.len(), "ids are distinct labels");

@@ -31,7 +31,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::derived::{
     FileOutline, Label, NodeLabel, RawReference, RawReferences, RawTarget, StoredOutline,
@@ -185,15 +185,15 @@ fn encode<'a>(
 }
 
 fn put_label(out: &mut Writer, label: &Label) {
-    out.str(&label.text);
-    out.str(&label.loose);
+    out.str(label.text());
+    out.str(label.loose());
 }
 
-fn read_label(reader: &mut Reader<'_>) -> Option<Label> {
-    Some(Label {
-        text: reader.str()?.to_owned(),
-        loose: reader.str()?.to_owned(),
-    })
+/// The next label of the labels' part, whose strings are `strings`: two places in them.
+fn read_label(reader: &mut Reader<'_>, strings: &Arc<str>) -> Option<Label> {
+    let text = reader.str_span()?;
+    let loose = reader.str_span()?;
+    Label::within(Arc::clone(strings), text, loose)
 }
 
 fn put_option<T>(out: &mut Writer, value: Option<T>, put: impl FnOnce(&mut Writer, T)) {
@@ -275,13 +275,14 @@ fn encode_references(out: &mut Writer, references: &[RawReference]) {
 /// checked and kept as their bytes ([`RawReferences`]).
 fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
     let reader = &mut Reader::new(entry);
-    reader.strings_apart()?;
-    let page = read_label(reader)?;
+    // Every label's text in one allocation, which the labels share.
+    let strings: Arc<str> = reader.strings_apart()?.into();
+    let page = read_label(reader, &strings)?;
     let nodes = reader.u32()?;
     // A label takes at least 12 bytes (two lengths and a parent).
     let mut labels = Vec::with_capacity((nodes as usize).min(entry.len() / 12));
     for _ in 0..nodes {
-        let title = read_label(reader)?;
+        let title = read_label(reader, &strings)?;
         let parent = match reader.u32()? {
             NO_PARENT => None,
             parent if parent < nodes => Some(parent),
@@ -408,7 +409,7 @@ mod tests {
         std::fs::write(dir.path().join("m/guide/b.md"), "# B two\n\n[a](a.md)\n").unwrap();
         assert!(index.refresh().unwrap());
         let edited = start(cache_dir.path()).sync(&index);
-        assert_eq!(edited.files[1].outline.labels[0].title.text, "b two");
+        assert_eq!(edited.files[1].outline.labels[0].title.text(), "b two");
         let listed = index.files(None).unwrap();
         let b = store
             .read(2)

@@ -165,8 +165,8 @@ fn encode<'a>(out: &mut Writer, manuals: impl Iterator<Item = (&'a str, &'a Keye
         out.u32(part.link_texts.len() as u32);
         for (key, label) in &part.link_texts {
             put_key(out, *key);
-            out.str(&label.text);
-            out.str(&label.loose);
+            out.str(label.text());
+            out.str(label.loose());
         }
     }
     out.patch_u32(count_at, count);
@@ -211,10 +211,8 @@ fn decode(payload: &[u8]) -> Option<HashMap<Arc<str>, KeyedReferences>> {
         }
         for _ in 0..reader.u32()? {
             let node = read_key(&mut reader)?;
-            let label = Label {
-                text: reader.str()?.to_owned(),
-                loose: reader.str()?.to_owned(),
-            };
+            let text = reader.str()?;
+            let label = Label::of(text, reader.str()?);
             part.link_texts.push((node, label));
         }
         manuals.insert(manual_id, (key, Arc::new(part)));

@@ -393,7 +393,7 @@ impl<'a> Targets<'a> {
                     file: index,
                     node: node_index as u32,
                 };
-                let title = label.title.text.as_str();
+                let title = label.title.text();
                 targets.titles.entry((manual, title)).or_default().push(key);
                 if let Some(number) = section_number(&format!("section {title}")) {
                     targets
@@ -722,7 +722,7 @@ mod tests {
             targets(a, &corpus),
             [Some(second), Some(c), Some(deep), None]
         );
-        assert_eq!(corpus.references.link_text(second).unwrap().text, "to b");
+        assert_eq!(corpus.references.link_text(second).unwrap().text(), "to b");
         assert_eq!(corpus.references.inbound(deep).count(), 1);
     }
 

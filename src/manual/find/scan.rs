@@ -365,8 +365,8 @@ fn scan_part(
 fn page_hits(corpus: &Corpus, plan: &Plan, file: u32, result: &mut ScanResult) {
     let page = &corpus.files[file as usize].outline.page;
     let hits = PageHits {
-        normalized: plan.set_normalized(&page.text),
-        loose: plan.set_loose(&page.loose),
+        normalized: plan.set_normalized(page.text()),
+        loose: plan.set_loose(page.loose()),
     };
     if !hits.normalized.is_empty() || !hits.loose.is_empty() {
         result.pages.insert(file, hits);
@@ -432,13 +432,13 @@ fn scan_nodes(
         let title = &labels[node as usize].title;
         let mut hits = local.remove(&node).unwrap_or_default();
         hits.set_titles(
-            plan.set_normalized(&title.text),
-            plan.set_loose(&title.loose),
+            plan.set_normalized(title.text()),
+            plan.set_loose(title.loose()),
         );
         if let Some(links) = corpus.references.link_text(key) {
             hits.set_links(
-                plan.set_normalized(&links.text),
-                plan.set_loose(&links.loose),
+                plan.set_normalized(links.text()),
+                plan.set_loose(links.loose()),
             );
         }
         if !hits.is_empty() {

@@ -432,15 +432,15 @@ fn phrase_bonus(
         text == phrase || (!loose.is_empty() && loose == phrase_loose.as_str())
     };
     let mut bonus = 0.0f32;
-    if equals(&title.text, &title.loose) {
+    if equals(title.text(), title.loose()) {
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
         signals.insert(Signals::HEADING);
     }
     if let Some(links) = links {
         let equal_link = links
-            .text
+            .text()
             .lines()
-            .zip(links.loose.lines())
+            .zip(links.loose().lines())
             .any(|(text, loose)| equals(text, loose));
         if equal_link {
             bonus = bonus.max(PHRASE_EQUALS_LABEL);
@@ -519,8 +519,8 @@ impl TitleSets {
         self.memo.entry(id).or_insert_with(|| {
             let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
             (
-                plan.set_normalized(&title.text),
-                plan.set_loose(&title.loose),
+                plan.set_normalized(title.text()),
+                plan.set_loose(title.loose()),
             )
         });
         Some(id)

@@ -816,7 +816,7 @@ fn reference_graph(corpus: &Corpus) -> String {
     let mut link_texts: Vec<_> = corpus
         .references
         .link_texts()
-        .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
+        .map(|(key, label)| (key, label.text().to_owned(), label.loose().to_owned()))
         .collect();
     link_texts.sort();
     format!("{:?} {link_texts:?}", corpus.references.references())

@@ -25,7 +25,7 @@ const FILES: &[(&str, &str)] = &[
 fn graph_of(graph: &ReferenceGraph) -> String {
     let mut link_texts: Vec<_> = graph
         .link_texts()
-        .map(|(key, label)| (key, label.text.clone(), label.loose.clone()))
+        .map(|(key, label)| (key, label.text().to_owned(), label.loose().to_owned()))
         .collect();
     link_texts.sort();
     format!("{:?} {link_texts:?}", graph.references())
