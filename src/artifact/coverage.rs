@@ -5,11 +5,12 @@
 //! A reversed range covers nothing here; the audit reports it as `source_out_of_range`.
 //!
 //! Not every line can ground an element: blank lines, a Markdown file's front matter and
-//! its one-line HTML comments (where bridge copies record their origin) hold no evidence. Counting them would keep
-//! a short draft below `COVERAGE_MIN_RATIO` however carefully it is cited, and propose
-//! scans of nothing but empty lines. So the ratio counts only lines with evidence, and an
-//! uncovered range starts and ends on such a line (blank lines inside it stay, so a
-//! paragraph break does not split a gap in two); a gap of blank lines only is no gap.
+//! its one-line HTML comments (where bridge copies record their origin) hold no evidence.
+//! Counting them would keep a short draft below `COVERAGE_MIN_RATIO` however carefully it
+//! is cited, and propose scans of nothing but empty lines. So the ratio counts only lines
+//! with evidence, and an uncovered range starts and ends on such a line (blank lines inside
+//! it stay, so a paragraph break does not split a gap in two); a gap of blank lines only is
+//! no gap.
 
 use crate::text::lines::LineNo;
 

@@ -13,8 +13,9 @@
 //!   a new immutable [`Published`] state. Readers clone an `Arc` under a read lock held
 //!   for a pointer copy; they never wait for the provider or the worker.
 //! * **Degrades**: a provider that is down or slow costs a search at most
-//!   `EMBEDDINGS_TIMEOUT_MS` once, then nothing for [`QUERY_PAUSE`] ([`Unavailable`]
-//!   says why); the worker backs off up to [`MAX_BACKOFF`](crate::embed::provider::MAX_BACKOFF) and resumes by itself.
+//!   `EMBEDDINGS_TIMEOUT_MS` once, then nothing for [`QUERY_PAUSE`] ([`Unavailable`] says
+//!   why); the worker backs off up to [`MAX_BACKOFF`](crate::embed::provider::MAX_BACKOFF)
+//!   and resumes by itself.
 //!
 //! Phase 2 (the `semantic` signal of `manual_find`) needs: [`SectionVectors::from_config`]
 //! (`None` without `EMBEDDINGS_URL`), [`SectionVectors::start`] with the index holder as

@@ -1,14 +1,15 @@
 //! Text units: what the full-text index stores for a claim and what a query looks for.
 //!
-//! SQLite's FTS5 `trigram` tokenizer finds nothing for a query term under three
-//! characters, and two-character words carry much of Japanese (解約, 規約, 命名). So the
-//! index is an ordinary FTS5 table (`unicode61`, no stemming: Porter changed nothing on
-//! the recall set and would hide the indexed terms from `fts5vocab`) over units made here, after the shared normalisation (`text::normalize`: NFKC, case,
-//! numerals): a run of Han, hiragana and katakana becomes its overlapping character
-//! bigrams (a one-character run stays one unit), the CJK bigram scheme of Lucene's
-//! CJKBigramFilter; a run of other letters and digits becomes one word. `解約APIの命名規約`
-//! gives 解約 api の命 命名 名規 規約, and a claim holding 解約 anywhere shares the unit.
-//! `manvault-bench memory` measures this against the trigram tokenizer on the recall set.
+//! SQLite's FTS5 `trigram` tokenizer finds nothing for a query term under three characters,
+//! and two-character words carry much of Japanese (解約, 規約, 命名). So the index is an ordinary
+//! FTS5 table (`unicode61`, no stemming: Porter changed nothing on the recall set and would
+//! hide the indexed terms from `fts5vocab`) over units made here, after the shared
+//! normalisation (`text::normalize`: NFKC, case, numerals): a run of Han, hiragana and
+//! katakana becomes its overlapping character bigrams (a one-character run stays one unit),
+//! the CJK bigram scheme of Lucene's CJKBigramFilter; a run of other letters and digits
+//! becomes one word. `解約APIの命名規約` gives 解約 api の命 命名 名規 規約, and a claim holding 解約 anywhere
+//! shares the unit. `manvault-bench memory` measures this against the trigram tokenizer on
+//! the recall set.
 
 use crate::text::normalize::normalize_str;
 use crate::text::units::is_cjk;

@@ -2,13 +2,14 @@
 //! temporary file and renaming it (or removing it) leaves a hidden `.manvault-tmp-*` file
 //! behind, and with large files those add up (52 kills left 272 MB).
 //!
-//! [`Root::sweep_temp_files`] removes them: only regular files whose name has the
-//! writers' prefix (clients cannot create such names) and that are older than a minute,
-//! since a younger one may belong to a write in progress in another server on the same
-//! vault. Append journals are settled first (the append they record is undone if it was
-//! cut, see `write`), whatever their age, when the folder's lock can be taken at once:
-//! then their writer is dead. The walk opens every folder with `O_NOFOLLOW` and never enters or removes a
-//! link, and only enters folders a client could name (so at most `MAX_PATH_BYTES` deep).
+//! [`Root::sweep_temp_files`] removes them: only regular files whose name has the writers'
+//! prefix (clients cannot create such names) and that are older than a minute, since a
+//! younger one may belong to a write in progress in another server on the same vault.
+//! Append journals are settled first (the append they record is undone if it was cut, see
+//! `write`), whatever their age, when the folder's lock can be taken at once: then their
+//! writer is dead. The walk opens every folder with `O_NOFOLLOW` and never enters or
+//! removes a link, and only enters folders a client could name (so at most `MAX_PATH_BYTES`
+//! deep).
 
 use std::time::{Duration, SystemTime};
 

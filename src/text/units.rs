@@ -258,8 +258,9 @@ pub(crate) fn is_word_char(c: char) -> bool {
 
 /// Light English stemming: plural, past and progressive endings, `-tion`/`-sion` and a
 /// final `e` come off, so `rotate`, `rotating`, `rotated` and `rotation` meet at `rotat`
-/// and `install`, `installed` and `installation` at `install`. The stem is always a
-/// prefix of the word, except that `-ies` becomes `y` (see [`Unit::needle`]). Words of three letters or fewer, and words with digits, are kept as written.
+/// and `install`, `installed` and `installation` at `install`. The stem is always a prefix
+/// of the word, except that `-ies` becomes `y` (see [`Unit::needle`]). Words of three
+/// letters or fewer, and words with digits, are kept as written.
 pub(crate) fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
         return word.to_owned();

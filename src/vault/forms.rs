@@ -151,12 +151,21 @@ struct Entry {
     forms: Arc<FileForms>,
 }
 
+/// A file not held, as a search last saw it.
+struct Sight {
+    stamp: Stamp,
+    /// The fill found it could not build this version's forms (it is not text, or could
+    /// not be read): no fill opens it again until a search sees another version.
+    unfillable: bool,
+}
+
 #[derive(Default)]
 struct Held {
     entries: HashMap<String, Entry>,
     bytes: u64,
-    /// The stamp each file not held had when a search last read it by windows.
-    seen: HashMap<String, Stamp>,
+    /// Each file not held that a search read by windows. Keyed by the checked path, so
+    /// the fill opens it without parsing it again.
+    seen: HashMap<RelPath, Sight>,
 }
 
 impl Held {
@@ -165,17 +174,39 @@ impl Held {
     /// two to eight times a search by windows (`docs/benchmarks.md`), which a process
     /// that searches once (`manvault call`) would pay for nothing.
     fn first_sight(&mut self, rel: &RelPath, stamp: Stamp) -> bool {
-        match self.seen.get_mut(rel.as_str()) {
-            Some(seen) if *seen == stamp => false,
+        let sight = Sight {
+            stamp,
+            unfillable: false,
+        };
+        match self.seen.get_mut(rel) {
+            Some(seen) if seen.stamp == stamp => false,
             Some(seen) => {
-                *seen = stamp;
+                *seen = sight;
                 true
             }
             None => {
-                self.seen.insert(rel.as_str().to_owned(), stamp);
+                self.seen.insert(rel.clone(), sight);
                 true
             }
         }
+    }
+
+    /// Whether a search last saw `rel` at `stamp`.
+    fn seen_at(&self, rel: &RelPath, stamp: Stamp) -> bool {
+        self.seen.get(rel).is_some_and(|seen| seen.stamp == stamp)
+    }
+
+    /// The files a background fill may build the forms of: seen once, not found
+    /// unfillable, and small enough to fit by their size when last seen.
+    fn fillable(&self, max_bytes: u64) -> Vec<RelPath> {
+        let due = |(_, sight): &(&RelPath, &Sight)| {
+            !sight.unfillable && self.may_fit(sight.stamp.size, max_bytes)
+        };
+        self.seen
+            .iter()
+            .filter(due)
+            .map(|(rel, _)| rel.clone())
+            .collect()
     }
 
     fn remove(&mut self, path: &str) {
@@ -204,6 +235,15 @@ pub(crate) struct FormsCache {
 
 /// A search running, from [`FormsCache::searching`] until dropped.
 pub(crate) struct Searching<'c>(&'c FormsCache);
+
+/// The background fill running, from [`FormsCache::start_filling`] until dropped.
+struct Filling(Arc<FormsCache>);
+
+impl Drop for Filling {
+    fn drop(&mut self) {
+        self.0.filling.store(false, Ordering::Release);
+    }
+}
 
 impl Drop for Searching<'_> {
     fn drop(&mut self) {
@@ -241,7 +281,9 @@ impl FormsCache {
     pub(crate) fn forget(&self, path: &str) {
         let mut held = self.held();
         held.remove(path);
-        held.seen.remove(path);
+        if let Ok(rel) = parse_relative(path) {
+            held.seen.remove(&rel);
+        }
     }
 
     /// Where to search `rel`: its forms when the cache holds them for the version on
@@ -255,7 +297,7 @@ impl FormsCache {
     ) -> Result<Source, Skip> {
         let opened = open(opener, rel);
         let Ok((file, size)) = opened else {
-            self.forget(rel.as_str());
+            self.forget_file(rel);
             return Err(Skip);
         };
         let Some(stamp) = Stamp::of(&file) else {
@@ -303,27 +345,36 @@ impl FormsCache {
         Searching(self)
     }
 
+    /// Drops the entry and the sight of `rel`: it is gone or no longer a plain file.
+    fn forget_file(&self, rel: &RelPath) {
+        let mut held = self.held();
+        held.remove(rel.as_str());
+        held.seen.remove(rel);
+    }
+
     /// Starts, on a thread of its own, building the forms of the files searches saw once,
     /// through `root`, unless a fill runs already or there is nothing to fill.
     pub(crate) fn fill_in_background(self: &Arc<Self>, root: &Root) {
-        if self.max_bytes == 0 || self.held().seen.is_empty() {
+        let Some(running) = self.start_filling() else {
+            return;
+        };
+        let due = self.held().fillable(self.max_bytes);
+        if due.is_empty() {
             return;
         }
-        if self.filling.swap(true, Ordering::AcqRel) {
+        let Ok(root) = root.try_clone() else {
             return;
-        }
-        let filling = root.try_clone().ok().and_then(|root| {
-            let cache = Arc::clone(self);
-            let thread = std::thread::Builder::new().name("vault-forms-fill".into());
-            let run = move || {
-                cache.fill(&root);
-                cache.filling.store(false, Ordering::Release);
-            };
-            thread.spawn(run).ok()
-        });
-        if filling.is_none() {
-            self.filling.store(false, Ordering::Release);
-        }
+        };
+        let thread = std::thread::Builder::new().name("vault-forms-fill".into());
+        // A thread that cannot be spawned drops `running` with the closure.
+        let _ = thread.spawn(move || running.0.fill(&root, due));
+    }
+
+    /// Marks a fill as running, unless one is or the cache is off; the mark is cleared
+    /// when the value is dropped, even by a fill that panicked.
+    fn start_filling(self: &Arc<Self>) -> Option<Filling> {
+        let started = self.max_bytes > 0 && !self.filling.swap(true, Ordering::AcqRel);
+        started.then(|| Filling(Arc::clone(self)))
     }
 
     /// Whether a background fill runs now.
@@ -332,18 +383,15 @@ impl FormsCache {
         self.filling.load(Ordering::Acquire)
     }
 
-    /// Builds and keeps the forms of every file searches saw once, until a search starts.
-    fn fill(&self, root: &Root) {
-        let seen: Vec<String> = self.held().seen.keys().cloned().collect();
+    /// Builds and keeps the forms of the `due` files, until a search starts.
+    fn fill(&self, root: &Root, due: Vec<RelPath>) {
         let mut opener = root.file_opener();
         let no_search = || self.searches.load(Ordering::Acquire) == 0;
-        for path in seen {
+        for rel in due {
             if !no_search() {
                 return;
             }
-            if let Ok(rel) = parse_relative(&path) {
-                self.fill_one(&mut opener, &rel, no_search);
-            }
+            self.fill_one(&mut opener, &rel, no_search);
         }
     }
 
@@ -351,7 +399,7 @@ impl FormsCache {
     /// last change is settled and they may fit; notes no sight of its own.
     fn fill_one(&self, opener: &mut FileOpener<'_>, rel: &RelPath, go_on: impl Fn() -> bool) {
         let Ok((file, size)) = open(opener, rel) else {
-            self.forget(rel.as_str());
+            self.forget_file(rel);
             return;
         };
         let Some(stamp) = Stamp::of(&file).filter(|stamp| stamp.settled(self.settle)) else {
@@ -359,13 +407,17 @@ impl FormsCache {
         };
         {
             let held = self.held();
-            let seen_as_now = held.seen.get(rel.as_str()) == Some(&stamp);
-            if !seen_as_now || !held.may_fit(size, self.max_bytes) {
+            if !held.seen_at(rel, stamp) || !held.may_fit(size, self.max_bytes) {
                 return;
             }
         }
-        // A binary file or one that failed to read is left to the next search to skip.
-        let _ = self.build(&file, size, rel, stamp, go_on);
+        if self.build(&file, size, rel, stamp, go_on).is_err() {
+            // Not text, or unreadable: the next search skips it; the fill leaves it.
+            let mut held = self.held();
+            if let Some(seen) = held.seen.get_mut(rel).filter(|seen| seen.stamp == stamp) {
+                seen.unfillable = true;
+            }
+        }
     }
 
     /// Keeps `forms` as those of `rel` at `stamp` if they fit.
@@ -376,7 +428,7 @@ impl FormsCache {
             return;
         }
         held.bytes += forms.bytes;
-        held.seen.remove(rel.as_str());
+        held.seen.remove(rel);
         let entry = Entry {
             stamp,
             forms: Arc::clone(forms),
@@ -626,6 +678,49 @@ mod tests {
         assert_eq!(served(&unsettled, &root, "a.md").ok(), Some(None));
         fill_and_wait(&unsettled, &root);
         assert_eq!(unsettled.held_bytes(), 0, "changed within the settle time");
+    }
+
+    #[test]
+    fn the_fill_mark_is_cleared_even_when_a_fill_panics() {
+        let cache = Arc::new(keeping());
+        let running = cache.start_filling().expect("no fill runs yet");
+        assert!(cache.start_filling().is_none(), "one fill at a time");
+        let panicked = std::thread::spawn(move || {
+            let _running = running;
+            panic!("a fill that panics");
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert!(!cache.is_filling());
+        assert!(
+            cache.start_filling().is_some(),
+            "a later search can fill again"
+        );
+    }
+
+    #[test]
+    fn the_fill_leaves_files_it_cannot_build_or_that_cannot_fit() {
+        let large = "incident\n".repeat(1000);
+        let (_dir, root) = vault(&[("a.md", "text\0more\n"), ("b.md", &large)]);
+        let cache = Arc::new(FormsCache::settling(4096, Duration::ZERO));
+        for path in ["a.md", "b.md"] {
+            assert_eq!(served(&cache, &root, path).ok(), Some(None), "{path}");
+        }
+        let due = |cache: &FormsCache| cache.held().fillable(cache.max_bytes);
+        let rel = |path| parse_relative(path).unwrap();
+        assert_eq!(
+            due(&cache),
+            vec![rel("a.md")],
+            "b.md cannot fit by its size"
+        );
+        fill_and_wait(&cache, &root);
+        assert_eq!(cache.held_bytes(), 0);
+        assert!(
+            due(&cache).is_empty(),
+            "a.md is not text: no fill opens it again"
+        );
+        cache.fill_in_background(&root);
+        assert!(!cache.is_filling(), "nothing to fill, no thread");
     }
 
     #[test]
