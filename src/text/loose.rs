@@ -20,7 +20,7 @@ use super::normalized::{Normalized, Writer};
 /// Besides whitespace and punctuation this includes Markdown markup (`*`, `_`, `` ` ``,
 /// `#`, `|`, `~`), since emphasis and tables split terms in the source. Symbols that
 /// carry meaning of their own (`+`, `=`, `<`, `>`, `&`, `%`, `@`) are kept.
-fn is_separator(c: char) -> bool {
+const fn is_separator(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
@@ -53,7 +53,7 @@ fn is_separator(c: char) -> bool {
 /// Folds a katakana spelling to the form its variants share: no long-vowel mark or
 /// sokuon, small kana as large ones, `ヴ` as `ブ` (`ウエッブブラウザー` and `ウェブブラウザ`
 /// both fold to `ウエブブラウザ`). `None` drops the character.
-pub(crate) fn fold_kana(c: char) -> Option<char> {
+pub(crate) const fn fold_kana(c: char) -> Option<char> {
     Some(match c {
         'ー' | 'ッ' => return None,
         'ァ' => 'ア',
@@ -72,7 +72,7 @@ pub(crate) fn fold_kana(c: char) -> Option<char> {
 
 /// What `c` of normalised text becomes in loose text: nothing for a separator (and for
 /// the katakana marks folding drops), its folded form otherwise.
-pub(crate) fn loose_char(c: char) -> Option<char> {
+pub(crate) const fn loose_char(c: char) -> Option<char> {
     if is_separator(c) {
         None
     } else {
@@ -126,6 +126,43 @@ pub(crate) struct LooseRuns {
     runs: Vec<[u32; 2]>,
 }
 
+/// Bit `c` is set when loose text keeps the character `c` of the Basic Multilingual
+/// Plane as it is: no separator, not folded (built at compile time from [`loose_char`]).
+static KEPT_BMP: [u64; 1024] = kept_bmp();
+
+const fn kept_bmp() -> [u64; 1024] {
+    let mut bits = [0u64; 1024];
+    let mut code = 0u32;
+    while code < 0x1_0000 {
+        if let Some(c) = char::from_u32(code) {
+            if let Some(kept) = loose_char(c) {
+                if kept == c {
+                    bits[(code >> 6) as usize] |= 1 << (code & 63);
+                }
+            }
+        }
+        code += 1;
+    }
+    bits
+}
+
+/// The length of the character that starts at `at` of `bytes` (UTF-8 text) if loose
+/// text keeps it as it is, from its bytes alone: ASCII and the rest of the Basic
+/// Multilingual Plane (nearly all text) through [`KEPT_BMP`]. `None`: a separator, a
+/// character that folds, or one past the plane (those are asked of [`loose_char`]).
+fn kept_len(bytes: &[u8], at: usize) -> Option<usize> {
+    let lead = u32::from(bytes[at]);
+    let tail = |offset: usize| u32::from(bytes[at + offset]) & 0x3F;
+    let (code, len) = match lead {
+        0x00..=0x7F => (lead, 1),
+        0xC0..=0xDF => (((lead & 0x1F) << 6) | tail(1), 2),
+        0xE0..=0xEF => (((lead & 0x0F) << 12) | (tail(1) << 6) | tail(2), 3),
+        _ => return None,
+    };
+    let kept = (KEPT_BMP[(code >> 6) as usize] >> (code & 63)) & 1 == 1;
+    kept.then_some(len)
+}
+
 /// An offset of a block's text, which is far below 4 GiB.
 fn narrow(offset: usize) -> u32 {
     u32::try_from(offset).expect("a block of text is far below 4 GiB")
@@ -134,12 +171,64 @@ fn narrow(offset: usize) -> u32 {
 impl LooseRuns {
     /// The loose text of `normalized`, the same text as [`loose_from`] gives.
     /// Characters loose text keeps as they are are copied a stretch at a time, not one
-    /// by one.
+    /// by one, and most are known as such from their bytes ([`kept_len`]): only the
+    /// others are decoded and asked of [`loose_char`]. Asking it of every character was
+    /// most of what building the vault's cached forms cost.
     pub(crate) fn of(normalized: &str) -> LooseRuns {
+        let bytes = normalized.as_bytes();
         let mut text = String::with_capacity(normalized.len());
         let mut runs = Vec::new();
         let mut in_run = false;
         // Where the stretch of characters kept as they are, not yet copied, starts.
+        let mut kept_from = 0;
+        let mut at = 0;
+        while at < bytes.len() {
+            if let Some(len) = kept_len(bytes, at) {
+                if !in_run {
+                    runs.push([narrow(text.len() + (at - kept_from)), narrow(at)]);
+                    in_run = true;
+                }
+                at += len;
+                continue;
+            }
+            let c = normalized[at..]
+                .chars()
+                .next()
+                .expect("a character starts here");
+            let becomes = loose_char(c);
+            if !in_run && becomes.is_some() {
+                runs.push([narrow(text.len() + (at - kept_from)), narrow(at)]);
+                in_run = true;
+            }
+            let end = at + c.len_utf8();
+            if becomes != Some(c) {
+                text.push_str(&normalized[kept_from..at]);
+                kept_from = end;
+                match becomes {
+                    Some(folded) => {
+                        debug_assert_eq!(
+                            folded.len_utf8(),
+                            c.len_utf8(),
+                            "folding keeps the length"
+                        );
+                        text.push(folded);
+                    }
+                    None => in_run = false,
+                }
+            }
+            at = end;
+        }
+        text.push_str(&normalized[kept_from..]);
+        LooseRuns { text, runs }
+    }
+
+    /// The loose text of `normalized` decided character by character through
+    /// [`loose_char`]: what [`LooseRuns::of`] is checked against.
+    #[cfg(test)]
+    fn of_each_character(normalized: &str) -> LooseRuns {
+        let mut text = String::with_capacity(normalized.len());
+        let mut runs = Vec::new();
+        let mut in_run = false;
         let mut kept_from = 0;
         for (at, c) in normalized.char_indices() {
             let becomes = loose_char(c);
@@ -153,10 +242,7 @@ impl LooseRuns {
             text.push_str(&normalized[kept_from..at]);
             kept_from = at + c.len_utf8();
             match becomes {
-                Some(folded) => {
-                    debug_assert_eq!(folded.len_utf8(), c.len_utf8(), "folding keeps the length");
-                    text.push(folded);
-                }
+                Some(folded) => text.push(folded),
                 None => in_run = false,
             }
         }
@@ -239,6 +325,8 @@ pub(crate) fn loose_from(normalized: &Normalized) -> Normalized {
 
 #[cfg(test)]
 mod tests {
+    use proptest::strategy::Strategy;
+
     use super::*;
 
     #[test]
@@ -252,6 +340,143 @@ mod tests {
         }
         for c in ['イ', 'ブ', 'ヤ', 'ィ', 'ー', '-', '・', ' '] {
             assert!(!only_itself_loosens_to(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn kept_len_knows_every_character_loose_text_keeps_in_the_plane() {
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let mut buffer = [0; 4];
+            let bytes = c.encode_utf8(&mut buffer).as_bytes();
+            let kept = u32::from(c) <= 0xFFFF && loose_char(c) == Some(c);
+            assert_eq!(kept_len(bytes, 0), kept.then_some(bytes.len()), "{c:?}");
+        }
+    }
+
+    /// Pieces of normalised text: every kind of character loose text drops, folds or
+    /// keeps, of each UTF-8 length.
+    const PIECES: &[&str] = &[
+        "a",
+        "Z",
+        "0",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\u{b}",
+        "\u{c}",
+        "-",
+        "/",
+        "\\",
+        "_",
+        ".",
+        ",",
+        "(",
+        ")",
+        "\"",
+        "'",
+        ":",
+        ";",
+        "!",
+        "?",
+        "~",
+        "`",
+        "*",
+        "#",
+        "|",
+        "+",
+        "=",
+        "<",
+        "&",
+        "%",
+        "@",
+        "[",
+        "{",
+        "\u{7f}",
+        "\u{0}",
+        "\u{85}",
+        "\u{a0}",
+        "é",
+        "ß",
+        "\u{bf}",
+        "\u{7ff}",
+        "\u{800}",
+        "\u{1680}",
+        "\u{2000}",
+        "\u{200a}",
+        "\u{2028}",
+        "\u{2029}",
+        "\u{202f}",
+        "\u{205f}",
+        "\u{3000}",
+        "・",
+        "、",
+        "。",
+        "「",
+        "」",
+        "あ",
+        "っ",
+        "ゔ",
+        "ア",
+        "ァ",
+        "ィ",
+        "ゥ",
+        "ェ",
+        "ォ",
+        "ャ",
+        "ュ",
+        "ョ",
+        "ヮ",
+        "ヴ",
+        "ー",
+        "ッ",
+        "カ",
+        "ン",
+        "ブ",
+        "\u{30a0}",
+        "\u{30ff}",
+        "障",
+        "害",
+        "Ａ",
+        "\u{ffff}",
+        "\u{fffd}",
+        "𠮷",
+        "😀",
+        "\u{10ffff}",
+        "incident",
+        "ウィンドウマネージャー",
+        "e-mail, E mail",
+    ];
+
+    #[test]
+    fn each_piece_and_pair_of_pieces_loosen_as_character_by_character() {
+        let check = |text: &str| {
+            let (fast, each) = (LooseRuns::of(text), LooseRuns::of_each_character(text));
+            assert_eq!((fast.text, fast.runs), (each.text, each.runs), "{text:?}");
+        };
+        for first in PIECES {
+            check(first);
+            for second in PIECES {
+                check(&format!("{first}{second}"));
+                check(&format!("ab {first}{second} 障"));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn runs_of_any_text_are_those_character_by_character(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(PIECES).prop_map(str::to_owned),
+                    proptest::char::any().prop_map(String::from),
+                ],
+                0..40,
+            )
+        ) {
+            let text = pieces.concat();
+            let (fast, each) = (LooseRuns::of(&text), LooseRuns::of_each_character(&text));
+            proptest::prop_assert_eq!((fast.text, fast.runs), (each.text, each.runs));
         }
     }
 

@@ -125,6 +125,15 @@ impl Best {
         }
     }
 
+    /// The score a candidate needs to be kept now: the last kept one's once `cap` are
+    /// ranked (a lower score ranks after it, whatever its path and line), else none.
+    pub(crate) fn floor(&self) -> f32 {
+        match self.ranked_to_cap {
+            true => self.kept[self.cap - 1].score,
+            false => f32::NEG_INFINITY,
+        }
+    }
+
     fn cut(&mut self) {
         rank(&mut self.kept);
         self.kept.truncate(self.cap);
@@ -243,6 +252,9 @@ mod tests {
         ];
         for cap in [1, 3, 7, 50] {
             let (mut each, mut past_floor) = (Best::new(cap), Best::new(cap));
+            // Offered only the ranges that score at least its floor, as a file's search
+            // keeps them (`matcher::Keep`).
+            let mut at_floor = Best::new(cap);
             for file in ["b.md", "a.md", "c/d.md", "a.md", "c.md"] {
                 let path = parse_relative(file).unwrap();
                 let ranges: Vec<LineRange> = (0..40)
@@ -258,9 +270,18 @@ mod tests {
                         .iter()
                         .map(|r| Candidate::new(path.clone(), r.clone(), &patterns())),
                 );
+                let floor = at_floor.floor();
+                let above: Vec<LineRange> = ranges
+                    .iter()
+                    .filter(|range| score(range, &patterns()) >= floor)
+                    .cloned()
+                    .collect();
+                at_floor.offer_ranges(&path, above, &patterns());
                 past_floor.offer_ranges(&path, ranges, &patterns());
             }
-            assert_eq!(each.ranked(), past_floor.ranked(), "cap {cap}");
+            let ranked = each.ranked();
+            assert_eq!(ranked, at_floor.ranked(), "cap {cap}");
+            assert_eq!(ranked, past_floor.ranked(), "cap {cap}");
         }
     }
 

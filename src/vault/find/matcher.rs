@@ -13,6 +13,7 @@
 //! as runs (`text::loose::LooseRuns`, no second map), and the patterns matched in one
 //! pass per text. `text::literals` matches them, as it does for `manual_find`.
 
+use std::cmp::Ordering;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -22,7 +23,7 @@ use crate::call::CallContext;
 use crate::paths::{FileOpener, RelPath};
 use crate::text::lines::{Breaks, LineNo, LineTable};
 use crate::text::literals::Literals;
-use crate::text::loose::{loose_normalized, LooseRuns};
+use crate::text::loose::{loose_normalized, only_itself_loosens_to, LooseRuns};
 use crate::text::near::{both_forms_around, loose_anchor, Anchored};
 use crate::text::normalize::{normalize, Normalized};
 use crate::text::prefilter::{Prefilter, Prefilters};
@@ -65,6 +66,19 @@ pub(crate) struct Patterns {
     near: Option<Near>,
     /// What finds the patterns in a whole block's normalised and loose text.
     whole: [EachLiteral; 2],
+    /// Per pattern, whether each of its occurrences in a whole block's normalised text
+    /// has a twin in the loose text ([`loose_twins`]).
+    twins: Vec<bool>,
+}
+
+/// Whether every occurrence of `text` in normalised text has a twin in its loose text
+/// that leads back to the same place, and every loose occurrence within one run of the
+/// loose text is such a twin: `text` is its own loose form (no separator, nothing that
+/// folds) and no other character loosens to one of its characters (`text::loose`). Then a
+/// loose occurrence is either a normalised one seen again, or one that spans a
+/// separator.
+fn loose_twins(text: &str, loose: &str) -> bool {
+    !text.is_empty() && text == loose && text.chars().all(only_itself_loosens_to)
 }
 
 /// Every occurrence of each of a few literals, overlapping ones included, found with
@@ -241,6 +255,11 @@ impl Patterns {
             Some(Near::new(normalized, loose))
         });
         let whole = [EachLiteral::new(&texts), EachLiteral::new(&loose_texts)];
+        let twins = texts
+            .iter()
+            .zip(&loose_texts)
+            .map(|(text, loose)| loose_twins(text, loose))
+            .collect();
         Patterns {
             texts,
             terms,
@@ -248,6 +267,7 @@ impl Patterns {
             loose,
             near,
             whole,
+            twins,
         }
     }
 
@@ -291,12 +311,14 @@ impl Patterns {
                 for piece in windows.iter().map(|window| &window.normalized) {
                     self.normalized
                         .for_each(&piece.normalized.text, |index, range| {
-                            hits.record(index, piece.original_range(range), Way::Normalized);
+                            let span = piece.original_range(range);
+                            hits.record(index, span, Way::Normalized, 1);
                         });
                 }
                 for window in &windows {
                     self.loose.for_each(&window.loose.text, |index, range| {
-                        hits.record(index, window.loose_original_range(range), Way::Loose);
+                        let span = window.loose_original_range(range);
+                        hits.record(index, span, Way::Loose, 1);
                     });
                 }
             }
@@ -323,6 +345,15 @@ impl Patterns {
 
     /// Records every occurrence of the patterns in a whole block's normalisation and in
     /// its loose text.
+    ///
+    /// A pattern with loose twins ([`loose_twins`]) is found once for both texts where
+    /// it can be: each normalised occurrence counts twice (its loose twin is on the same
+    /// line, and a range takes the best way of each pattern and the number of
+    /// occurrences, so the twin changes only that number), and the loose occurrences are
+    /// only counted. As many loose occurrences as normalised ones means none spans a
+    /// separator; otherwise each is led back to the normalised text, and those that span
+    /// one are recorded. Leading every loose occurrence back (a search of the runs, then
+    /// of the map) was most of what a warm `vault_find` of a common word cost.
     fn whole_hits(
         &self,
         normalised: &Normalized,
@@ -330,16 +361,42 @@ impl Patterns {
         hits: &mut BlockHits<'_>,
     ) {
         let [normalized_literals, loose_literals] = &self.whole;
+        let loose = loose.filter(|_| !self.loose.is_empty());
+        let mut counted = vec![[0usize; 2]; self.len()];
         normalized_literals.for_each(&normalised.text, |index, range| {
-            hits.record(index, normalised.original_range(range), Way::Normalized);
+            let twinned = loose.is_some() && self.twins[index];
+            counted[index][0] += 1;
+            let occurrences = if twinned { 2 } else { 1 };
+            hits.record(
+                index,
+                normalised.original_range(range),
+                Way::Normalized,
+                occurrences,
+            );
         });
-        let Some(loose) = loose.filter(|_| !self.loose.is_empty()) else {
+        let Some(loose) = loose else {
             return;
         };
+        let mut twin_candidates = Vec::new();
         loose_literals.for_each(&loose.text, |index, range| {
-            let span = normalised.original_range(loose.normalized_range(range));
-            hits.record(index, span, Way::Loose);
+            if self.twins[index] {
+                counted[index][1] += 1;
+                twin_candidates.push((index, range));
+            } else {
+                let span = normalised.original_range(loose.normalized_range(range));
+                hits.record(index, span, Way::Loose, 1);
+            }
         });
+        for (index, range) in twin_candidates {
+            let [as_written, loosely] = counted[index];
+            if as_written == loosely {
+                continue;
+            }
+            let from = loose.normalized_range(range.clone());
+            if from.len() > range.len() {
+                hits.record(index, normalised.original_range(from), Way::Loose, 1);
+            }
+        }
     }
 }
 
@@ -372,14 +429,19 @@ struct BlockHits<'b> {
 }
 
 impl BlockHits<'_> {
-    /// Records an occurrence of `pattern` over `span` of the block's text, unless the
+    /// Records `occurrences` of `pattern` over `span` of the block's text, unless the
     /// previous block judged it.
-    fn record(&mut self, pattern: usize, span: Range<usize>, way: Way) {
+    fn record(&mut self, pattern: usize, span: Range<usize>, way: Way, occurrences: u32) {
         if self.place.judged_before(&span) {
             return;
         }
         let line = self.place.line_of(self.lines.table(), span.start);
-        self.hits.push(Hit { line, pattern, way });
+        self.hits.push(Hit {
+            line,
+            pattern,
+            way,
+            occurrences,
+        });
     }
 
     fn in_line_order(mut self) -> Vec<Hit> {
@@ -394,6 +456,8 @@ struct Hit {
     line: LineNo,
     pattern: usize,
     way: Way,
+    /// How many occurrences it stands for: 2 for a normalised one and its loose twin.
+    occurrences: u32,
 }
 
 /// Nearby hits of one file, merged: the unit a candidate is made of.
@@ -448,8 +512,31 @@ impl Tally {
 /// How candidates are ordered: best score first, then line (and path, across files).
 pub(crate) type Score<'s> = &'s (dyn Fn(&LineRange) -> f32 + Sync);
 
-/// The ranges of one file as they build up, hit by hit: the finished ones (at most the
-/// best `keep` once there are many), the one still open, and the tally of all.
+/// Which ranges of a file a search keeps: the best `count` by `score`, of those that
+/// score at least `floor`. The floor is what the search's best candidates so far already
+/// hold (`integrate::Best::floor`): a range scoring less can never be among them, so it
+/// is only counted.
+#[derive(Clone, Copy)]
+pub(crate) struct Keep<'s> {
+    pub count: usize,
+    pub score: Score<'s>,
+    pub floor: f32,
+}
+
+impl<'s> Keep<'s> {
+    /// The best `count` by `score`, with no floor.
+    pub(crate) fn best(count: usize, score: Score<'s>) -> Keep<'s> {
+        Keep {
+            count,
+            score,
+            floor: f32::NEG_INFINITY,
+        }
+    }
+}
+
+/// The ranges of one file as they build up, hit by hit: the finished ones that may be
+/// kept (at most the best `keep.count` once there are many), the one still open, and the
+/// tally of all.
 struct Ranges<'s> {
     done: Vec<LineRange>,
     open: Option<LineRange>,
@@ -457,12 +544,14 @@ struct Ranges<'s> {
     hit_lines: LineNo,
     last_hit_line: LineNo,
     patterns: usize,
-    keep: usize,
-    score: Score<'s>,
+    keep: Keep<'s>,
+    /// The ways of the last range finished below the floor, for the next one: a common
+    /// word opens tens of thousands of ranges per search, nearly all only counted.
+    spare_ways: Vec<Way>,
 }
 
 impl<'s> Ranges<'s> {
-    fn new(patterns: usize, keep: usize, score: Score<'s>) -> Ranges<'s> {
+    fn new(patterns: usize, keep: Keep<'s>) -> Ranges<'s> {
         Ranges {
             done: Vec::new(),
             open: None,
@@ -471,7 +560,7 @@ impl<'s> Ranges<'s> {
             last_hit_line: 0,
             patterns,
             keep,
-            score,
+            spare_ways: Vec::new(),
         }
     }
 
@@ -490,10 +579,13 @@ impl<'s> Ranges<'s> {
         });
         if !joins {
             self.finish_open();
+            let mut ways = std::mem::take(&mut self.spare_ways);
+            ways.clear();
+            ways.resize(self.patterns, Way::None);
             self.open = Some(LineRange {
                 start_line: hit.line,
                 end_line: hit.line,
-                ways: vec![Way::None; self.patterns],
+                ways,
                 matches: 0,
             });
         }
@@ -501,29 +593,33 @@ impl<'s> Ranges<'s> {
         range.start_line = range.start_line.min(hit.line);
         range.end_line = range.end_line.max(hit.line);
         range.ways[hit.pattern] = range.ways[hit.pattern].max(hit.way);
-        range.matches = range.matches.saturating_add(1);
+        range.matches = range.matches.saturating_add(hit.occurrences);
     }
 
     fn finish_open(&mut self) {
         if let Some(range) = self.open.take() {
             self.tally.count(&range);
+            if (self.keep.score)(&range).total_cmp(&self.keep.floor) == Ordering::Less {
+                self.spare_ways = range.ways;
+                return;
+            }
             self.done.push(range);
-            if self.done.len() > 2 * self.keep {
+            if self.done.len() > 2 * self.keep.count {
                 self.prune();
             }
         }
     }
 
-    /// Keeps the best `keep` finished ranges: a file matching on a million lines holds a
-    /// few hundred ranges, not a million.
+    /// Keeps the best `keep.count` finished ranges: a file matching on a million lines
+    /// holds a few hundred ranges, not a million.
     fn prune(&mut self) {
-        let score = self.score;
+        let score = self.keep.score;
         self.done.sort_by(|a, b| {
             score(b)
                 .total_cmp(&score(a))
                 .then(a.start_line.cmp(&b.start_line))
         });
-        self.done.truncate(self.keep);
+        self.done.truncate(self.keep.count);
     }
 
     fn finish(mut self) -> FileOutcome {
@@ -541,7 +637,7 @@ impl<'s> Ranges<'s> {
 /// What searching one file gave.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum FileOutcome {
-    /// Read to its end: the best `keep` ranges in line order, and the tally of all.
+    /// Read to its end: the ranges kept ([`Keep`]) in line order, and the tally of all.
     Searched {
         ranges: Vec<LineRange>,
         tally: Tally,
@@ -562,21 +658,19 @@ pub(crate) struct Reading<'a> {
     pub deadline: Instant,
 }
 
-/// Searches one file until its end or the deadline, keeping its best `keep` ranges by
-/// `score`.
+/// Searches one file until its end or the deadline, keeping the ranges `keep` says.
 pub(crate) fn search_file(
     reading: &Reading<'_>,
     opener: &mut FileOpener<'_>,
     rel: &RelPath,
     patterns: &Patterns,
-    keep: usize,
-    score: Score<'_>,
+    keep: Keep<'_>,
 ) -> FileOutcome {
     let stop = || Instant::now() >= reading.deadline || reading.call.is_cancelled();
     if stop() {
         return FileOutcome::Unscanned;
     }
-    let mut found = Ranges::new(patterns.len(), keep, score);
+    let mut found = Ranges::new(patterns.len(), keep);
     let mut out_of_time = false;
     let mut on_block = |hits: Vec<Hit>| {
         for hit in hits {
@@ -667,8 +761,14 @@ mod tests {
 
     /// The outcome of searching `content` for `query`, keeping `keep` ranges by `score`.
     fn outcome(content: &str, query: &str, keep: usize, score: Score<'_>) -> FileOutcome {
-        let (_dir, root) = vault(&[("a.md", content)]);
         let patterns = Patterns::new(&normalize_str(query));
+        searched_by(content, &patterns, Keep::best(keep, score))
+    }
+
+    /// The outcome of searching `content` for `patterns` (by windows, or whole blocks when
+    /// they have no `near`), keeping what `keep` says.
+    fn searched_by(content: &str, patterns: &Patterns, keep: Keep<'_>) -> FileOutcome {
+        let (_dir, root) = vault(&[("a.md", content)]);
         let rel = crate::paths::parse_relative("a.md").unwrap();
         let (forms, call) = (FormsCache::new(0), CallContext::local());
         let reading = Reading {
@@ -676,14 +776,77 @@ mod tests {
             call: &call,
             deadline: later(),
         };
-        search_file(
-            &reading,
-            &mut root.file_opener(),
-            &rel,
-            &patterns,
-            keep,
-            score,
-        )
+        search_file(&reading, &mut root.file_opener(), &rel, patterns, keep)
+    }
+
+    #[test]
+    fn patterns_spelled_as_their_loose_form_with_no_character_folded_onto_them_have_twins() {
+        for (query, twins) in [
+            ("incident", true),
+            ("4711", true),
+            ("障害対応", true),
+            ("カンバン", true),
+            ("incident-4711", false),
+            ("on call", false),
+            ("ウインドウ", false),
+            ("ブラウザ", false),
+        ] {
+            let patterns = Patterns::new(&normalize_str(query));
+            assert_eq!(patterns.twins[0], twins, "{query}");
+        }
+        assert!(!loose_twins("", ""));
+    }
+
+    /// Pieces of text that spell a few queries as written, loosely across separators and
+    /// line breaks, folded, or not at all.
+    const TWIN_PIECES: &[&str] = &[
+        "incident",
+        "in-ci-dent",
+        "inci\ndent",
+        "INCIDENT",
+        "ｉｎｃｉｄｅｎｔ",
+        "incidentincident",
+        "4711",
+        "47・11",
+        "障害",
+        "障\n害",
+        "障・害",
+        "対応",
+        "ウィンドウ",
+        "ウインドウ",
+        "ウイン\nドウ",
+        " ",
+        "\n",
+        "\n\n\n\n\n\n",
+        "-",
+        "**",
+        "。",
+        "x",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn whole_blocks_count_loose_twins_as_windows_find_them(
+            pieces in proptest::collection::vec(proptest::sample::select(TWIN_PIECES), 1..60)
+        ) {
+            let text = pieces.concat();
+            for query in ["incident", "incident-4711", "障害対応", "ウインドウ", "障害 4711"] {
+                let near = Patterns::new(&normalize_str(query));
+                let whole = Patterns {
+                    near: None,
+                    ..Patterns::new(&normalize_str(query))
+                };
+                let keep = Keep::best(1000, &|_| 0.0);
+                proptest::prop_assert_eq!(
+                    searched_by(&text, &near, keep),
+                    searched_by(&text, &whole, keep),
+                    "{:?} in {:?}",
+                    query,
+                    text
+                );
+            }
+        }
     }
 
     fn ranges_of(content: &str, query: &str) -> Vec<LineRange> {
@@ -812,7 +975,13 @@ mod tests {
                 deadline: later(),
             };
             let mut opener = root.file_opener();
-            search_file(&reading, &mut opener, &rel, patterns, 100_000, &|_| 0.0)
+            search_file(
+                &reading,
+                &mut opener,
+                &rel,
+                patterns,
+                Keep::best(100_000, &|_| 0.0),
+            )
         };
         let queries = [
             "障害対応",
@@ -864,10 +1033,46 @@ mod tests {
             &mut root.file_opener(),
             &rel,
             &patterns,
-            10,
-            &|_| 0.0,
+            Keep::best(10, &|_| 0.0),
         );
         assert_eq!(spent, FileOutcome::Unscanned);
+    }
+
+    #[test]
+    fn ranges_below_the_floor_are_counted_and_not_kept() {
+        // 50 ranges, one every 10 lines; the score prefers later lines.
+        let text: String = (0..500)
+            .map(|n| if n % 10 == 0 { "term\n" } else { "x\n" })
+            .collect();
+        let patterns = Patterns::new("term");
+        let later_first = |range: &LineRange| range.start_line as f32;
+        let all = searched_by(&text, &patterns, Keep::best(1000, &later_first));
+        let floored = Keep {
+            floor: 251.0,
+            ..Keep::best(1000, &later_first)
+        };
+        let (
+            FileOutcome::Searched {
+                ranges,
+                tally,
+                hit_lines,
+            },
+            FileOutcome::Searched {
+                ranges: above,
+                tally: counted,
+                hit_lines: lines,
+            },
+        ) = (all, searched_by(&text, &patterns, floored))
+        else {
+            panic!("not searched");
+        };
+        assert_eq!((counted, lines), (tally, hit_lines));
+        let starts = |ranges: &[LineRange]| -> Vec<LineNo> {
+            ranges.iter().map(|range| range.start_line).collect()
+        };
+        assert_eq!(starts(&above), (251..500).step_by(10).collect::<Vec<_>>());
+        let at_least = ranges.into_iter().filter(|range| range.start_line >= 251);
+        assert_eq!(above, at_least.collect::<Vec<_>>());
     }
 
     #[test]

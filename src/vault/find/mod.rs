@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use self::actions::{next_actions, AskedScope, Situation};
 use self::integrate::{integrate, score, Best, Candidate};
-use self::matcher::{search_file, FileOutcome, LineRange, Patterns, Reading, Score, Tally};
+use self::matcher::{search_file, FileOutcome, Keep, LineRange, Patterns, Reading, Score, Tally};
 use crate::call::CallContext;
 use crate::error::ToolResult;
 use crate::paths::{RelPath, Root};
@@ -280,7 +280,11 @@ fn search_run(
     let outcomes = run
         .iter()
         .map(|path| {
-            let mut outcome = search_file(reading, &mut opener, path, patterns, cap, score);
+            let keep = Keep {
+                floor: best.floor(),
+                ..Keep::best(cap, score)
+            };
+            let mut outcome = search_file(reading, &mut opener, path, patterns, keep);
             reading.call.work_done(1);
             if let FileOutcome::Searched { ranges, .. } = &mut outcome {
                 best.offer_ranges(path, std::mem::take(ranges), patterns);
