@@ -473,13 +473,16 @@ mod tests {
         })
     }
 
+    /// An intersection: [`agreeing`] or [`agreeing_per_document`].
+    type Intersection = fn(
+        (&mut [(Listed, u32)], u32),
+        &mut [OpenedConstraint<Listed>],
+        &dyn Fn(DocId) -> Option<NodeKey>,
+    ) -> Vec<(NodeKey, u32)>;
+
     /// Both intersections of `table` (its first constraint drives) agree; the answer.
     fn both(table: &Table) -> Vec<(NodeKey, u32)> {
-        let run = |of: fn(
-            (&mut [(Listed, u32)], u32),
-            &mut [OpenedConstraint<Listed>],
-            &dyn Fn(DocId) -> Option<NodeKey>,
-        ) -> Vec<(NodeKey, u32)>| {
+        let run = |of: Intersection| {
             let mut opened: Vec<OpenedConstraint<Listed>> = table
                 .iter()
                 .map(|(postings, offset)| (0, postings.clone(), *offset))
