@@ -205,7 +205,7 @@ pub(crate) fn score_each(
                 .then(|| corpus.references.link_text(key))
                 .flatten(),
         };
-        let evidence = score_node(plan, corpus, weights, &node, &above, titles, &mut ways);
+        let evidence = score_node(plan, weights, &node, &above, titles, &mut ways);
         visit(key, evidence, &ways);
     }
 }
@@ -339,7 +339,6 @@ fn equals_phrase(plan: &Plan, text: &str, loose: &str) -> bool {
 /// first); `ancestors` are the ids of the matching headings above it in `titles`.
 fn score_node(
     plan: &Plan,
-    corpus: &Corpus,
     weights: &[f32],
     node: &Node,
     ancestors: &[u32],
