@@ -188,6 +188,7 @@ pub(crate) fn score_each(
     let mut links = LinkCursor::new(corpus);
     let mut above = Vec::new();
     let mut ways = Vec::with_capacity(plan.terms.len());
+    let mut phrase_titles = PhraseTitles::default();
     for (key, hits) in sections_to_score(plan.first_unit_pattern, scan, keep, &empty) {
         if corpus.files[key.file as usize].outline.node_count() <= key.node as usize {
             continue;
@@ -198,12 +199,13 @@ pub(crate) fn score_each(
             key,
             hits,
             page,
+            title_is_phrase: phrase_titles.equals(plan, corpus, key),
             links: links
                 .of(key)
                 .then(|| corpus.references.link_text(key))
                 .flatten(),
         };
-        let evidence = score_node(plan, corpus, weights, &node, &above, titles, &mut ways);
+        let evidence = score_node(plan, weights, &node, &above, titles, &mut ways);
         visit(key, evidence, &ways);
     }
 }
@@ -295,15 +297,48 @@ struct Node<'a> {
     key: NodeKey,
     hits: &'a NodeHits,
     page: &'a PageHits,
+    /// Whether its own heading equals the query's phrase.
+    title_is_phrase: bool,
     /// The texts of links pointing at the section.
     links: Option<&'a Label>,
+}
+
+/// Whether sections' own headings equal the query's phrase (the phrase bonus), decided
+/// once a search per distinct heading text: equal headings share a number in the
+/// labels' column, which the scoring reads in key order, while loading every section's
+/// heading from its file's outline was a cache miss a section (a third of
+/// `score_node`'s own time at 200 MB of manuals). A heading's loose form is made from
+/// its text, so one answer serves every heading of that text.
+#[derive(Default)]
+struct PhraseTitles {
+    /// By title number: whether it equals the phrase, once compared.
+    known: Vec<Option<bool>>,
+}
+
+impl PhraseTitles {
+    /// Whether the heading of section `key` (one of its file's outline) equals the phrase.
+    fn equals(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey) -> bool {
+        let id = corpus.labels().title_id(key) as usize;
+        if self.known.len() <= id {
+            self.known.resize(id + 1, None);
+        }
+        *self.known[id].get_or_insert_with(|| {
+            let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
+            equals_phrase(plan, title.text(), title.loose())
+        })
+    }
+}
+
+/// Whether a label (its text and loose form) is the query's phrase, as written or
+/// loosely.
+fn equals_phrase(plan: &Plan, text: &str, loose: &str) -> bool {
+    text == plan.query.phrase || (!loose.is_empty() && loose == plan.phrase_loose)
 }
 
 /// The evidence of `node`, and the best way each term matched into `ways` (emptied
 /// first); `ancestors` are the ids of the matching headings above it in `titles`.
 fn score_node(
     plan: &Plan,
-    corpus: &Corpus,
     weights: &[f32],
     node: &Node,
     ancestors: &[u32],
@@ -314,6 +349,7 @@ fn score_node(
         key,
         hits,
         page,
+        title_is_phrase,
         links,
     } = *node;
     let top_of_page = key.node == 0;
@@ -367,7 +403,7 @@ fn score_node(
     }
     let total: f32 = weights.iter().sum();
     let relevance = if total > 0.0 { covered / total } else { 0.0 };
-    let bonus = phrase_bonus(plan, corpus, key, hits, links, &mut signals)
+    let bonus = phrase_bonus(plan, title_is_phrase, hits, links, &mut signals)
         + strict_bonus(plan, hits, page, &mut signals);
     Evidence {
         score: relevance + bonus,
@@ -415,24 +451,18 @@ fn strength(plan: &Plan, term: usize, normal: &PatternSet, loose: &PatternSet) -
     (PIECES * shares / patterns.pieces.len() as f32, Way::Pieces)
 }
 
-/// The whole query as one phrase: equal to the heading or a link text, or inside them,
-/// or inside the body; a synonym variant of the phrase inside them counts three quarters.
+/// The whole query as one phrase: equal to the heading (`title_is_phrase`) or a link
+/// text, or inside them, or inside the body; a synonym variant of the phrase inside them
+/// counts three quarters.
 fn phrase_bonus(
     plan: &Plan,
-    corpus: &Corpus,
-    key: NodeKey,
+    title_is_phrase: bool,
     hits: &NodeHits,
     links: Option<&Label>,
     signals: &mut Signals,
 ) -> f32 {
-    let phrase = &plan.query.phrase;
-    let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
-    let phrase_loose = &plan.phrase_loose;
-    let equals = |text: &str, loose: &str| {
-        text == phrase || (!loose.is_empty() && loose == phrase_loose.as_str())
-    };
     let mut bonus = 0.0f32;
-    if equals(title.text(), title.loose()) {
+    if title_is_phrase {
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
         signals.insert(Signals::HEADING);
     }
@@ -441,7 +471,7 @@ fn phrase_bonus(
             .text()
             .lines()
             .zip(links.loose().lines())
-            .any(|(text, loose)| equals(text, loose));
+            .any(|(text, loose)| equals_phrase(plan, text, loose));
         if equal_link {
             bonus = bonus.max(PHRASE_EQUALS_LABEL);
             signals.insert(Signals::LINK_TEXT);
@@ -613,6 +643,60 @@ mod tests {
         .map(|s| (s.key, s))
         .collect();
         (scored, corpus, dir, index)
+    }
+
+    /// A heading equals the phrase as written or loosely; every heading of one text
+    /// answers alike whichever of its sections asks first, as comparing each section's
+    /// own heading does.
+    #[test]
+    fn headings_equal_to_the_phrase_are_known_by_their_text() {
+        let (_dir, index) = index(&[
+            ("m/a.md", "# 出張旅費\n\n本文。\n\n## 会議\n\n本文。\n"),
+            (
+                "m/b.md",
+                "# 手順\n\n## 出張旅費\n\n本文。\n\n## 出張・旅費\n\n本文。\n\n## 会議\n\n本文。\n",
+            ),
+        ]);
+        let corpus = CorpusCache::default().sync(&index);
+        let keys: Vec<NodeKey> = (0..corpus.files.len() as u32)
+            .flat_map(|file| {
+                let nodes = corpus.files[file as usize].outline.node_count() as u32;
+                (0..nodes).map(move |node| NodeKey { file, node })
+            })
+            .collect();
+        // The headings: 出張旅費, 会議; 手順, 出張旅費, 出張・旅費 (loosely equal), 会議.
+        let phrase = [true, false, false, true, true, false];
+        let meeting = [false, true, false, false, false, true];
+        for (query, expected) in [
+            ("出張旅費", phrase),
+            ("出張 旅費", phrase),
+            ("会議", meeting),
+        ] {
+            let plan = testing::plan(query);
+            let direct: Vec<bool> = keys
+                .iter()
+                .map(|key| {
+                    let title =
+                        &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
+                    equals_phrase(&plan, title.text(), title.loose())
+                })
+                .collect();
+            let mut forward = PhraseTitles::default();
+            let ahead: Vec<bool> = keys
+                .iter()
+                .map(|key| forward.equals(&plan, &corpus, *key))
+                .collect();
+            let mut backward = PhraseTitles::default();
+            let mut behind: Vec<bool> = keys
+                .iter()
+                .rev()
+                .map(|key| backward.equals(&plan, &corpus, *key))
+                .collect();
+            behind.reverse();
+            assert_eq!(ahead, direct, "{query}");
+            assert_eq!(behind, direct, "{query}");
+            assert_eq!(direct, expected, "{query}");
+        }
     }
 
     /// The headings above a section are its own parents': siblings share them, a

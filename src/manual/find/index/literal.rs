@@ -17,7 +17,6 @@
 //! the extra ones cost time, never a wrong answer. What the index cannot express at all
 //! (a literal of symbols only) is reported as such.
 
-use rustc_hash::FxHashMap;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, DocSet, Searcher, Term, TERMINATED};
@@ -54,7 +53,7 @@ pub(crate) enum IndexPattern {
 
 /// A constraint's postings in one segment: its document frequency (the rarest drives
 /// the intersection), each option's postings with its position shift, and its offset.
-type OpenedConstraint = (u32, Vec<(SegmentPostings, u32)>, u32);
+type OpenedConstraint<P = SegmentPostings> = (u32, Vec<(P, u32)>, u32);
 
 impl IndexPattern {
     /// A normalised literal, found as a substring of the normalised or loose text.
@@ -181,36 +180,7 @@ impl IndexPattern {
             }
             opened.sort_by_key(|(df, _, _)| *df);
             let (driver, rest) = opened.split_first_mut().expect("two or more");
-            let mut docs = anchored(&mut driver.1, driver.2, &keep_doc);
-            let mut positions = Vec::new();
-            for (_, postings, offset) in rest {
-                if docs.is_empty() {
-                    break;
-                }
-                for (doc, _, anchors) in docs.iter_mut() {
-                    let mut here = Vec::new();
-                    for (list, shift) in postings.iter_mut() {
-                        if list.doc() < *doc && list.seek(*doc) != *doc {
-                            continue;
-                        }
-                        if list.doc() != *doc {
-                            continue;
-                        }
-                        list.positions(&mut positions);
-                        here.extend(
-                            positions
-                                .iter()
-                                .filter_map(|&at| (at + *shift).checked_sub(*offset)),
-                        );
-                    }
-                    anchors.retain(|anchor| here.contains(anchor));
-                }
-                docs.retain(|(_, _, anchors)| !anchors.is_empty());
-            }
-            found.extend(
-                docs.into_iter()
-                    .map(|(_, key, anchors)| (key, anchors.len() as u32)),
-            );
+            found.extend(agreeing((&mut driver.1, driver.2), rest, &keep_doc));
         }
         Ok(Some(found))
     }
@@ -276,38 +246,344 @@ fn counts(
         .collect()
 }
 
-/// The kept documents of the driving constraint, by document id, each with the starts
-/// its occurrences put the text at.
-fn anchored(
-    postings: &mut [(SegmentPostings, u32)],
+/// One start the text may have in a kept document: where an occurrence of the driving
+/// constraint puts it.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    doc: DocId,
+    at: u32,
+    key: NodeKey,
+}
+
+/// The kept documents where every constraint agrees on a start, with how many starts, in
+/// document order. Only the documents of `driver` (the rarest constraint and its offset)
+/// are visited; the others' postings are sought to them. The starts of all documents
+/// share one list, narrowed in place by each constraint, so no document costs an
+/// allocation (a common literal's driver spans thousands of sections at 200 MB).
+fn agreeing<P: Postings>(
+    driver: (&mut [(P, u32)], u32),
+    rest: &mut [OpenedConstraint<P>],
+    keep: &dyn Fn(DocId) -> Option<NodeKey>,
+) -> Vec<(NodeKey, u32)> {
+    let mut starts = driving_starts(driver.0, driver.1, keep);
+    let mut positions = Vec::new();
+    let mut here = Vec::new();
+    for (_, postings, offset) in rest {
+        if starts.is_empty() {
+            break;
+        }
+        retain_agreeing(&mut starts, postings, *offset, &mut positions, &mut here);
+    }
+    starts
+        .chunk_by(|one, next| one.doc == next.doc)
+        .map(|run| (run[0].key, run.len() as u32))
+        .collect()
+}
+
+/// The starts the driving constraint's occurrences put the text at in each kept
+/// document, by document and start, each once.
+fn driving_starts<P: Postings>(
+    postings: &mut [(P, u32)],
     offset: u32,
     keep: &dyn Fn(DocId) -> Option<NodeKey>,
-) -> Vec<(DocId, NodeKey, Vec<u32>)> {
-    let mut by_doc: FxHashMap<DocId, (NodeKey, Vec<u32>)> = FxHashMap::default();
+) -> Vec<Start> {
+    let mut starts = Vec::new();
     let mut positions = Vec::new();
     for (list, shift) in postings.iter_mut() {
         let mut doc = list.doc();
         while doc != TERMINATED {
             if let Some(key) = keep(doc) {
                 list.positions(&mut positions);
-                let anchors = &mut by_doc.entry(doc).or_insert_with(|| (key, Vec::new())).1;
-                anchors.extend(
+                starts.extend(
                     positions
                         .iter()
-                        .filter_map(|&at| (at + *shift).checked_sub(offset)),
+                        .filter_map(|&at| (at + *shift).checked_sub(offset))
+                        .map(|at| Start { doc, at, key }),
                 );
             }
             doc = list.advance();
         }
     }
-    let mut docs: Vec<(DocId, NodeKey, Vec<u32>)> = by_doc
-        .into_iter()
-        .map(|(doc, (key, mut anchors))| {
-            anchors.sort_unstable();
-            anchors.dedup();
-            (doc, key, anchors)
+    // One term's starts come in this order already, which the sort only checks.
+    starts.sort_unstable_by_key(|start| (start.doc, start.at));
+    starts.dedup_by_key(|start| (start.doc, start.at));
+    starts
+}
+
+/// Keeps the `starts` (by document and start) where an occurrence of one of `postings`'
+/// terms, at `offset` from the text's start, agrees. `positions` and `here` are buffers
+/// reused from document to document.
+fn retain_agreeing<P: Postings>(
+    starts: &mut Vec<Start>,
+    postings: &mut [(P, u32)],
+    offset: u32,
+    positions: &mut Vec<u32>,
+    here: &mut Vec<u32>,
+) {
+    let mut kept = 0;
+    let mut run = 0;
+    while run < starts.len() {
+        let doc = starts[run].doc;
+        let end = run + starts[run..].partition_point(|start| start.doc == doc);
+        here.clear();
+        for (list, shift) in postings.iter_mut() {
+            if list.doc() < doc && list.seek(doc) != doc {
+                continue;
+            }
+            if list.doc() != doc {
+                continue;
+            }
+            list.positions(positions);
+            here.extend(
+                positions
+                    .iter()
+                    .filter_map(|&at| (at + *shift).checked_sub(offset)),
+            );
+        }
+        if !here.is_sorted() {
+            here.sort_unstable();
+        }
+        let mut agreeing = here.iter().peekable();
+        for index in run..end {
+            let start = starts[index];
+            while agreeing.next_if(|&&at| at < start.at).is_some() {}
+            if agreeing.peek() == Some(&&start.at) {
+                starts[kept] = start;
+                kept += 1;
+            }
+        }
+        run = end;
+    }
+    starts.truncate(kept);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// A term's postings as a list of (document, positions).
+    #[derive(Debug, Clone)]
+    struct Listed {
+        docs: Vec<(DocId, Vec<u32>)>,
+        at: usize,
+    }
+
+    impl Listed {
+        fn new(docs: &[(DocId, &[u32])]) -> Listed {
+            Listed {
+                docs: docs.iter().map(|(doc, at)| (*doc, at.to_vec())).collect(),
+                at: 0,
+            }
+        }
+    }
+
+    impl DocSet for Listed {
+        fn advance(&mut self) -> DocId {
+            self.at += 1;
+            self.doc()
+        }
+
+        fn doc(&self) -> DocId {
+            self.docs.get(self.at).map_or(TERMINATED, |(doc, _)| *doc)
+        }
+
+        fn size_hint(&self) -> u32 {
+            self.docs.len() as u32
+        }
+    }
+
+    impl Postings for Listed {
+        fn term_freq(&self) -> u32 {
+            self.docs[self.at].1.len() as u32
+        }
+
+        fn append_positions_with_offset(&mut self, offset: u32, output: &mut Vec<u32>) {
+            output.extend(self.docs[self.at].1.iter().map(|at| at + offset));
+        }
+    }
+
+    /// The intersection as it was written before the starts shared one list (a map entry
+    /// and a list per document, `contains` per start): what the new one must answer.
+    fn agreeing_per_document(
+        driver: (&mut [(Listed, u32)], u32),
+        rest: &mut [OpenedConstraint<Listed>],
+        keep: &dyn Fn(DocId) -> Option<NodeKey>,
+    ) -> Vec<(NodeKey, u32)> {
+        let mut by_doc: HashMap<DocId, (NodeKey, Vec<u32>)> = HashMap::new();
+        let mut positions = Vec::new();
+        for (list, shift) in driver.0.iter_mut() {
+            let mut doc = list.doc();
+            while doc != TERMINATED {
+                if let Some(key) = keep(doc) {
+                    list.positions(&mut positions);
+                    let anchors = &mut by_doc.entry(doc).or_insert_with(|| (key, Vec::new())).1;
+                    anchors.extend(
+                        positions
+                            .iter()
+                            .filter_map(|&at| (at + *shift).checked_sub(driver.1)),
+                    );
+                }
+                doc = list.advance();
+            }
+        }
+        let mut docs: Vec<(DocId, NodeKey, Vec<u32>)> = by_doc
+            .into_iter()
+            .map(|(doc, (key, mut anchors))| {
+                anchors.sort_unstable();
+                anchors.dedup();
+                (doc, key, anchors)
+            })
+            .collect();
+        docs.sort_unstable_by_key(|(doc, _, _)| *doc);
+        for (_, postings, offset) in rest {
+            for (doc, _, anchors) in docs.iter_mut() {
+                let mut here = Vec::new();
+                for (list, shift) in postings.iter_mut() {
+                    if list.doc() < *doc && list.seek(*doc) != *doc {
+                        continue;
+                    }
+                    if list.doc() != *doc {
+                        continue;
+                    }
+                    list.positions(&mut positions);
+                    here.extend(
+                        positions
+                            .iter()
+                            .filter_map(|&at| (at + *shift).checked_sub(*offset)),
+                    );
+                }
+                anchors.retain(|anchor| here.contains(anchor));
+            }
+            docs.retain(|(_, _, anchors)| !anchors.is_empty());
+        }
+        docs.into_iter()
+            .map(|(_, key, anchors)| (key, anchors.len() as u32))
+            .collect()
+    }
+
+    /// A constraint: its terms' postings with their shifts, and its offset.
+    type Table = Vec<(Vec<(Listed, u32)>, u32)>;
+
+    fn keep_but_every_seventh(doc: DocId) -> Option<NodeKey> {
+        (doc % 7 != 3).then_some(NodeKey {
+            file: doc / 4,
+            node: doc % 4,
         })
-        .collect();
-    docs.sort_unstable_by_key(|(doc, _, _)| *doc);
-    docs
+    }
+
+    /// An intersection: [`agreeing`] or [`agreeing_per_document`].
+    type Intersection = fn(
+        (&mut [(Listed, u32)], u32),
+        &mut [OpenedConstraint<Listed>],
+        &dyn Fn(DocId) -> Option<NodeKey>,
+    ) -> Vec<(NodeKey, u32)>;
+
+    /// Both intersections of `table` (its first constraint drives) agree; the answer.
+    fn both(table: &Table) -> Vec<(NodeKey, u32)> {
+        let run = |of: Intersection| {
+            let mut opened: Vec<OpenedConstraint<Listed>> = table
+                .iter()
+                .map(|(postings, offset)| (0, postings.clone(), *offset))
+                .collect();
+            let (driver, rest) = opened.split_first_mut().expect("a constraint");
+            of((&mut driver.1, driver.2), rest, &keep_but_every_seventh)
+        };
+        let answer = run(agreeing);
+        assert_eq!(answer, run(agreeing_per_document), "{table:?}");
+        answer
+    }
+
+    fn key(doc: DocId) -> NodeKey {
+        keep_but_every_seventh(doc).expect("a kept document")
+    }
+
+    #[test]
+    fn starts_agree_as_they_did_per_document() {
+        let one = |docs: &[(DocId, &[u32])], shift| vec![(Listed::new(docs), shift)];
+        // A bigram pair overlapping by a character: starts where the second follows.
+        let table = vec![
+            (one(&[(1, &[0, 5, 9]), (2, &[4])], 0), 0),
+            (one(&[(1, &[1, 6, 20]), (2, &[7])], 0), 1),
+        ];
+        assert_eq!(both(&table), vec![(key(1), 2)]);
+        // The same constraint twice keeps every start, once each.
+        let twice = vec![
+            (one(&[(0, &[2, 2, 8]), (5, &[1])], 0), 0),
+            (one(&[(0, &[2, 2, 8]), (5, &[1])], 0), 0),
+        ];
+        assert_eq!(both(&twice), vec![(key(0), 2), (key(5), 1)]);
+        // A constraint without documents leaves nothing, driving or not.
+        let empty = vec![(one(&[], 0), 0), (one(&[(1, &[0])], 0), 0)];
+        assert_eq!(both(&empty), vec![]);
+        let empty_last = vec![(one(&[(1, &[0])], 0), 0), (one(&[], 0), 0)];
+        assert_eq!(both(&empty_last), vec![]);
+        // An edge word's terms (shifted) name the same document and the same start.
+        let edge = vec![
+            (
+                vec![
+                    (Listed::new(&[(2, &[3, 10]), (9, &[0])]), 2),
+                    (Listed::new(&[(2, &[5]), (4, &[1])]), 0),
+                ],
+                1,
+            ),
+            (one(&[(2, &[4, 12]), (4, &[0]), (9, &[2])], 0), 0),
+        ];
+        assert_eq!(both(&edge), vec![(key(2), 1), (key(4), 1)]);
+        // Occurrences before the offset put no start; a document `keep` refuses (3, 10)
+        // is never named.
+        let early = vec![
+            (one(&[(3, &[5]), (6, &[0, 4]), (10, &[4])], 0), 3),
+            (one(&[(3, &[1]), (6, &[1]), (10, &[1])], 0), 0),
+        ];
+        assert_eq!(both(&early), vec![(key(6), 1)]);
+        // One document, three constraints narrowing its starts one by one.
+        let narrowing = vec![
+            (one(&[(8, &[0, 3, 6, 9])], 0), 0),
+            (one(&[(8, &[2, 5, 11])], 0), 2),
+            (one(&[(8, &[7, 12])], 0), 4),
+        ];
+        assert_eq!(both(&narrowing), vec![(key(8), 1)]);
+    }
+
+    #[test]
+    fn generated_tables_agree_with_the_intersection_per_document() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % u64::from(below)) as u32
+        };
+        let mut found_any = 0;
+        for _ in 0..400 {
+            let constraints = 2 + next(3);
+            let table: Table = (0..constraints)
+                .map(|_| {
+                    let options = 1 + next(2) * next(3);
+                    let postings = (0..options)
+                        .map(|_| {
+                            let mut docs: Vec<(DocId, Vec<u32>)> = Vec::new();
+                            for doc in 0..12 {
+                                if next(3) == 0 {
+                                    continue;
+                                }
+                                let mut at: Vec<u32> = (0..1 + next(5)).map(|_| next(12)).collect();
+                                at.sort_unstable();
+                                docs.push((doc, at));
+                            }
+                            (Listed { docs, at: 0 }, next(3))
+                        })
+                        .collect();
+                    (postings, next(4))
+                })
+                .collect();
+            found_any += usize::from(!both(&table).is_empty());
+        }
+        assert!(
+            found_any > 40,
+            "the tables rarely agree anywhere: {found_any}"
+        );
+    }
 }
