@@ -71,10 +71,10 @@ pub fn reserve_thread_heap(bytes: usize) {
     let _ = bytes;
 }
 
+// Only glibc's heaps grow as a reservation expects.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[cfg(test)]
 mod tests {
-    // Only glibc's heaps grow as a reservation expects.
-    #![cfg(all(target_os = "linux", target_env = "gnu"))]
     use super::*;
 
     /// Set in the process the test starts, whose threads' heaps are all new (in the test
