@@ -354,6 +354,11 @@ impl CorpusCache {
             return Arc::clone(current);
         }
         let listed = index.files(None).expect("listing every manual cannot fail");
+        if self.current.is_none() {
+            // The first sync makes every file's entry, the reference graph and the views
+            // in small allocations, about 0.8 KiB a file (measured at 20,000 files).
+            crate::allocator::reserve_thread_heap(listed.len() << 10);
+        }
         let file_refs: Vec<&ManualFile> = listed.iter().map(|entry| entry.file).collect();
         self.open_sections();
         let (mut files, references) = match unchanged {

@@ -116,6 +116,10 @@ impl StoredOutlines {
         }
         let share = table.len().div_ceil(threads.max(1)).max(1);
         let entries = over_parts(table.chunks(share).collect(), |part| {
+            // The outlines take about as much as their entries' bytes, in small
+            // allocations (the labels' texts, their vectors, the references' bytes).
+            let bytes = part.iter().map(|&(_, _, entry)| entry.len()).sum::<usize>();
+            crate::allocator::reserve_thread_heap(bytes + bytes / 2);
             part.iter()
                 .map(|&(id, version, entry)| (id, (version, decode_outline(entry))))
                 .collect::<Vec<_>>()

@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::derived::{CorpusFile, Label, NodeKey, RawReference, RawTarget};
 use super::links::{leading_digits, section_number};
 use crate::machine::{equal_parts, over_parts};
@@ -78,10 +80,37 @@ pub(crate) struct ReferenceGraph {
     parts: Vec<(u32, Arc<ManualReferences>)>,
     /// Where each part's references start in the corpus numbering of references.
     starts: Vec<u32>,
-    outbound: HashMap<NodeKey, Vec<u32>>,
-    inbound: HashMap<NodeKey, Vec<u32>>,
+    outbound: ByNode,
+    inbound: ByNode,
     /// Section -> (part, index of its link text in the part).
-    link_texts: HashMap<NodeKey, (u32, u32)>,
+    link_texts: FxHashMap<NodeKey, (u32, u32)>,
+}
+
+/// Reference numbers by section, each section's in corpus order: one sorted table rather
+/// than a map of vectors (issue 16: a start at 220 MB spent ~50 ms of its first call
+/// growing a vector per section and hashing into the maps).
+#[derive(Debug, Default)]
+struct ByNode {
+    /// Sorted by section; a section's numbers in the order they were added.
+    entries: Vec<(NodeKey, u32)>,
+}
+
+impl ByNode {
+    /// The table of `entries`, added in corpus order of their numbers.
+    fn of(mut entries: Vec<(NodeKey, u32)>) -> ByNode {
+        // Stable: a section's numbers keep their corpus order.
+        entries.sort_by_key(|&(key, _)| key);
+        ByNode { entries }
+    }
+
+    /// The numbers added for `node`, in corpus order.
+    fn get(&self, node: NodeKey) -> impl Iterator<Item = u32> + '_ {
+        let first = self.entries.partition_point(|&(key, _)| key < node);
+        self.entries[first..]
+            .iter()
+            .take_while(move |&&(key, _)| key == node)
+            .map(|&(_, index)| index)
+    }
 }
 
 impl ReferenceGraph {
@@ -103,23 +132,30 @@ impl ReferenceGraph {
     pub(crate) fn assemble(
         parts: impl Iterator<Item = (usize, Arc<ManualReferences>)>,
     ) -> ReferenceGraph {
-        let mut graph = ReferenceGraph::default();
+        let parts: Vec<(u32, Arc<ManualReferences>)> = parts
+            .map(|(first_file, part)| (first_file as u32, part))
+            .collect();
+        let references = parts.iter().map(|(_, part)| part.references.len()).sum();
+        let link_texts = parts.iter().map(|(_, part)| part.link_texts.len()).sum();
+        let mut graph = ReferenceGraph {
+            parts: Vec::with_capacity(parts.len()),
+            starts: Vec::with_capacity(parts.len()),
+            link_texts: FxHashMap::with_capacity_and_hasher(link_texts, Default::default()),
+            ..ReferenceGraph::default()
+        };
+        let mut outbound = Vec::with_capacity(references);
+        let mut inbound = Vec::with_capacity(references);
         let mut count = 0u32;
-        for (part_index, (first_file, part)) in parts.enumerate() {
-            let first_file = first_file as u32;
+        for (part_index, (first_file, part)) in parts.into_iter().enumerate() {
             let shift = |key: NodeKey| NodeKey {
                 file: key.file + first_file,
                 node: key.node,
             };
             graph.starts.push(count);
             for reference in &part.references {
-                graph
-                    .outbound
-                    .entry(shift(reference.from))
-                    .or_default()
-                    .push(count);
+                outbound.push((shift(reference.from), count));
                 if let Some(to) = reference.to {
-                    graph.inbound.entry(shift(to)).or_default().push(count);
+                    inbound.push((shift(to), count));
                 }
                 count += 1;
             }
@@ -130,6 +166,8 @@ impl ReferenceGraph {
             }
             graph.parts.push((first_file, part));
         }
+        graph.outbound = ByNode::of(outbound);
+        graph.inbound = ByNode::of(inbound);
         graph
     }
 
@@ -155,18 +193,12 @@ impl ReferenceGraph {
 
     /// References written in `node`'s own text.
     pub(crate) fn outbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
-        self.indexed(self.outbound.get(&node))
+        self.outbound.get(node).map(|index| self.reference(index))
     }
 
     /// References that point at `node`.
     pub(crate) fn inbound(&self, node: NodeKey) -> impl Iterator<Item = Reference> + '_ {
-        self.indexed(self.inbound.get(&node))
-    }
-
-    fn indexed<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = Reference> + 'a {
-        list.into_iter()
-            .flatten()
-            .map(|&index| self.reference(index))
+        self.inbound.get(node).map(|index| self.reference(index))
     }
 
     /// Every section links point at, with their texts.
@@ -708,6 +740,25 @@ mod tests {
 
     fn targets(from: NodeKey, corpus: &Corpus) -> Vec<Option<NodeKey>> {
         corpus.references.outbound(from).map(|r| r.to).collect()
+    }
+
+    #[test]
+    fn a_sections_references_come_back_in_the_order_they_were_added_and_no_others() {
+        let at = |file, node| NodeKey { file, node };
+        let added = [(1, 0), (0, 2), (1, 0), (0, 2), (0, 1), (1, 0)];
+        let table = ByNode::of(
+            added
+                .iter()
+                .enumerate()
+                .map(|(index, &(file, node))| (at(file, node), index as u32))
+                .collect(),
+        );
+        assert_eq!(table.get(at(1, 0)).collect::<Vec<_>>(), [0, 2, 5]);
+        assert_eq!(table.get(at(0, 2)).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(table.get(at(0, 1)).collect::<Vec<_>>(), [4]);
+        assert_eq!(table.get(at(0, 0)).count(), 0);
+        assert_eq!(table.get(at(2, 0)).count(), 0);
+        assert_eq!(ByNode::default().get(at(0, 0)).count(), 0);
     }
 
     #[test]

@@ -342,7 +342,8 @@ fn normalised_group<'a>(
     raw_terms: impl IntoIterator<Item = RawTerm<'a>>,
     normalize: &dyn Fn(&str) -> String,
 ) -> Option<Group> {
-    let mut members: Vec<Member> = Vec::new();
+    let raw_terms = raw_terms.into_iter();
+    let mut members: Vec<Member> = Vec::with_capacity(raw_terms.size_hint().0);
     for raw in raw_terms {
         let text = normalize(raw.text);
         if text.is_empty() {
@@ -398,7 +399,8 @@ fn parse_builtin_table(
     normalize: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
 ) -> Vec<Group> {
-    let mut groups = Vec::new();
+    // A group a line: sized once (26,000 groups grown by doubling were copied 15 times).
+    let mut groups = Vec::with_capacity(memchr::memchr_iter(b'\n', table.as_bytes()).count());
     for (line_number, line) in content_lines(table.as_bytes()) {
         let raw_terms: Result<Vec<RawTerm>, &str> = line
             .expect("the builtin table is compiled in as a str")
