@@ -47,14 +47,32 @@ pub(crate) use bmp_set;
 /// four-byte character.
 #[inline]
 pub(crate) fn code_at(bytes: &[u8], at: usize) -> Option<(u32, usize)> {
-    let lead = u32::from(*bytes.get(at)?);
-    let tail = |offset: usize| u32::from(bytes[at + offset]) & 0x3F;
-    match lead {
-        0x00..=0x7F => Some((lead, 1)),
-        0xC0..=0xDF => Some((((lead & 0x1F) << 6) | tail(1), 2)),
-        0xE0..=0xEF => Some((((lead & 0x0F) << 12) | (tail(1) << 6) | tail(2), 3)),
+    match *bytes.get(at..)? {
+        [lead @ 0x00..=0x7F, ..] => Some((u32::from(lead), 1)),
+        [lead @ 0xC0..=0xDF, second, ..] => Some(((u32::from(lead & 0x1F) << 6) | tail(second), 2)),
+        [lead @ 0xE0..=0xEF, second, third, ..] => Some((decode_three(lead, second, third), 3)),
         _ => None,
     }
+}
+
+/// The code point of the three-byte character (kana, kanji, most CJK punctuation) that
+/// starts at `at` of `bytes`, if one does: [`code_at`] for the loops that only go on
+/// through such characters, in one comparison of the lead byte.
+#[inline]
+pub(crate) fn three_byte_code_at(bytes: &[u8], at: usize) -> Option<u32> {
+    match *bytes.get(at..at.checked_add(3)?)? {
+        [lead @ 0xE0..=0xEF, second, third] => Some(decode_three(lead, second, third)),
+        _ => None,
+    }
+}
+
+fn decode_three(lead: u8, second: u8, third: u8) -> u32 {
+    (u32::from(lead & 0x0F) << 12) | (tail(second) << 6) | tail(third)
+}
+
+/// The six bits a continuation byte carries.
+fn tail(byte: u8) -> u32 {
+    u32::from(byte & 0x3F)
 }
 
 #[cfg(test)]
@@ -67,8 +85,14 @@ mod tests {
             let mut buffer = [0; 4];
             let bytes = c.encode_utf8(&mut buffer).as_bytes();
             assert_eq!(code_at(bytes, 0), Some((c as u32, bytes.len())), "{c:?}");
+            let three = (bytes.len() == 3).then_some(c as u32);
+            assert_eq!(three_byte_code_at(bytes, 0), three, "{c:?}");
         }
         assert_eq!(code_at("😀".as_bytes(), 0), None);
+        assert_eq!(three_byte_code_at("aあ".as_bytes(), 1), Some('あ' as u32));
+        assert_eq!(three_byte_code_at("aあ".as_bytes(), 0), None);
+        assert_eq!(three_byte_code_at("é".as_bytes(), 0), None);
+        assert_eq!(three_byte_code_at("あ".as_bytes(), 1), None);
         assert_eq!(code_at(b"a", 1), None);
     }
 

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use super::bmp::{bmp_set, code_at, BmpSet};
+use super::bmp::{bmp_set, code_at, three_byte_code_at, BmpSet};
 use super::fold::{is_stable, starts_segment, Folder};
 pub(crate) use super::normalized::Normalized;
 use super::normalized::Writer;
@@ -105,7 +105,7 @@ fn in_place_end(s: &str, mut at: usize, space_open: bool) -> usize {
 /// End of the stretch of stable three-byte characters (kana, kanji, Japanese punctuation)
 /// from `at`, each decoded once.
 fn stable_three_byte_end(bytes: &[u8], mut at: usize) -> usize {
-    while let Some((code, 3)) = code_at(bytes, at) {
+    while let Some(code) = three_byte_code_at(bytes, at) {
         if !STABLE_BMP.contains(code) {
             break;
         }

@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use super::bmp::{bmp_set, code_at, BmpSet};
+use super::bmp::{bmp_set, three_byte_code_at, BmpSet};
 use super::normalized::{Normalized, Writer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ const fn numeral_listed(c: char) -> Option<Numeral> {
 static NUMERALS_BMP: BmpSet = bmp_set!(|c| numeral_listed(c).is_some());
 
 /// Byte offset of the first character at or after `from` that can be part of a numeral
-/// run: an ASCII digit, `〇` or a CJK numeral (three bytes led by `E3`..`E9`, decoded
+/// run: an ASCII digit, `〇`, or a CJK numeral (three bytes led by `E4`..`E9`, decoded
 /// only there). The same answer as the first `c` with `numeral(c).is_some()`, found
 /// without decoding every character: ASCII without digits is passed eight bytes at a time.
 fn find_numeral(text: &str, from: usize) -> Option<usize> {
@@ -92,10 +92,15 @@ fn find_numeral(text: &str, from: usize) -> Option<usize> {
             at += 1;
             continue;
         }
-        if let (0xE3..=0xE9, Some((code, _))) = (byte, code_at(bytes, at)) {
-            if NUMERALS_BMP.contains(code) {
-                return Some(at);
+        match byte {
+            // Kana are led by `E3` too: compared, not decoded.
+            0xE3 if bytes[at..].starts_with("〇".as_bytes()) => return Some(at),
+            0xE4..=0xE9 => {
+                if three_byte_code_at(bytes, at).is_some_and(|code| NUMERALS_BMP.contains(code)) {
+                    return Some(at);
+                }
             }
+            _ => {}
         }
         at += utf8_width(byte);
     }

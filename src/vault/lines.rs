@@ -236,7 +236,9 @@ fn skip_lines(reader: &mut impl BufRead, lines: LineNo) -> io::Result<Skipped> {
         } else {
             skipped.lines = lines;
             let last = (wanted - 1) as usize;
-            let newline = memchr::memchr_iter(b'\n', buffer).nth(last).expect("counted");
+            let newline = memchr::memchr_iter(b'\n', buffer)
+                .nth(last)
+                .expect("counted");
             newline + 1
         };
         skipped.ends_mid_line = buffer[consumed - 1] != b'\n';
@@ -445,10 +447,17 @@ mod tests {
                 let mut rest = String::new();
                 reader.read_to_string(&mut rest).unwrap();
                 let case = format!("capacity {capacity}, lines {lines}");
-                match lines.checked_sub(1).map(|last| rest_after.get(last as usize)) {
+                match lines
+                    .checked_sub(1)
+                    .map(|last| rest_after.get(last as usize))
+                {
                     None => assert_eq!((skipped.lines, rest.as_str()), (0, text), "{case}"),
                     Some(Some(&at)) => {
-                        assert_eq!((skipped.lines, rest.as_str()), (lines, &text[at..]), "{case}");
+                        assert_eq!(
+                            (skipped.lines, rest.as_str()),
+                            (lines, &text[at..]),
+                            "{case}"
+                        );
                         assert!(!skipped.ends_mid_line, "{case}");
                     }
                     Some(None) => {
