@@ -95,10 +95,11 @@ fn find_numeral(text: &str, from: usize) -> Option<usize> {
         match byte {
             // Kana are led by `E3` too: compared, not decoded.
             0xE3 if bytes[at..].starts_with("〇".as_bytes()) => return Some(at),
-            0xE4..=0xE9 => {
-                if three_byte_code_at(bytes, at).is_some_and(|code| NUMERALS_BMP.contains(code)) {
-                    return Some(at);
-                }
+            0xE4..=0xE9
+                if three_byte_code_at(bytes, at)
+                    .is_some_and(|code| NUMERALS_BMP.contains(code)) =>
+            {
+                return Some(at)
             }
             _ => {}
         }
