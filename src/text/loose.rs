@@ -10,6 +10,7 @@
 
 use std::ops::Range;
 
+use super::bmp::{bmp_set, code_at, BmpSet};
 #[cfg(test)]
 use super::normalize::normalize;
 #[cfg(test)]
@@ -126,41 +127,17 @@ pub(crate) struct LooseRuns {
     runs: Vec<[u32; 2]>,
 }
 
-/// Bit `c` is set when loose text keeps the character `c` of the Basic Multilingual
-/// Plane as it is: no separator, not folded (built at compile time from [`loose_char`]).
-static KEPT_BMP: [u64; 1024] = kept_bmp();
-
-const fn kept_bmp() -> [u64; 1024] {
-    let mut bits = [0u64; 1024];
-    let mut code = 0u32;
-    while code < 0x1_0000 {
-        if let Some(c) = char::from_u32(code) {
-            if let Some(kept) = loose_char(c) {
-                if kept == c {
-                    bits[(code >> 6) as usize] |= 1 << (code & 63);
-                }
-            }
-        }
-        code += 1;
-    }
-    bits
-}
+/// The characters of the Basic Multilingual Plane that loose text keeps as they are: no
+/// separator, not folded.
+static KEPT_BMP: BmpSet = bmp_set!(|c| matches!(loose_char(c), Some(kept) if kept == c));
 
 /// The length of the character that starts at `at` of `bytes` (UTF-8 text) if loose
-/// text keeps it as it is, from its bytes alone: ASCII and the rest of the Basic
-/// Multilingual Plane (nearly all text) through [`KEPT_BMP`]. `None`: a separator, a
-/// character that folds, or one past the plane (those are asked of [`loose_char`]).
+/// text keeps it as it is, from its bytes alone: the Basic Multilingual Plane (nearly
+/// all text) through [`KEPT_BMP`]. `None`: a separator, a character that folds, or one
+/// past the plane (those are asked of [`loose_char`]).
 fn kept_len(bytes: &[u8], at: usize) -> Option<usize> {
-    let lead = u32::from(bytes[at]);
-    let tail = |offset: usize| u32::from(bytes[at + offset]) & 0x3F;
-    let (code, len) = match lead {
-        0x00..=0x7F => (lead, 1),
-        0xC0..=0xDF => (((lead & 0x1F) << 6) | tail(1), 2),
-        0xE0..=0xEF => (((lead & 0x0F) << 12) | (tail(1) << 6) | tail(2), 3),
-        _ => return None,
-    };
-    let kept = (KEPT_BMP[(code >> 6) as usize] >> (code & 63)) & 1 == 1;
-    kept.then_some(len)
+    let (code, len) = code_at(bytes, at)?;
+    KEPT_BMP.contains(code).then_some(len)
 }
 
 /// An offset of a block's text, which is far below 4 GiB.

@@ -4,6 +4,7 @@
 //! same functions, and every rewritten text keeps a map back to its original so hits
 //! can be reported as original lines and snippets.
 
+mod bmp;
 mod clean;
 mod fold;
 pub(crate) mod lines;

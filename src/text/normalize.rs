@@ -13,6 +13,7 @@
 
 use std::ops::Range;
 
+use super::bmp::{bmp_set, code_at, three_byte_code_at, BmpSet};
 use super::fold::{is_stable, starts_segment, Folder};
 pub(crate) use super::normalized::Normalized;
 use super::normalized::Writer;
@@ -104,8 +105,8 @@ fn in_place_end(s: &str, mut at: usize, space_open: bool) -> usize {
 /// End of the stretch of stable three-byte characters (kana, kanji, Japanese punctuation)
 /// from `at`, each decoded once.
 fn stable_three_byte_end(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(&[lead @ 0xE0..=0xEF, second, third]) = bytes.get(at..at + 3) {
-        if !is_stable_bmp(decode_three(lead, second, third)) {
+    while let Some(code) = three_byte_code_at(bytes, at) {
+        if !STABLE_BMP.contains(code) {
             break;
         }
         at += 3;
@@ -113,44 +114,16 @@ fn stable_three_byte_end(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// [`is_stable`] for a code point of the Basic Multilingual Plane, in one bit look-up.
-fn is_stable_bmp(code: u32) -> bool {
-    let code = code as usize;
-    STABLE_BMP[code / 64] & (1 << (code % 64)) != 0
-}
+/// The characters of the plane where [`is_stable`] holds.
+static STABLE_BMP: BmpSet = bmp_set!(|c| is_stable(c));
 
-/// One bit per code point below `U+10000`: set where [`is_stable`] holds.
-static STABLE_BMP: [u64; 0x10000 / 64] = {
-    let mut bits = [0u64; 0x10000 / 64];
-    let mut code = 0;
-    while code < 0x10000 {
-        if let Some(c) = char::from_u32(code) {
-            if is_stable(c) {
-                bits[code as usize / 64] |= 1 << (code % 64);
-            }
-        }
-        code += 1;
-    }
-    bits
-};
-
-/// The code point of a three-byte UTF-8 sequence.
-fn decode_three(lead: u8, second: u8, third: u8) -> u32 {
-    (u32::from(lead & 0x0F) << 12) | (u32::from(second & 0x3F) << 6) | u32::from(third & 0x3F)
-}
-
-/// The character of `s` at the char boundary `at`, if any; ASCII and three-byte
-/// characters (kana, kanji) are decoded here, without the checks of a general decoder.
+/// The character of `s` at the char boundary `at`, if any; characters of the plane
+/// (ASCII, kana, kanji) are decoded here, without the checks of a general decoder.
 fn char_at(s: &str, at: usize) -> Option<char> {
-    let bytes = s.as_bytes();
-    let lead = *bytes.get(at)?;
-    if lead.is_ascii() {
-        return Some(char::from(lead));
+    match code_at(s.as_bytes(), at) {
+        Some((code, _)) => char::from_u32(code),
+        None => s.get(at..)?.chars().next(),
     }
-    if let (0xE0..=0xEF, Some(&[second, third])) = (lead, bytes.get(at + 1..at + 3)) {
-        return char::from_u32(decode_three(lead, second, third));
-    }
-    s[at..].chars().next()
 }
 
 /// Whether `c`, alone in its segment and followed by `next`, folds to itself with its
@@ -306,7 +279,7 @@ mod tests {
     fn the_stable_table_agrees_with_is_stable() {
         for code in 0..0x10000 {
             let stable = char::from_u32(code).is_some_and(is_stable);
-            assert_eq!(is_stable_bmp(code), stable, "U+{code:04X}");
+            assert_eq!(STABLE_BMP.contains(code), stable, "U+{code:04X}");
         }
     }
 

@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+use super::bmp::{bmp_set, three_byte_code_at, BmpSet};
 use super::normalized::{Normalized, Writer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +29,16 @@ enum Numeral {
 /// Powers from `万` up group the digits before them (`三千万` is 3000 x 10^4).
 const FIRST_GROUPING_POWER: u32 = 4;
 
-/// What `c` is in a numeral run, if anything. Most kanji are not numerals; one bit each
-/// says so before the list is consulted.
+/// What `c` is in a numeral run, if anything. Most characters are not numerals; one bit
+/// each says so before the list is consulted.
 fn numeral(c: char) -> Option<Numeral> {
-    if is_cjk(c as u32) && !is_cjk_numeral(c as u32) {
+    if (c as u32) < 0x1_0000 && !NUMERALS_BMP.contains(c as u32) {
         return None;
     }
     numeral_listed(c)
 }
 
-/// The list behind [`numeral`]; `const` so the bit set of CJK numerals is built from it.
+/// The list behind [`numeral`]; `const` so the bit set of numerals is built from it.
 const fn numeral_listed(c: char) -> Option<Numeral> {
     use Numeral::{Digit, Power};
     Some(match c {
@@ -66,41 +67,14 @@ const fn numeral_listed(c: char) -> Option<Numeral> {
     })
 }
 
-/// The CJK unified ideographs' block, where every kanji numeral but `〇` lies.
-const CJK: std::ops::Range<u32> = 0x4E00..0xA000;
-
-const fn is_cjk(code: u32) -> bool {
-    code >= CJK.start && code < CJK.end
-}
-
-/// One bit per character of [`CJK`]: set for the numerals [`numeral_listed`] names.
-static CJK_NUMERALS: [u64; (CJK.end - CJK.start) as usize / 64] = {
-    let mut bits = [0u64; (CJK.end - CJK.start) as usize / 64];
-    let mut code = CJK.start;
-    while code < CJK.end {
-        if let Some(c) = char::from_u32(code) {
-            if numeral_listed(c).is_some() {
-                let index = (code - CJK.start) as usize;
-                bits[index / 64] |= 1 << (index % 64);
-            }
-        }
-        code += 1;
-    }
-    bits
-};
-
-/// Whether the CJK character `code` is a numeral; `code` must lie in [`CJK`].
-fn is_cjk_numeral(code: u32) -> bool {
-    let index = (code - CJK.start) as usize;
-    CJK_NUMERALS[index / 64] & (1 << (index % 64)) != 0
-}
+/// The characters of the plane that [`numeral_listed`] names.
+static NUMERALS_BMP: BmpSet = bmp_set!(|c| numeral_listed(c).is_some());
 
 /// Byte offset of the first character at or after `from` that can be part of a numeral
 /// run: an ASCII digit, `〇`, or a CJK numeral (three bytes led by `E4`..`E9`, decoded
 /// only there). The same answer as the first `c` with `numeral(c).is_some()`, found
 /// without decoding every character: ASCII without digits is passed eight bytes at a time.
 fn find_numeral(text: &str, from: usize) -> Option<usize> {
-    const ZERO_KANJI: &[u8] = "〇".as_bytes();
     let bytes = text.as_bytes();
     let mut at = from;
     while let Some(&byte) = bytes.get(at) {
@@ -119,14 +93,13 @@ fn find_numeral(text: &str, from: usize) -> Option<usize> {
             continue;
         }
         match byte {
-            0xE3 if bytes[at..].starts_with(ZERO_KANJI) => return Some(at),
-            0xE4..=0xE9 => {
-                let code = (u32::from(byte & 0x0F) << 12)
-                    | (u32::from(bytes[at + 1] & 0x3F) << 6)
-                    | u32::from(bytes[at + 2] & 0x3F);
-                if is_cjk(code) && is_cjk_numeral(code) {
-                    return Some(at);
-                }
+            // Kana are led by `E3` too: compared, not decoded.
+            0xE3 if bytes[at..].starts_with("〇".as_bytes()) => return Some(at),
+            0xE4..=0xE9
+                if three_byte_code_at(bytes, at)
+                    .is_some_and(|code| NUMERALS_BMP.contains(code)) =>
+            {
+                return Some(at)
             }
             _ => {}
         }

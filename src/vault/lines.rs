@@ -216,7 +216,8 @@ struct Skipped {
     ends_mid_line: bool,
 }
 
-/// Skips up to `lines` lines.
+/// Skips up to `lines` lines. Whole buffers are passed by a vectorised count of their
+/// line breaks; only the buffer holding the last line to skip is walked break by break.
 fn skip_lines(reader: &mut impl BufRead, lines: LineNo) -> io::Result<Skipped> {
     let mut skipped = Skipped {
         lines: 0,
@@ -227,14 +228,19 @@ fn skip_lines(reader: &mut impl BufRead, lines: LineNo) -> io::Result<Skipped> {
         if buffer.is_empty() {
             break;
         }
-        let mut consumed = buffer.len();
-        for newline in memchr::memchr_iter(b'\n', buffer) {
-            skipped.lines += 1;
-            if skipped.lines == lines {
-                consumed = newline + 1;
-                break;
-            }
-        }
+        let wanted = lines - skipped.lines;
+        let breaks = memchr::memchr_iter(b'\n', buffer).count() as LineNo;
+        let consumed = if breaks < wanted {
+            skipped.lines += breaks;
+            buffer.len()
+        } else {
+            skipped.lines = lines;
+            let last = (wanted - 1) as usize;
+            let newline = memchr::memchr_iter(b'\n', buffer)
+                .nth(last)
+                .expect("counted");
+            newline + 1
+        };
         skipped.ends_mid_line = buffer[consumed - 1] != b'\n';
         reader.consume(consumed);
     }
@@ -428,6 +434,40 @@ mod tests {
         // Lines before the bad one are readable.
         let before = window(bytes, &rel, 1, 2, 100, Ending::Window).unwrap();
         assert_eq!(before.text, "ok\nfine");
+    }
+
+    #[test]
+    fn skipping_stops_after_the_last_line_asked_for_at_any_buffer_size() {
+        let text = "a\n\nbcd\nefghij\n\nk";
+        let rest_after: Vec<usize> = text.match_indices('\n').map(|(at, _)| at + 1).collect();
+        for capacity in 1..=text.len() + 1 {
+            for lines in 0..=rest_after.len() as LineNo + 2 {
+                let mut reader = BufReader::with_capacity(capacity, text.as_bytes());
+                let skipped = skip_lines(&mut reader, lines).unwrap();
+                let mut rest = String::new();
+                reader.read_to_string(&mut rest).unwrap();
+                let case = format!("capacity {capacity}, lines {lines}");
+                match lines
+                    .checked_sub(1)
+                    .map(|last| rest_after.get(last as usize))
+                {
+                    None => assert_eq!((skipped.lines, rest.as_str()), (0, text), "{case}"),
+                    Some(Some(&at)) => {
+                        assert_eq!(
+                            (skipped.lines, rest.as_str()),
+                            (lines, &text[at..]),
+                            "{case}"
+                        );
+                        assert!(!skipped.ends_mid_line, "{case}");
+                    }
+                    Some(None) => {
+                        let all = rest_after.len() as LineNo;
+                        assert_eq!((skipped.lines, rest.as_str()), (all, ""), "{case}");
+                        assert!(skipped.ends_mid_line, "{case}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
