@@ -8,7 +8,7 @@
 //! unchanged files are not read again on refresh.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::CString;
+use std::ffi::CStr;
 use std::fs;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -167,14 +167,10 @@ pub(super) fn scan_root(root: &Path) -> io::Result<RootScan> {
 /// scan (issue 16). Nothing is followed: a folder is opened with `O_NOFOLLOW`, a file's
 /// status is the link's own.
 fn scan_manual(folder: &Path, manual_id: &str) -> ManualTree {
-    let mut walk = ManualWalk {
-        manual_id,
-        folder,
-        tree: ManualTree::default(),
-    };
+    let mut walk = ManualWalk::new(manual_id, folder);
     match open_folder(CWD, folder) {
-        Ok(descriptor) => walk.folder(descriptor, "", 0),
-        Err(error) => walk.unreadable("", error),
+        Ok(descriptor) => walk.folder(descriptor, 0),
+        Err(error) => walk.unreadable(error),
     }
     walk.tree
 }
@@ -189,46 +185,56 @@ struct ManualWalk<'a> {
     manual_id: &'a str,
     /// The manual's folder, as the root's listing named it.
     folder: &'a Path,
+    /// The entry being walked, relative to the manual (`""` for the manual's folder):
+    /// one buffer, each name pushed on entering and cut off on leaving, so only what the
+    /// tree keeps is copied out of it (a file's path, not every entry's).
+    path: String,
     tree: ManualTree,
 }
 
-/// A folder entry as listed: its name and the type the listing gave.
-struct Listed {
-    name: CString,
-    file_type: rustix::fs::FileType,
-}
+impl<'a> ManualWalk<'a> {
+    fn new(manual_id: &'a str, folder: &'a Path) -> Self {
+        ManualWalk {
+            manual_id,
+            folder,
+            path: String::new(),
+            tree: ManualTree::default(),
+        }
+    }
 
-impl ManualWalk<'_> {
-    /// Lists the folder open as `descriptor` (at `path` relative to the manual, `""` for
-    /// the manual's own) and walks what it holds; `depth` folders above it are open.
-    fn folder(&mut self, descriptor: OwnedFd, path: &str, depth: usize) {
-        let (folder, listed) = match list_folder(descriptor) {
+    /// Lists the folder open as `descriptor` (at `self.path`) and walks what it holds;
+    /// `depth` folders above it are open.
+    fn folder(&mut self, descriptor: OwnedFd, depth: usize) {
+        let (folder, listing) = match list_folder(descriptor) {
             Ok(listing) => listing,
-            Err(error) => return self.unreadable(path, error),
+            Err(error) => return self.unreadable(error),
         };
         // Beyond the open limit the folder is closed before its subfolders are walked.
         let folder = (depth < MAX_OPEN_FOLDERS).then_some(folder);
         let descriptor = folder.as_ref().and_then(|folder| folder.fd().ok());
-        for entry in listed {
-            let name = entry.name.to_string_lossy();
-            let entry_path = match path {
-                "" => name.into_owned(),
-                path => format!("{path}/{name}"),
-            };
-            self.entry(descriptor, &entry, entry_path, depth);
+        let folder_length = self.path.len();
+        for (name, file_type) in listing.entries() {
+            if folder_length > 0 {
+                self.path.push('/');
+            }
+            self.path.push_str(&name.to_string_lossy());
+            self.entry(descriptor, name, file_type, depth);
+            self.path.truncate(folder_length);
         }
     }
 
+    /// Walks the entry `name` of the open `folder` (`None` beyond the open limit), at
+    /// `self.path`, listed as `file_type`.
     fn entry(
         &mut self,
         folder: Option<BorrowedFd<'_>>,
-        entry: &Listed,
-        path: String,
+        name: &CStr,
+        file_type: rustix::fs::FileType,
         depth: usize,
     ) {
         use rustix::fs::FileType as Kind;
-        let kind = match entry.file_type {
-            Kind::Unknown => match self.status(folder, entry, &path) {
+        let kind = match file_type {
+            Kind::Unknown => match self.status(folder, name) {
                 Some(stat) => Kind::from_raw_mode(stat.st_mode as _),
                 None => return,
             },
@@ -236,30 +242,30 @@ impl ManualWalk<'_> {
         };
         match kind {
             Kind::Symlink => {
-                tracing::warn!(manual_id = self.manual_id, path = %path, "skipped symlink");
-                self.tree.symlinks.insert(path);
+                tracing::warn!(manual_id = self.manual_id, path = %self.path, "skipped symlink");
+                self.tree.symlinks.insert(self.path.clone());
             }
             Kind::Directory => {
-                self.tree.folders.push(path);
-                let path = self.tree.folders.last().expect("just pushed").clone();
+                self.tree.folders.push(self.path.clone());
                 let opened = match folder {
-                    Some(folder) => open_folder(folder, entry.name.as_c_str()),
-                    None => self.open_by_path(&path),
+                    Some(folder) => open_folder(folder, name),
+                    None => self.open_by_path(&self.path),
                 };
                 match opened {
-                    Ok(descriptor) => self.folder(descriptor, &path, depth + 1),
-                    Err(error) => self.unreadable(&path, error),
+                    Ok(descriptor) => self.folder(descriptor, depth + 1),
+                    Err(error) => self.unreadable(error),
                 }
             }
             Kind::RegularFile => {
-                let Some(file_type) = FileType::from_path(&path) else {
+                let Some(file_type) = FileType::from_path(&self.path) else {
                     return;
                 };
-                if let Some(stat) = self.status(folder, entry, &path) {
+                if let Some(stat) = self.status(folder, name) {
                     // Replaced by something else since it was listed: not a file now.
                     if Kind::from_raw_mode(stat.st_mode as _) == Kind::RegularFile {
                         let stamp = FileStamp::of_stat(&stat);
-                        self.tree.files.insert(path, FoundFile { file_type, stamp });
+                        let found = FoundFile { file_type, stamp };
+                        self.tree.files.insert(self.path.clone(), found);
                     }
                 }
             }
@@ -267,24 +273,19 @@ impl ManualWalk<'_> {
         }
     }
 
-    /// The entry's own status (a link's, not its target's); `None` when unreadable
+    /// The own status (a link's, not its target's) of the entry `name` of the open
+    /// `folder` (`None` beyond the open limit), at `self.path`; `None` when unreadable
     /// (logged).
-    fn status(
-        &self,
-        folder: Option<BorrowedFd<'_>>,
-        entry: &Listed,
-        path: &str,
-    ) -> Option<rustix::fs::Stat> {
-        let name = entry.name.as_c_str();
+    fn status(&self, folder: Option<BorrowedFd<'_>>, name: &CStr) -> Option<rustix::fs::Stat> {
         let status = match folder {
             Some(folder) => statat(folder, name, AtFlags::SYMLINK_NOFOLLOW),
             None => {
-                let parent = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+                let parent = self.path.rsplit_once('/').map_or("", |(parent, _)| parent);
                 self.open_by_path(parent)
                     .and_then(|parent| statat(parent, name, AtFlags::SYMLINK_NOFOLLOW))
             }
         };
-        status.map_err(|error| self.unreadable(path, error)).ok()
+        status.map_err(|error| self.unreadable(error)).ok()
     }
 
     /// The folder `path` (relative to the manual, `""` for its own), opened from the
@@ -300,9 +301,10 @@ impl ManualWalk<'_> {
         Ok(folder)
     }
 
-    fn unreadable(&self, path: &str, error: rustix::io::Errno) {
+    /// Logs the entry at `self.path` as skipped for `error`.
+    fn unreadable(&self, error: rustix::io::Errno) {
         let kind = io::Error::from(error).kind();
-        tracing::warn!(manual_id = self.manual_id, path = %path, error = %kind, "skipped unreadable entry");
+        tracing::warn!(manual_id = self.manual_id, path = %self.path, error = %kind, "skipped unreadable entry");
     }
 }
 /// Opens the folder `path` (relative to `at`) for listing, without following a link.
@@ -315,22 +317,42 @@ fn open_folder<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Resu
     )
 }
 
+/// A folder's entries as listed, in the system's order: each name with its NUL, one
+/// after another in one buffer, and where each starts with the type the listing gave
+/// (two allocations a folder instead of one a name).
+#[derive(Debug, Default)]
+struct Listing {
+    names: Vec<u8>,
+    entries: Vec<(usize, rustix::fs::FileType)>,
+}
+
+impl Listing {
+    fn push(&mut self, name: &CStr, file_type: rustix::fs::FileType) {
+        self.entries.push((self.names.len(), file_type));
+        self.names.extend_from_slice(name.to_bytes_with_nul());
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&CStr, rustix::fs::FileType)> + '_ {
+        self.entries.iter().map(|&(start, file_type)| {
+            let name = CStr::from_bytes_until_nul(&self.names[start..]);
+            (name.expect("each name is pushed with its NUL"), file_type)
+        })
+    }
+}
+
 /// The entries of the open folder `descriptor` but `.` and `..`, in the system's order,
 /// with the listing that keeps the folder open.
-fn list_folder(descriptor: OwnedFd) -> rustix::io::Result<(Dir, Vec<Listed>)> {
+fn list_folder(descriptor: OwnedFd) -> rustix::io::Result<(Dir, Listing)> {
     let mut folder = Dir::new(descriptor)?;
-    let mut listed = Vec::new();
+    let mut listing = Listing::default();
     for entry in folder.by_ref() {
         let entry = entry?;
         let name = entry.file_name();
         if name != c"." && name != c".." {
-            listed.push(Listed {
-                name: name.to_owned(),
-                file_type: entry.file_type(),
-            });
+            listing.push(name, entry.file_type());
         }
     }
-    Ok((folder, listed))
+    Ok((folder, listing))
 }
 
 /// Reads a manual file through the path-safety layer ([`open_manual_file`]).
@@ -430,11 +452,7 @@ mod tests {
         ]);
         let folder = dir.path().join("m");
         std::os::unix::fs::symlink(dir.path().join("elsewhere"), folder.join("linked")).unwrap();
-        let walk = ManualWalk {
-            manual_id: "m",
-            folder: &folder,
-            tree: ManualTree::default(),
-        };
+        let walk = ManualWalk::new("m", &folder);
         assert!(walk.open_by_path("real/deeper").is_ok());
         assert!(walk.open_by_path("").is_ok());
         assert!(
@@ -464,6 +482,11 @@ mod tests {
         let folder = dir.path().join("m");
         std::os::unix::fs::symlink(folder.join("a.md"), folder.join("sub/link.md")).unwrap();
         std::os::unix::fs::symlink(folder.join("sub"), folder.join("linked")).unwrap();
+        // Beyond the open limit, where entries are reached by their paths.
+        let deep_link = format!("{deep}link.md");
+        std::os::unix::fs::symlink(folder.join("a.md"), folder.join(&deep_link)).unwrap();
+        std::os::unix::fs::symlink(folder.join("sub"), folder.join(format!("{deep}linked")))
+            .unwrap();
 
         let scanned = scan_manual(&folder, "m");
         let walked = walked_by_paths(&folder);
@@ -483,7 +506,8 @@ mod tests {
         };
         assert_eq!(sorted(&scanned), sorted(&walked));
         assert_eq!(scanned.symlinks, walked.symlinks);
-        assert_eq!(scanned.symlinks.len(), 2);
+        assert_eq!(scanned.symlinks.len(), 4);
+        assert!(scanned.symlinks.contains(&deep_link));
         for (path, found) in &scanned.files {
             let metadata = std::fs::symlink_metadata(folder.join(path)).unwrap();
             assert_eq!(
