@@ -54,70 +54,54 @@ pub(super) fn index_hits(
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
-    let found = |pattern: IndexPattern| -> Vec<(NodeKey, u32)> {
-        match pattern.sections(&view.searcher, &view.keys, &keep) {
-            Ok(found) => found.unwrap_or_default(),
-            Err(error) => {
-                tracing::warn!(error = %error, "the section index could not be read");
-                Vec::new()
-            }
+    // Each pattern's sections go straight into the list of their postings: a common
+    // unit names tens of thousands of sections at 200 MB of manuals, and a list of its
+    // own for each pattern, copied into this one, was a visible share of a warm search.
+    let found = |pattern: IndexPattern, posting: Posting, into: &mut Vec<(NodeKey, Posting)>| {
+        let before = into.len();
+        let mut add = |key, count| into.push((key, Posting { count, ..posting }));
+        if let Err(error) = pattern.sections(&view.searcher, &view.keys, &keep, &mut add) {
+            tracing::warn!(error = %error, "the section index could not be read");
+            into.truncate(before);
         }
+        into.len() - before
     };
     let mut postings: Vec<(NodeKey, Posting)> = Vec::new();
     for (index, pattern) in plan.patterns[..plan.first_unit_pattern].iter().enumerate() {
         let literal = IndexPattern::literal(&pattern.text, &view.fields, view.vocabulary());
-        postings.extend(found(literal).into_iter().map(|(key, count)| {
-            let posting = Posting {
-                pattern: index as u32,
-                form: Form::Word,
-                count,
-            };
-            (key, posting)
-        }));
+        let posting = Posting {
+            pattern: index as u32,
+            form: Form::Word,
+            weak: false,
+            count: 0,
+        };
+        found(literal, posting, &mut postings);
     }
     let mut unit_df = vec![0; plan.units.len()];
     let mut weak = Vec::new();
     for (index, planned) in plan.units.iter().enumerate() {
-        let sections = found(IndexPattern::unit(&planned.unit, &view.fields));
-        unit_df[index] = sections.len() as u32;
-        let posting = |count| Posting {
+        let is_weak = !planned.unit.kind.is_strong();
+        let posting = Posting {
             pattern: (plan.first_unit_pattern + index) as u32,
             form: planned.unit.form(),
-            count,
+            weak: is_weak,
+            count: 0,
         };
-        if planned.unit.kind.is_strong() {
-            postings.extend(
-                sections
-                    .into_iter()
-                    .map(|(key, count)| (key, posting(count))),
-            );
-        } else {
-            weak.extend(
-                sections
-                    .into_iter()
-                    .map(|(key, count)| (key, posting(count))),
-            );
-        }
+        let into = if is_weak { &mut weak } else { &mut postings };
+        let sections = found(
+            IndexPattern::unit(&planned.unit, &view.fields),
+            posting,
+            into,
+        );
+        unit_df[index] = sections as u32;
     }
     let mut scan = page_hits(corpus, plan, scope);
     let links = link_texts(corpus, plan, &filter);
-    let labels = corpus.labels();
-    let (mut hits, mut unit_only) = by_section(labels, postings, |key, run| {
+    // The weak units' postings go last, so each section's come after its strong ones.
+    let postings = grouped_by_section(corpus.labels(), [postings, weak]);
+    let (mut hits, unit_only) = by_section(postings, brought, |key, run| {
         needs_hits(corpus, plan, &scan, &links, titles, key, run)
     });
-    // A weak unit only adds to a section that something else brought.
-    let at = Positions::of(labels, &hits, &unit_only);
-    let mut brought_weak = Vec::new();
-    for (key, posting) in weak {
-        match at.of_key(labels, key) {
-            Some(Place::Hits(index)) => posting.record(&mut hits.0[index].1),
-            Some(Place::UnitOnly(index)) => unit_only.add_weak(index, posting),
-            None if brought.contains(&key) => brought_weak.push((key, posting)),
-            None => {}
-        }
-    }
-    unit_only.join_weak();
-    hits.add(SortedHits::of(labels, brought_weak));
     add_link_texts(links, &mut hits);
     scan.hits = hits.0;
     for (key, node) in &mut scan.hits {
@@ -208,8 +192,6 @@ pub(crate) struct UnitOnly {
     keys: Vec<NodeKey>,
     ends: Vec<u32>,
     postings: Vec<Posting>,
-    /// Weak units' postings by section index, until [`UnitOnly::join_weak`].
-    weak: Vec<(u32, Posting)>,
 }
 
 impl UnitOnly {
@@ -226,30 +208,6 @@ impl UnitOnly {
         self.postings
             .extend(run.iter().map(|(_, posting)| *posting));
         self.ends.push(self.postings.len() as u32);
-    }
-
-    fn add_weak(&mut self, index: usize, posting: Posting) {
-        self.weak.push((index as u32, posting));
-    }
-
-    /// Places each section's weak postings after its strong ones.
-    fn join_weak(&mut self) {
-        if self.weak.is_empty() {
-            return;
-        }
-        self.weak.sort_by_key(|(index, _)| *index);
-        let mut weak = std::mem::take(&mut self.weak).into_iter().peekable();
-        let strong = std::mem::take(&mut self.postings);
-        let mut start = 0;
-        for (index, end) in self.ends.iter_mut().enumerate() {
-            self.postings
-                .extend_from_slice(&strong[start..*end as usize]);
-            start = *end as usize;
-            while let Some((_, posting)) = weak.next_if(|(at, _)| *at as usize == index) {
-                self.postings.push(posting);
-            }
-            *end = self.postings.len() as u32;
-        }
     }
 
     /// The hits of the `index`-th section into `node` (emptied first), as they would be
@@ -280,6 +238,8 @@ struct Posting {
     /// Where the pattern is looked for: the normalised body (literals, word units) or the
     /// loose one (loose units).
     form: Form,
+    /// A weak unit's: it only adds to a section something else brought.
+    weak: bool,
     count: u32,
 }
 
@@ -288,6 +248,7 @@ impl Posting {
     const NONE: Posting = Posting {
         pattern: 0,
         form: Form::Word,
+        weak: false,
         count: 0,
     };
 
@@ -307,22 +268,28 @@ impl Posting {
 /// a warm search), and already in the order `ScanResult` keeps.
 struct SortedHits(Vec<(NodeKey, NodeHits)>);
 
-/// Groups `postings` (given in ascending pattern order) by section and gives each
-/// section `needs_hits` accepts (with its postings) its `NodeHits`; the other sections'
-/// postings go to a [`UnitOnly`]. Each section's patterns are recorded largest first, so
-/// each set is sized by its first insert, and its count lists are sized once (the lists
-/// are sorted afterwards).
+/// Gives each section of `postings` (grouped by [`grouped_by_section`]) that
+/// `needs_hits` accepts (with its postings) its `NodeHits`; the other sections' postings
+/// go to a [`UnitOnly`]. A section with weak units' postings alone is left out unless it
+/// is `brought`, and then gets its `NodeHits` (`needs_hits` sees only sections with
+/// strong postings). Each section's postings are recorded last first (its largest
+/// pattern, but where a weak unit precedes a strong one), so a set is mostly sized by its
+/// first insert, and its count lists are sized once (the lists are sorted afterwards).
 fn by_section(
-    labels: &CorpusLabels,
     postings: Vec<(NodeKey, Posting)>,
+    brought: &FxHashSet<NodeKey>,
     mut needs_hits: impl FnMut(NodeKey, &[(NodeKey, Posting)]) -> bool,
 ) -> (SortedHits, UnitOnly) {
-    let postings = grouped_by_section(labels, postings);
     let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
     let mut unit_only = UnitOnly::default();
     for run in postings.chunk_by(|a, b| a.0 == b.0) {
         let key = run[0].0;
-        if !needs_hits(key, run) {
+        // A section's strong postings come first: with a weak one first, all are weak.
+        let weak_only = run[0].1.weak;
+        if weak_only && !brought.contains(&key) {
+            continue;
+        }
+        if !weak_only && !needs_hits(key, run) {
             unit_only.push(key, run);
             continue;
         }
@@ -338,31 +305,33 @@ fn by_section(
     (SortedHits(hits), unit_only)
 }
 
-/// `postings` in key order, each section's in the order given: one counting pass by
-/// section number (numbers follow key order) instead of a comparison sort of every
-/// posting, which was 5-7% of a warm search at 200 MB of manuals. A key the labels do
-/// not number as they number the corpus (a section beyond its file's outline) falls
-/// back to the sort.
-fn grouped_by_section(
+/// The postings of `parts` in key order, each section's in the order given (`parts` in
+/// turn, freed once grouped): one counting pass by section number (numbers follow key
+/// order) instead of a comparison sort of every posting, which was 5-7% of a warm search
+/// at 200 MB of manuals. A key the labels do not number as they number the corpus (a
+/// section beyond its file's outline) falls back to the sort.
+fn grouped_by_section<const PARTS: usize>(
     labels: &CorpusLabels,
-    mut postings: Vec<(NodeKey, Posting)>,
+    parts: [Vec<(NodeKey, Posting)>; PARTS],
 ) -> Vec<(NodeKey, Posting)> {
+    let entries = || parts.iter().flat_map(|part| part.iter());
     let count = labels.section_count();
     let numbered = |key: NodeKey| Some(labels.section_id(key) as usize).filter(|&id| id < count);
     let mut starts = vec![0u32; count + 1];
-    for (key, _) in &postings {
+    for (key, _) in entries() {
         match numbered(*key) {
             Some(id) => starts[id + 1] += 1,
-            None => return sorted_by_key(postings),
+            None => return sorted_by_key(parts.concat()),
         }
     }
     for id in 0..count {
         starts[id + 1] += starts[id];
     }
-    let mut grouped = vec![(NodeKey { file: 0, node: 0 }, Posting::NONE); postings.len()];
-    for entry in postings.drain(..) {
+    let total = parts.iter().map(|part| part.len()).sum();
+    let mut grouped = vec![(NodeKey { file: 0, node: 0 }, Posting::NONE); total];
+    for entry in entries() {
         let at = &mut starts[labels.section_id(entry.0) as usize];
-        grouped[*at as usize] = entry;
+        grouped[*at as usize] = *entry;
         *at += 1;
     }
     if grouped.is_sorted_by(|a, b| a.0 <= b.0) {
@@ -379,11 +348,6 @@ fn sorted_by_key(mut postings: Vec<(NodeKey, Posting)>) -> Vec<(NodeKey, Posting
 }
 
 impl SortedHits {
-    /// Every section's hits.
-    fn of(labels: &CorpusLabels, postings: Vec<(NodeKey, Posting)>) -> SortedHits {
-        by_section(labels, postings, |_, _| true).0
-    }
-
     fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeHits> {
         let at = self.0.binary_search_by_key(&key, |(k, _)| *k).ok()?;
         Some(&mut self.0[at].1)
@@ -396,44 +360,6 @@ impl SortedHits {
         }
         self.0.extend(other.0);
         self.0.sort_by_key(|(key, _)| *key);
-    }
-}
-
-/// Where a section's postings are.
-enum Place {
-    /// At this index of the [`SortedHits`].
-    Hits(usize),
-    /// The section at this index of the [`UnitOnly`].
-    UnitOnly(usize),
-}
-
-/// Where each section's postings are, by section number: a weak unit's postings name a
-/// large share of the corpus's sections, and a binary search for each was a visible
-/// share of a warm search. `u32::MAX`: nowhere; the top bit marks a [`UnitOnly`] index.
-struct Positions(Vec<u32>);
-
-const UNIT_ONLY_BIT: u32 = 1 << 31;
-
-impl Positions {
-    fn of(labels: &CorpusLabels, hits: &SortedHits, unit_only: &UnitOnly) -> Positions {
-        let mut at = vec![u32::MAX; labels.section_count()];
-        for (index, (key, _)) in hits.0.iter().enumerate() {
-            at[labels.section_id(*key) as usize] = index as u32;
-        }
-        for (index, key) in unit_only.keys.iter().enumerate() {
-            at[labels.section_id(*key) as usize] = index as u32 | UNIT_ONLY_BIT;
-        }
-        Positions(at)
-    }
-
-    fn of_key(&self, labels: &CorpusLabels, key: NodeKey) -> Option<Place> {
-        match self.0[labels.section_id(key) as usize] {
-            u32::MAX => None,
-            index if index & UNIT_ONLY_BIT != 0 => {
-                Some(Place::UnitOnly((index & !UNIT_ONLY_BIT) as usize))
-            }
-            index => Some(Place::Hits(index as usize)),
-        }
     }
 }
 
@@ -510,6 +436,7 @@ mod tests {
         Posting {
             pattern,
             form: Form::Word,
+            weak: false,
             count: pattern + 1,
         }
     }
@@ -539,7 +466,7 @@ mod tests {
         ];
         let mut sorted = postings.clone();
         sorted.sort_by_key(|(key, _)| *key);
-        let grouped = grouped_by_section(labels, postings.clone());
+        let grouped = grouped_by_section(labels, [postings.clone()]);
         assert_eq!(order(&grouped), order(&sorted));
         assert_eq!(
             order(&grouped)[1..3],
@@ -551,6 +478,66 @@ mod tests {
         stray.push((at(0, 3), posting(4)));
         let mut sorted = stray.clone();
         sorted.sort_by_key(|(key, _)| *key);
-        assert_eq!(order(&grouped_by_section(labels, stray)), order(&sorted));
+        assert_eq!(order(&grouped_by_section(labels, [stray])), order(&sorted));
+    }
+
+    /// Weak units' postings, grouped after the strong ones, add to the sections the
+    /// strong ones bring (hits and units alone alike), give a brought section its hits,
+    /// and are dropped elsewhere; only sections with strong postings are asked whether
+    /// they need hits.
+    #[test]
+    fn weak_postings_add_to_sections_something_else_brought() {
+        let (_dir, index) = testing::index(&[
+            ("m/a.md", "# A\n\n## A1\n\n## A2\n"),
+            ("m/b.md", "# B\n\n## B1\n"),
+        ]);
+        let corpus = CorpusCache::default().sync(&index);
+        let at = |file, node| NodeKey { file, node };
+        let weak = |pattern| Posting {
+            weak: true,
+            form: Form::Loose,
+            ..posting(pattern)
+        };
+        let strong = [
+            (at(0, 0), posting(0)),
+            (at(0, 1), posting(2)),
+            (at(1, 1), posting(2)),
+        ];
+        let weak = [
+            (at(1, 1), weak(3)),
+            (at(0, 0), weak(3)),
+            (at(0, 1), weak(3)),
+            (at(0, 2), weak(3)),
+            (at(1, 0), weak(4)),
+        ];
+        let brought: FxHashSet<NodeKey> = [at(1, 0), at(1, 2)].into_iter().collect();
+        let grouped = grouped_by_section(corpus.labels(), [strong.to_vec(), weak.to_vec()]);
+        let mut asked = Vec::new();
+        let (hits, unit_only) = by_section(grouped, &brought, |key, run| {
+            asked.push((key, run.len()));
+            key == at(0, 0)
+        });
+        assert_eq!(asked, [(at(0, 0), 2), (at(0, 1), 2), (at(1, 1), 2)]);
+        let found: Vec<_> = hits
+            .0
+            .iter()
+            .map(|(key, node)| (*key, node.counts.clone(), node.loose_counts.clone()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (at(0, 0), vec![(0, 1)], vec![(3, 4)]),
+                (at(1, 0), vec![], vec![(4, 5)]),
+            ]
+        );
+        assert!(hits.0[0].1.body.contains(0) && hits.0[0].1.body_loose.contains(3));
+        assert_eq!(unit_only.keys(), [at(0, 1), at(1, 1)]);
+        let patterns: Vec<(u32, bool)> = unit_only
+            .postings
+            .iter()
+            .map(|p| (p.pattern, p.weak))
+            .collect();
+        assert_eq!(patterns, [(2, false), (3, true), (2, false), (3, true)]);
+        assert_eq!(unit_only.ends, [2, 4]);
     }
 }

@@ -129,19 +129,18 @@ impl IndexPattern {
         }
     }
 
-    /// The sections holding the pattern that `keep` accepts, with how many times (the
-    /// starts all constraints agree on), in no particular order. `None` when the
-    /// pattern is inexpressible.
+    /// Gives `found` each section holding the pattern that `keep` accepts, with how many
+    /// times (the starts all constraints agree on), in no particular order; an
+    /// inexpressible pattern gives none.
     pub(crate) fn sections(
         &self,
         searcher: &Searcher,
         keys: &DocKeys,
         keep: &dyn Fn(NodeKey) -> bool,
-    ) -> tantivy::Result<Option<Vec<(NodeKey, u32)>>> {
-        let constraints = match self {
-            IndexPattern::Terms(constraints) => constraints,
-            IndexPattern::Nowhere => return Ok(Some(Vec::new())),
-            IndexPattern::Inexpressible => return Ok(None),
+        found: &mut dyn FnMut(NodeKey, u32),
+    ) -> tantivy::Result<()> {
+        let IndexPattern::Terms(constraints) = self else {
+            return Ok(());
         };
         // One constraint alone is counted by its terms' frequencies: its positions are
         // never read, so they are not decoded (a common unit's postings span tens of
@@ -151,7 +150,6 @@ impl IndexPattern {
         } else {
             IndexRecordOption::WithFreqsAndPositions
         };
-        let mut found = Vec::new();
         for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
             let keep_doc = |doc: DocId| keys.key(segment_ord, doc).filter(|key| keep(*key));
             let mut opened: Vec<OpenedConstraint> = Vec::new();
@@ -175,14 +173,14 @@ impl IndexPattern {
                 continue;
             }
             if let [(_, postings, _)] = opened.as_mut_slice() {
-                found.extend(counts(postings, &keep_doc));
+                counts(postings, &keep_doc, found);
                 continue;
             }
             opened.sort_by_key(|(df, _, _)| *df);
             let (driver, rest) = opened.split_first_mut().expect("two or more");
-            found.extend(agreeing((&mut driver.1, driver.2), rest, &keep_doc));
+            agreeing((&mut driver.1, driver.2), rest, &keep_doc, found);
         }
-        Ok(Some(found))
+        Ok(())
     }
 }
 
@@ -210,40 +208,53 @@ fn grams(tokens: &[IndexToken], field: Field) -> Vec<Constraint> {
         .collect()
 }
 
-/// Occurrences per kept document of one constraint alone (its terms' frequencies). One
-/// term's postings name each document once, in order, so they are read straight into
-/// the list; only an edge word's several terms need their documents merged (a common
-/// unit has tens of thousands of documents at 200 MB of manuals, and hashing each was a
-/// visible share of a warm search).
+/// Gives `found` the occurrences per kept document of one constraint alone (its terms'
+/// frequencies). One term's postings name each document once, in order, so they are
+/// given as they are read; only an edge word's several terms need their documents
+/// merged (a common unit has tens of thousands of documents at 200 MB of manuals, and
+/// hashing each was a visible share of a warm search).
 fn counts(
     postings: &mut [(SegmentPostings, u32)],
     keep: &dyn Fn(DocId) -> Option<NodeKey>,
-) -> Vec<(NodeKey, u32)> {
-    let mut found: Vec<(DocId, NodeKey, u32)> = Vec::new();
+    found: &mut dyn FnMut(NodeKey, u32),
+) {
+    if let [(list, _)] = postings {
+        each_kept(list, keep, |_, key, count| found(key, count));
+        return;
+    }
+    let mut merged: Vec<(DocId, NodeKey, u32)> = Vec::new();
     for (list, _) in postings.iter_mut() {
-        found.reserve(list.doc_freq() as usize);
-        let mut doc = list.doc();
-        while doc != TERMINATED {
-            if let Some(key) = keep(doc) {
-                found.push((doc, key, list.term_freq()));
-            }
-            doc = list.advance();
+        merged.reserve(list.doc_freq() as usize);
+        each_kept(list, keep, |doc, key, count| merged.push((doc, key, count)));
+    }
+    // Each term's documents are a sorted run, which the stable sort merges.
+    merged.sort_by_key(|(doc, _, _)| *doc);
+    merged.dedup_by(|later, earlier| {
+        let same = later.0 == earlier.0;
+        if same {
+            earlier.2 += later.2;
         }
+        same
+    });
+    for (_, key, count) in merged {
+        found(key, count);
     }
-    if postings.len() > 1 {
-        found.sort_unstable_by_key(|(doc, _, _)| *doc);
-        found.dedup_by(|later, earlier| {
-            let same = later.0 == earlier.0;
-            if same {
-                earlier.2 += later.2;
-            }
-            same
-        });
+}
+
+/// Gives `each` every kept document of one term's postings with its key and the term's
+/// frequency there, in document order.
+fn each_kept(
+    list: &mut SegmentPostings,
+    keep: &dyn Fn(DocId) -> Option<NodeKey>,
+    mut each: impl FnMut(DocId, NodeKey, u32),
+) {
+    let mut doc = list.doc();
+    while doc != TERMINATED {
+        if let Some(key) = keep(doc) {
+            each(doc, key, list.term_freq());
+        }
+        doc = list.advance();
     }
-    found
-        .into_iter()
-        .map(|(_, key, count)| (key, count))
-        .collect()
 }
 
 /// One start the text may have in a kept document: where an occurrence of the driving
@@ -255,8 +266,8 @@ struct Start {
     key: NodeKey,
 }
 
-/// The kept documents where every constraint agrees on a start, with how many starts, in
-/// document order. Only the documents of `driver` (the rarest constraint and its offset)
+/// Gives `found` the kept documents where every constraint agrees on a start, with how
+/// many starts, in document order. Only the documents of `driver` (the rarest constraint and its offset)
 /// are visited; the others' postings are sought to them. The starts of all documents
 /// share one list, narrowed in place by each constraint, so no document costs an
 /// allocation (a common literal's driver spans thousands of sections at 200 MB).
@@ -264,7 +275,8 @@ fn agreeing<P: Postings>(
     driver: (&mut [(P, u32)], u32),
     rest: &mut [OpenedConstraint<P>],
     keep: &dyn Fn(DocId) -> Option<NodeKey>,
-) -> Vec<(NodeKey, u32)> {
+    found: &mut dyn FnMut(NodeKey, u32),
+) {
     let mut starts = driving_starts(driver.0, driver.1, keep);
     let mut positions = Vec::new();
     let mut here = Vec::new();
@@ -274,10 +286,9 @@ fn agreeing<P: Postings>(
         }
         retain_agreeing(&mut starts, postings, *offset, &mut positions, &mut here);
     }
-    starts
-        .chunk_by(|one, next| one.doc == next.doc)
-        .map(|run| (run[0].key, run.len() as u32))
-        .collect()
+    for run in starts.chunk_by(|one, next| one.doc == next.doc) {
+        found(run[0].key, run.len() as u32);
+    }
 }
 
 /// The starts the driving constraint's occurrences put the text at in each kept
@@ -473,25 +484,30 @@ mod tests {
         })
     }
 
-    /// An intersection: [`agreeing`] or [`agreeing_per_document`].
-    type Intersection = fn(
-        (&mut [(Listed, u32)], u32),
-        &mut [OpenedConstraint<Listed>],
-        &dyn Fn(DocId) -> Option<NodeKey>,
-    ) -> Vec<(NodeKey, u32)>;
-
-    /// Both intersections of `table` (its first constraint drives) agree; the answer.
+    /// [`agreeing`] and [`agreeing_per_document`] answer the same for `table` (its first
+    /// constraint drives); the answer.
     fn both(table: &Table) -> Vec<(NodeKey, u32)> {
-        let run = |of: Intersection| {
-            let mut opened: Vec<OpenedConstraint<Listed>> = table
+        let open = || -> Vec<OpenedConstraint<Listed>> {
+            table
                 .iter()
                 .map(|(postings, offset)| (0, postings.clone(), *offset))
-                .collect();
-            let (driver, rest) = opened.split_first_mut().expect("a constraint");
-            of((&mut driver.1, driver.2), rest, &keep_but_every_seventh)
+                .collect()
         };
-        let answer = run(agreeing);
-        assert_eq!(answer, run(agreeing_per_document), "{table:?}");
+        let mut opened = open();
+        let (driver, rest) = opened.split_first_mut().expect("a constraint");
+        let mut answer = Vec::new();
+        let mut add = |key, count| answer.push((key, count));
+        agreeing(
+            (&mut driver.1, driver.2),
+            rest,
+            &keep_but_every_seventh,
+            &mut add,
+        );
+        let mut opened = open();
+        let (driver, rest) = opened.split_first_mut().expect("a constraint");
+        let oracle =
+            agreeing_per_document((&mut driver.1, driver.2), rest, &keep_but_every_seventh);
+        assert_eq!(answer, oracle, "{table:?}");
         answer
     }
 

@@ -1,6 +1,7 @@
 use super::literal::IndexPattern;
 use super::*;
 use crate::manual::find::corpus::{Corpus, CorpusCache};
+use crate::manual::find::derived::NodeKey;
 use crate::manual::find::testing::index;
 use crate::manual::ManualIndex;
 use crate::text::normalize::normalize_str;
@@ -34,19 +35,14 @@ fn unit(corpus: &Corpus, text: &str, kind: UnitKind) -> Vec<(String, u32, u32)> 
 
 fn shown(corpus: &Corpus, pattern: IndexPattern) -> Vec<(String, u32, u32)> {
     let view = &corpus.sections;
-    let mut found: Vec<(String, u32, u32)> = pattern
-        .sections(&view.searcher, &view.keys, &|_| true)
-        .expect("readable")
-        .expect("expressible")
-        .into_iter()
-        .map(|(key, count)| {
-            (
-                corpus.files[key.file as usize].path.to_string(),
-                key.node,
-                count,
-            )
-        })
-        .collect();
+    let mut found: Vec<(String, u32, u32)> = Vec::new();
+    let mut add = |key: NodeKey, count| {
+        let path = corpus.files[key.file as usize].path.to_string();
+        found.push((path, key.node, count));
+    };
+    pattern
+        .sections(&view.searcher, &view.keys, &|_| true, &mut add)
+        .expect("readable");
     found.sort();
     found
 }
