@@ -267,8 +267,8 @@ struct Start {
 }
 
 /// Gives `found` the kept documents where every constraint agrees on a start, with how
-/// many starts, in document order. Only the documents of `driver` (the rarest constraint and its offset)
-/// are visited; the others' postings are sought to them. The starts of all documents
+/// many starts, in document order. Only the documents of `driver` (the rarest constraint
+/// and its offset) are visited; the others' postings are sought to them. The starts of all documents
 /// share one list, narrowed in place by each constraint, so no document costs an
 /// allocation (a common literal's driver spans thousands of sections at 200 MB).
 fn agreeing<P: Postings>(
