@@ -338,9 +338,15 @@ impl<'a> Reader<'a> {
     /// part's strings as one text and its values as places in it. `None` outside a part,
     /// as for [`Reader::str`].
     pub(crate) fn str_span(&mut self) -> Option<Range<usize>> {
-        let start = self.part_len - self.text?.len();
+        let start = self.part_offset()?;
         let len = self.str()?.len();
         Some(start..start + len)
+    }
+
+    /// Where the next string of the open part starts among that part's strings; `None`
+    /// outside a part.
+    pub(crate) fn part_offset(&self) -> Option<usize> {
+        Some(self.part_len - self.text?.len())
     }
 
     /// Opens a part written by [`Writer::strings_apart`]: its strings are checked as
