@@ -1,10 +1,12 @@
-//! [`SharedStr`]: a string that is a place in a text other strings share.
+//! [`SharedStr`] and [`SharedBytes`]: a string or bytes that are a place in a buffer
+//! others share.
 //!
 //! Why: a start reads back hundreds of thousands of short strings (every node's title and
-//! anchor at 220 MB of manuals), and a `String` each was an allocation each, in fresh
-//! heap pages whose faults were most of the catalog's decode time (issue 16). A file's
-//! strings are stored one after the other ([`crate::manual::cache_file`]'s parts), so
-//! each can be read back as its range in one allocation holding them all.
+//! anchor at 220 MB of manuals) and tens of megabytes of encoded references, and a copy
+//! each was an allocation each, in fresh heap pages whose faults were most of the
+//! decoders' time (issue 16). A file's strings are stored one after the other
+//! ([`crate::manual::cache_file`]'s parts), so each can be read back as its range in one
+//! allocation holding them all; bytes kept as they were read stay in the read buffer.
 
 use std::fmt;
 use std::ops::{Deref, Range};
@@ -93,6 +95,32 @@ impl fmt::Display for SharedStr {
     }
 }
 
+/// Bytes held as a range of a shared buffer (a cache file's payload as read): cloning
+/// them copies nothing, and the buffer lives as long as any of its ranges.
+#[derive(Clone)]
+pub(crate) struct SharedBytes {
+    buffer: Arc<Vec<u8>>,
+    range: Range<usize>,
+}
+
+impl SharedBytes {
+    /// The bytes at `range` of `buffer`; `None` when the range is not inside it.
+    pub(crate) fn within(buffer: Arc<Vec<u8>>, range: Range<usize>) -> Option<SharedBytes> {
+        buffer.get(range.clone())?;
+        Some(SharedBytes { buffer, range })
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buffer[self.range.clone()]
+    }
+}
+
+impl fmt::Debug for SharedBytes {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "SharedBytes({} bytes)", self.range.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +143,18 @@ mod tests {
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = 9..3;
         assert!(SharedStr::within(text, reversed).is_none());
+    }
+
+    #[test]
+    fn shared_bytes_are_their_range_and_only_a_range_inside_the_buffer_is_one() {
+        let buffer = Arc::new(b"header|body".to_vec());
+        let body = SharedBytes::within(Arc::clone(&buffer), 7..11).unwrap();
+        assert_eq!(body.bytes(), b"body");
+        assert_eq!(body.clone().bytes(), b"body");
+        assert_eq!(SharedBytes::within(Arc::clone(&buffer), 11..11).unwrap().bytes(), b"");
+        assert!(SharedBytes::within(Arc::clone(&buffer), 7..12).is_none());
+        assert_eq!(format!("{body:?}"), "SharedBytes(4 bytes)");
+        drop(buffer);
+        assert_eq!(body.bytes(), b"body", "the buffer lives with its ranges");
     }
 }
