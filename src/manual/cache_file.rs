@@ -464,7 +464,11 @@ mod tests {
     fn a_kept_front_holds_only_the_front_and_slices_only_inside_it() {
         let folder = tempfile::tempdir().unwrap();
         let file = CacheFile::locate(folder.path(), folder.path(), "t.bin", envelope()).unwrap();
-        std::fs::write(folder.path().join("t.bin"), sealed(b"front|back", envelope())).unwrap();
+        std::fs::write(
+            folder.path().join("t.bin"),
+            sealed(b"front|back", envelope()),
+        )
+        .unwrap();
         let payload = file.read_payload().unwrap();
         assert!(payload.bytes().len() == 10);
         let kept = payload.keep_front(6).unwrap();

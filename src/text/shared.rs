@@ -138,8 +138,14 @@ mod tests {
         assert_eq!(format!("{title} {anchor:?}"), "見出し \"anchor\"");
         let empty = SharedStr::within(Arc::clone(&text), 15..15).unwrap();
         assert_eq!(empty, "");
-        assert!(SharedStr::within(Arc::clone(&text), 1..9).is_none(), "inside 見");
-        assert!(SharedStr::within(Arc::clone(&text), 9..16).is_none(), "past the end");
+        assert!(
+            SharedStr::within(Arc::clone(&text), 1..9).is_none(),
+            "inside 見"
+        );
+        assert!(
+            SharedStr::within(Arc::clone(&text), 9..16).is_none(),
+            "past the end"
+        );
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = 9..3;
         assert!(SharedStr::within(text, reversed).is_none());
@@ -151,7 +157,12 @@ mod tests {
         let body = SharedBytes::within(Arc::clone(&buffer), 7..11).unwrap();
         assert_eq!(body.bytes(), b"body");
         assert_eq!(body.clone().bytes(), b"body");
-        assert_eq!(SharedBytes::within(Arc::clone(&buffer), 11..11).unwrap().bytes(), b"");
+        assert_eq!(
+            SharedBytes::within(Arc::clone(&buffer), 11..11)
+                .unwrap()
+                .bytes(),
+            b""
+        );
         assert!(SharedBytes::within(Arc::clone(&buffer), 7..12).is_none());
         assert_eq!(format!("{body:?}"), "SharedBytes(4 bytes)");
         drop(buffer);

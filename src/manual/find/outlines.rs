@@ -523,7 +523,10 @@ mod tests {
     /// `outlines` encoded as a whole payload, with ids 1.. and version 7.
     fn payload(outlines: &[&FileOutline]) -> Vec<u8> {
         let mut out = Writer::default();
-        let files = outlines.iter().zip(1..).map(|(outline, id)| (id, 7, *outline));
+        let files = outlines
+            .iter()
+            .zip(1..)
+            .map(|(outline, id)| (id, 7, *outline));
         encode(&mut out, files).unwrap();
         out.bytes
     }
@@ -569,10 +572,13 @@ mod tests {
         let bytes = payload(&[second_first, second]);
         let references_len = u32::from_le_bytes(bytes[..4].try_into().unwrap());
         let first_place = 4 + references_len as usize + 4 + 16;
-        let second_place = first_place + 12 + {
-            let len_at = first_place + 8;
-            u32::from_le_bytes(bytes[len_at..len_at + 4].try_into().unwrap()) as usize
-        } + 16;
+        let second_place = first_place
+            + 12
+            + {
+                let len_at = first_place + 8;
+                u32::from_le_bytes(bytes[len_at..len_at + 4].try_into().unwrap()) as usize
+            }
+            + 16;
         let mut foreign = bytes.clone();
         foreign.copy_within(second_place..second_place + 8, first_place);
         let read = read_back(&foreign).unwrap();
