@@ -24,9 +24,11 @@
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::ErrorCode;
 use crate::paths::{locate_file, RelPath, Root};
+use crate::text::shared::SharedBytes;
 
 /// Magic, format, rules fingerprint, payload length, CRC.
 const HEADER_BYTES: usize = 8 + 4 + 8 + 8 + 4;
@@ -180,6 +182,40 @@ impl Payload {
     /// The payload's bytes, after the header.
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes[HEADER_BYTES..]
+    }
+
+    /// Keeps the payload's first `len` bytes for values read back as places in them
+    /// ([`KeptPayload::slice`]) and drops the rest: a file whose front holds what a
+    /// reader keeps (bytes it decodes later) and whose back what it decodes at once is
+    /// read into one buffer, its back handed back to the allocator (a shrink in place for
+    /// a buffer of many megabytes), and its front neither copied nor held twice. `None`
+    /// when the payload is shorter.
+    pub(crate) fn keep_front(mut self, len: usize) -> Option<KeptPayload> {
+        let end = HEADER_BYTES.checked_add(len)?;
+        if end > self.bytes.len() {
+            return None;
+        }
+        self.bytes.truncate(end);
+        self.bytes.shrink_to_fit();
+        Some(KeptPayload {
+            bytes: Arc::new(self.bytes),
+        })
+    }
+}
+
+/// The front of a payload kept by [`Payload::keep_front`].
+pub(crate) struct KeptPayload {
+    /// The whole buffer, header included.
+    bytes: Arc<Vec<u8>>,
+}
+
+impl KeptPayload {
+    /// The bytes at `range` of the kept payload (offsets as in [`Payload::bytes`]), sharing
+    /// its buffer; `None` when the range is not inside it.
+    pub(crate) fn slice(&self, range: Range<usize>) -> Option<SharedBytes> {
+        let start = HEADER_BYTES.checked_add(range.start)?;
+        let end = HEADER_BYTES.checked_add(range.end)?;
+        SharedBytes::within(Arc::clone(&self.bytes), start..end)
     }
 }
 
@@ -338,9 +374,15 @@ impl<'a> Reader<'a> {
     /// part's strings as one text and its values as places in it. `None` outside a part,
     /// as for [`Reader::str`].
     pub(crate) fn str_span(&mut self) -> Option<Range<usize>> {
-        let start = self.part_len - self.text?.len();
+        let start = self.part_offset()?;
         let len = self.str()?.len();
         Some(start..start + len)
+    }
+
+    /// Where the next string of the open part starts among that part's strings; `None`
+    /// outside a part.
+    pub(crate) fn part_offset(&self) -> Option<usize> {
+        Some(self.part_len - self.text?.len())
     }
 
     /// Opens a part written by [`Writer::strings_apart`]: its strings are checked as
@@ -416,6 +458,26 @@ mod tests {
             std::fs::write(folder.path().join("t.bin"), &bytes).unwrap();
             assert_eq!(read(), None, "{bytes:?}");
         }
+    }
+
+    #[test]
+    fn a_kept_front_holds_only_the_front_and_slices_only_inside_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = CacheFile::locate(folder.path(), folder.path(), "t.bin", envelope()).unwrap();
+        std::fs::write(
+            folder.path().join("t.bin"),
+            sealed(b"front|back", envelope()),
+        )
+        .unwrap();
+        let payload = file.read_payload().unwrap();
+        assert!(payload.bytes().len() == 10);
+        let kept = payload.keep_front(6).unwrap();
+        assert_eq!(kept.bytes.len(), HEADER_BYTES + 6, "the back is dropped");
+        assert_eq!(kept.slice(0..5).unwrap().bytes(), b"front");
+        assert_eq!(kept.slice(6..6).unwrap().bytes(), b"");
+        assert!(kept.slice(5..7).is_none(), "past the front");
+        assert!(file.read_payload().unwrap().keep_front(11).is_none());
+        assert!(file.read_payload().unwrap().keep_front(10).is_some());
     }
 
     /// Two parts as the outline file writes them: numbers and strings mixed, the second

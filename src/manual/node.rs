@@ -13,6 +13,7 @@
 
 use super::lines::LineSpan;
 use crate::text::lines::LineNo;
+use crate::text::shared::SharedStr;
 
 /// What a node stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,15 +42,17 @@ impl NodeKind {
 /// A node does not hold its id, its path or its parent's id: all three follow from its
 /// file's path, its line and its parent's position ([`Node::id`]), and a start holds
 /// hundreds of thousands of nodes, so three strings each were a third of the catalog's
-/// memory and most of its decode time.
+/// memory and most of its decode time. For the same reason a node read back from the
+/// catalog holds its title and anchor as places in one text its file's nodes share
+/// ([`SharedStr`]), not as two allocations of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub kind: NodeKind,
     /// Plain text of the heading (markup and a trailing `{#id}` removed).
-    pub title: String,
+    pub title: SharedStr,
     /// The heading's `{#id}` if it had one, else its GitHub-style slug; `None` for
     /// level-0 nodes, which have no heading to link to.
-    pub anchor: Option<String>,
+    pub anchor: Option<SharedStr>,
     /// 1..=6 for headings, 0 for whole-file, preamble and JSON nodes.
     pub level: u8,
     /// Position, among its file's nodes, of the nearest enclosing heading (always an
@@ -66,7 +69,7 @@ impl Node {
     pub(crate) fn page_level(kind: NodeKind, title: String, line_end: LineNo) -> Node {
         Node {
             kind,
-            title,
+            title: title.into(),
             anchor: None,
             level: 0,
             parent: None,

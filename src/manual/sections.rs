@@ -128,8 +128,8 @@ fn heading_nodes(nodes: &mut Vec<Node>, headings: Vec<FoundHeading>, last_line: 
         open.push(nodes.len());
         nodes.push(Node {
             kind: NodeKind::Heading,
-            title: heading.title,
-            anchor: Some(heading.anchor),
+            title: heading.title.into(),
+            anchor: Some(heading.anchor.into()),
             level: heading.level,
             parent,
             line_start: heading.line,

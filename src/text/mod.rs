@@ -16,6 +16,7 @@ mod normalized;
 mod numerals;
 mod offset_map;
 pub(crate) mod prefilter;
+pub(crate) mod shared;
 pub(crate) mod snippet;
 pub(crate) mod synonyms;
 pub(crate) mod terms;

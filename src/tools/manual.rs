@@ -77,7 +77,7 @@ impl ManualTools for App {
                 .filter(|(_, node)| node.level == 0 || u64::from(node.level) <= max_level)
                 .map(|(path, node)| TocNode {
                     path: path.to_owned(),
-                    title: node.title.clone(),
+                    title: node.title.as_str().to_owned(),
                     level: u64::from(node.level),
                     line_start: u64::from(node.line_start),
                     line_end: u64::from(node.line_end),

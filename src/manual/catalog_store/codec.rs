@@ -13,12 +13,15 @@
 //! (every byte of it read, none past it). Its strings are stored apart from its numbers
 //! ([`Writer::strings_apart`]), so a body's strings are checked as UTF-8 in one pass.
 
+use std::sync::Arc;
+
 use crate::manual::cache_file::{Reader, Writer};
 use crate::manual::file::{FileType, StoredParse};
 use crate::manual::lines::LineSpan;
 use crate::manual::node::{Node, NodeKind};
 use crate::manual::sections::Outline;
 use crate::text::lines::{LineNo, LineTable};
+use crate::text::shared::SharedStr;
 
 /// Marks a parent-less node and an absent string.
 const NONE: u32 = u32::MAX;
@@ -89,13 +92,33 @@ impl<'a> Reader<'a> {
             len => Some(Some(self.str_of_len(len)?)),
         }
     }
+
+    /// The next string of the open part as a place in `strings`, that part's strings.
+    fn shared_str(&mut self, strings: &Arc<str>) -> Option<SharedStr> {
+        SharedStr::within(Arc::clone(strings), self.str_span()?)
+    }
+
+    /// [`Reader::shared_str`] of a string that may be absent.
+    fn optional_shared_str(&mut self, strings: &Arc<str>) -> Option<Option<SharedStr>> {
+        match self.u32()? {
+            NONE => Some(None),
+            len => {
+                let start = self.part_offset()?;
+                self.str_of_len(len)?;
+                Some(Some(SharedStr::within(
+                    Arc::clone(strings),
+                    start..start + len as usize,
+                )?))
+            }
+        }
+    }
 }
 
 /// Decodes one entry's body (written by [`Writer::parse`]), or `None` when it is
-/// malformed.
+/// malformed. The nodes' titles and anchors share one copy of the body's strings.
 pub(super) fn read_parse(body: &[u8]) -> Option<StoredParse> {
     let mut reader = Reader::new(body);
-    reader.strings_apart()?;
+    let strings: Arc<str> = reader.strings_apart()?.into();
     let file_type = match reader.u8()? {
         0 => FileType::Md,
         1 => FileType::Json,
@@ -133,8 +156,8 @@ pub(super) fn read_parse(body: &[u8]) -> Option<StoredParse> {
         };
         nodes.push(Node {
             kind,
-            title: reader.str()?.to_owned(),
-            anchor: reader.optional_str()?.map(str::to_owned),
+            title: reader.shared_str(&strings)?,
+            anchor: reader.optional_shared_str(&strings)?,
             level,
             parent,
             line_start,

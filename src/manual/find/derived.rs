@@ -25,6 +25,7 @@ use crate::manual::ManualFile;
 use crate::text::lines::LineNo;
 use crate::text::loose::loose_normalized;
 use crate::text::normalize::normalize_str;
+use crate::text::shared::SharedBytes;
 
 /// A section in a corpus: index of its file, index of the node in that file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,7 +67,8 @@ pub(crate) struct StoredOutline {
 }
 
 /// A file's raw references. Read back from the outline file (`outlines`) they stay in
-/// their stored bytes, checked well-formed as they were read, and are decoded at their
+/// their stored bytes (a place in the file's read buffer, not a copy), checked
+/// well-formed as they were read, and are decoded at their
 /// first use: only the resolution of a changed manual and a gap's description read them,
 /// and decoded at every start they were 60 % of the stored outlines (265 000 references,
 /// most of a million strings at 220 MB of manuals).
@@ -74,7 +76,7 @@ pub(crate) struct StoredOutline {
 pub(crate) struct RawReferences {
     /// The stored bytes, when read back, with the decoder of their layout (the store's:
     /// this plain-data module imports no store).
-    encoded: Option<(Box<[u8]>, DecodeReferences)>,
+    encoded: Option<(SharedBytes, DecodeReferences)>,
     /// How many there are, known without decoding them (a stored resolution is checked
     /// against it at every start).
     count: u32,
@@ -84,7 +86,7 @@ pub(crate) struct RawReferences {
 impl RawReferences {
     /// The `count` references kept as `encoded`, bytes that `decode` was checked to decode.
     pub(crate) fn encoded(
-        encoded: Box<[u8]>,
+        encoded: SharedBytes,
         count: u32,
         decode: DecodeReferences,
     ) -> RawReferences {
@@ -104,7 +106,7 @@ impl RawReferences {
     pub(crate) fn stored_bytes(&self) -> Option<&[u8]> {
         self.encoded
             .as_ref()
-            .map(|(bytes, _)| &**bytes)
+            .map(|(bytes, _)| bytes.bytes())
             .filter(|_| self.decoded.get().is_none())
     }
 
@@ -113,7 +115,7 @@ impl RawReferences {
             // Checked when read, so this finds every reference; an empty list otherwise.
             self.encoded
                 .as_ref()
-                .and_then(|(bytes, decode)| decode(bytes))
+                .and_then(|(bytes, decode)| decode(bytes.bytes()))
                 .unwrap_or_default()
         })
     }

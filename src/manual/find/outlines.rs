@@ -14,22 +14,28 @@
 //! (magic `MVOUTL\0\0`) whose payload is:
 //!
 //! ```text
-//! files u32, then per file: file_id u64, version u64, length u32 of the rest:
-//!   part 1: page text, page loose, labels u32, per label: text, loose, parent u32
-//!   (u32::MAX: none); body_bytes u64, node_bytes u32, per node u32;
-//!   part 2: references u32, per reference: node u32, line u32, then 0 destination text,
-//!   or 1 quoted u32 (strings), chapter (0, or 1 u32), section (0, or 1 string), window
+//! references length u32, then every file's references part, one after the other:
+//!   references u32, per reference: node u32, line u32, then 0 destination text, or
+//!   1 quoted u32 (strings), chapter (0, or 1 u32), section (0, or 1 string), window;
+//! files u32, then per file: file_id u64, version u64, its references part's offset u32
+//!   and length u32 (in the references above), length u32 of its labels part:
+//!   page text, page loose, labels u32, per label: text, loose, parent u32
+//!   (u32::MAX: none); body_bytes u64, node_bytes u32, per node u32
 //! ```
 //!
 //! Each part keeps its strings apart from its numbers ([`Writer::strings_apart`]): the
-//! part's strings are checked as UTF-8 in one pass, not one by one. The references' part
-//! is kept as its bytes until used ([`RawReferences`]).
+//! part's strings are checked as UTF-8 in one pass, not one by one. The references are
+//! checked when read and kept as their bytes until used ([`RawReferences`]), in the read
+//! buffer itself: they come first so that the buffer keeps them and hands the labels'
+//! part back once decoded ([`Payload::keep_front`]); copied out one file at a time they
+//! were 30 MB of fresh heap pages a start at 220 MB of manuals.
 //!
 //! A start decodes every entry at once, on every core, before it lists any file (a server
 //! does so beside the manual index's build); anything malformed in an entry means "derive
 //! that file again", never an error.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -37,11 +43,11 @@ use super::derived::{
     FileOutline, Label, NodeLabel, RawReference, RawReferences, RawTarget, StoredOutline,
 };
 use crate::machine::over_parts;
-use crate::manual::cache_file::{CacheFile, Envelope, Reader, Writer};
+use crate::manual::cache_file::{CacheFile, Envelope, Payload, Reader, Writer};
 use crate::manual::ManualFile;
 
 /// The byte layout above; bump it with any change there.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 /// Name under `CACHE_DIR`.
 const FILE_NAME: &str = "outlines.bin";
 /// `parent` of a label without one.
@@ -80,9 +86,14 @@ impl OutlineStore {
     /// The stored outlines, decoded on `threads` threads; empty when there is no file or
     /// it cannot be used.
     pub(crate) fn read(&self, threads: usize) -> StoredOutlines {
-        self.file
-            .read(|payload| StoredOutlines::decode(payload, threads))
-            .unwrap_or_default()
+        let Some(payload) = self.file.read_payload() else {
+            return StoredOutlines::default();
+        };
+        let stored = StoredOutlines::decode(payload, threads);
+        if stored.is_none() {
+            self.file.unusable();
+        }
+        stored.unwrap_or_default()
     }
 
     /// Replaces the file with the outlines of `files` ([`file_id`](super::index::file_id), file, outline); those
@@ -93,40 +104,41 @@ impl OutlineStore {
         files: impl Iterator<Item = (u64, &'a ManualFile, &'a FileOutline)>,
     ) {
         let mut out = self.file.writer();
-        encode(&mut out, files);
-        self.file.save(out);
+        let files = files.map(|(id, file, outline)| (id, file.version(), outline));
+        if encode(&mut out, files).is_some() {
+            self.file.save(out);
+        } else {
+            tracing::warn!("the file outlines' references exceed 4 GiB and are not kept");
+        }
     }
 }
 
+/// One entry of a payload as decoded: its outline without its references, with their
+/// count and their place in the payload; no outline when the entry is malformed.
+struct DecodedEntry {
+    id: u64,
+    version: u64,
+    outline: Option<(FileOutline, u32, Range<usize>)>,
+}
+
 impl StoredOutlines {
-    /// Reads the per-file table of `payload` and decodes its entries on `threads`
-    /// threads; `None` when the table is malformed.
-    fn decode(payload: &[u8], threads: usize) -> Option<StoredOutlines> {
-        let mut reader = Reader::new(payload);
-        let count = reader.u32()?;
-        let mut table = Vec::with_capacity((count as usize).min(payload.len() / 20));
-        for _ in 0..count {
-            let id = reader.u64()?;
-            let version = reader.u64()?;
-            let len = reader.u32()? as usize;
-            table.push((id, version, reader.take(len)?));
-        }
-        if !reader.is_empty() {
-            return None;
-        }
-        let share = table.len().div_ceil(threads.max(1)).max(1);
-        let entries = over_parts(table.chunks(share).collect(), |part| {
-            // The outlines take about as much as their entries' bytes, in small
-            // allocations (the labels' texts, their vectors, the references' bytes).
-            let bytes = part.iter().map(|&(_, _, entry)| entry.len()).sum::<usize>();
-            crate::allocator::reserve_thread_heap(bytes + bytes / 2);
-            part.iter()
-                .map(|&(id, version, entry)| (id, (version, decode_outline(entry))))
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+    /// Decodes `payload` on `threads` threads, keeping its references' part as read for
+    /// the outlines to share; `None` when the table is malformed.
+    fn decode(payload: Payload, threads: usize) -> Option<StoredOutlines> {
+        let (decoded, references_end) = decode_entries(payload.bytes(), threads)?;
+        let kept = payload.keep_front(references_end)?;
+        let entries = decoded
+            .into_iter()
+            .map(|entry| {
+                let outline = entry.outline.and_then(|(mut outline, count, place)| {
+                    let bytes = kept.slice(place)?;
+                    outline.stored.references =
+                        RawReferences::encoded(bytes, count, decode_references);
+                    Some(outline)
+                });
+                (entry.id, (entry.version, outline))
+            })
+            .collect();
         Some(StoredOutlines { entries })
     }
 
@@ -169,23 +181,88 @@ fn rules_fingerprint() -> u64 {
     })
 }
 
+/// Reads the per-file table of `payload` and decodes its entries on `threads` threads;
+/// `None` when the table is malformed. Returns where the references' part ends.
+fn decode_entries(payload: &[u8], threads: usize) -> Option<(Vec<DecodedEntry>, usize)> {
+    let mut reader = Reader::new(payload);
+    let references_len = reader.u32()? as usize;
+    let references = reader.take(references_len)?;
+    let references_start = payload.len() - reader.remaining() - references_len;
+    let count = reader.u32()?;
+    // An entry takes at least 28 bytes (its ids, place and length).
+    let mut table = Vec::with_capacity((count as usize).min(payload.len() / 28));
+    for _ in 0..count {
+        let id = reader.u64()?;
+        let version = reader.u64()?;
+        let start = reader.u32()? as usize;
+        let place = start..start.checked_add(reader.u32()? as usize)?;
+        let labels_len = reader.u32()? as usize;
+        table.push((id, version, place, reader.take(labels_len)?));
+    }
+    if !reader.is_empty() {
+        return None;
+    }
+    let share = table.len().div_ceil(threads.max(1)).max(1);
+    let entries = over_parts(table.chunks(share).collect(), |part| {
+        // The outlines take about as much as their labels' bytes, in small allocations
+        // (the labels' texts and vectors).
+        let bytes = part.iter().map(|(.., labels)| labels.len()).sum::<usize>();
+        crate::allocator::reserve_thread_heap(bytes + bytes / 2);
+        part.iter()
+            .map(|(id, version, place, labels)| {
+                let outline = references.get(place.clone()).and_then(|references| {
+                    let (outline, count) = decode_outline(labels, references)?;
+                    let start = references_start + place.start;
+                    Some((outline, count, start..start + place.len()))
+                });
+                DecodedEntry {
+                    id: *id,
+                    version: *version,
+                    outline,
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    Some((entries, references_start + references_len))
+}
+
+/// Appends the payload: the outlines of `files` ([`file_id`](super::index::file_id),
+/// version, outline) but those made from an unread file. `None` when the references take
+/// more than a u32 offset reaches.
 fn encode<'a>(
     out: &mut Writer,
-    files: impl Iterator<Item = (u64, &'a ManualFile, &'a FileOutline)>,
-) {
-    let count_at = out.placeholder_u32();
-    let mut count = 0u32;
-    for (id, file, outline) in files.filter(|(_, _, outline)| !outline.unread) {
-        count += 1;
+    files: impl Iterator<Item = (u64, u64, &'a FileOutline)>,
+) -> Option<()> {
+    let files: Vec<_> = files.filter(|(_, _, outline)| !outline.unread).collect();
+    let references_at = out.placeholder_u32();
+    let references_start = out.bytes.len();
+    let mut places = Vec::with_capacity(files.len());
+    for (_, _, outline) in &files {
+        let start = out.bytes.len();
+        encode_references_of(out, outline);
+        places.push((
+            u32::try_from(start - references_start).ok()?,
+            u32::try_from(out.bytes.len() - start).ok()?,
+        ));
+    }
+    let references_len = u32::try_from(out.bytes.len() - references_start).ok()?;
+    out.patch_u32(references_at, references_len);
+    out.u32(files.len() as u32);
+    for (&(id, version, outline), (offset, len)) in files.iter().zip(places) {
         out.u64(id);
-        out.u64(file.version());
+        out.u64(version);
+        out.u32(offset);
+        out.u32(len);
         let len_at = out.placeholder_u32();
         let start = out.bytes.len();
-        encode_outline(out, outline);
+        out.strings_apart(|out| encode_labels(out, outline));
         let len = (out.bytes.len() - start) as u32;
         out.patch_u32(len_at, len);
     }
-    out.patch_u32(count_at, count);
+    Some(())
 }
 
 fn put_label(out: &mut Writer, label: &Label) {
@@ -221,8 +298,8 @@ fn read_option<'a, T>(
     }
 }
 
-fn encode_outline(out: &mut Writer, outline: &FileOutline) {
-    out.strings_apart(|out| encode_labels(out, outline));
+/// A file's references part: as read, when they were read back and not decoded.
+fn encode_references_of(out: &mut Writer, outline: &FileOutline) {
     match outline.stored.references.stored_bytes() {
         Some(bytes) => out.bytes.extend_from_slice(bytes),
         None => out.strings_apart(|out| encode_references(out, outline.stored.references.get())),
@@ -274,10 +351,10 @@ fn encode_references(out: &mut Writer, references: &[RawReference]) {
     }
 }
 
-/// One file's outline from its whole `entry`, of generation 0 until a file claims it;
-/// `None` when malformed (a count beyond the entry fails a read). The references are
-/// checked and kept as their bytes ([`RawReferences`]).
-fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
+/// One file's outline from its labels' part `entry`, of generation 0 until a file claims
+/// it, without its references, which are checked in `references` and counted; `None`
+/// when malformed (a count beyond the entry fails a read).
+fn decode_outline(entry: &[u8], references: &[u8]) -> Option<(FileOutline, u32)> {
     let reader = &mut Reader::new(entry);
     // Every label's text in one allocation, which the labels share.
     let strings: Arc<str> = reader.strings_apart()?.into();
@@ -298,10 +375,27 @@ fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
     let node_bytes = (0..reader.u32()?)
         .map(|_| reader.u32())
         .collect::<Option<Vec<u32>>>()?;
-    if !node_bytes.is_empty() && node_bytes.len() != nodes as usize {
+    if !reader.is_empty() || (!node_bytes.is_empty() && node_bytes.len() != nodes as usize) {
         return None;
     }
-    let references = &entry[entry.len() - reader.remaining()..];
+    let outline = FileOutline {
+        generation: 0,
+        labels,
+        page,
+        stored: StoredOutline {
+            body_bytes,
+            node_bytes,
+            references: RawReferences::default(),
+        },
+        unread: false,
+    };
+    Some((outline, count_references(references, nodes)?))
+}
+
+/// How many references a file's references part holds, each checked to be well formed
+/// and of one of the file's `nodes`; `None` when one is not.
+fn count_references(bytes: &[u8], nodes: u32) -> Option<u32> {
+    let reader = &mut Reader::new(bytes);
     reader.strings_apart()?;
     let count = reader.u32()?;
     for _ in 0..count {
@@ -309,20 +403,7 @@ fn decode_outline(entry: &[u8]) -> Option<FileOutline> {
             return None;
         }
     }
-    if !reader.is_empty() {
-        return None;
-    }
-    Some(FileOutline {
-        generation: 0,
-        labels,
-        page,
-        stored: StoredOutline {
-            body_bytes,
-            node_bytes,
-            references: RawReferences::encoded(references.into(), count, decode_references),
-        },
-        unread: false,
-    })
+    reader.is_empty().then_some(count)
 }
 
 /// Reads one reference, its strings borrowed; `None` when malformed.
@@ -347,8 +428,8 @@ fn read_reference<'a>(reader: &mut Reader<'a>) -> Option<RawReference<&'a str>> 
     Some(RawReference { node, line, target })
 }
 
-/// A file's references as [`encode_outline`] writes them (and [`decode_outline`] checked
-/// them); `None` when malformed.
+/// A file's references as [`encode_references_of`] writes them (and [`count_references`]
+/// checked them); `None` when malformed.
 fn decode_references(bytes: &[u8]) -> Option<Vec<RawReference>> {
     let mut reader = Reader::new(bytes);
     reader.strings_apart()?;
@@ -439,37 +520,89 @@ mod tests {
         assert_eq!(store.read(2).len(), again.files.len());
     }
 
-    #[test]
-    fn an_entry_cut_short_or_out_of_range_reads_as_nothing() {
-        let (_dir, index) = testing::index(FILES);
-        let corpus = CorpusCache::default().sync(&index);
-        let outline = &corpus.files[0].outline;
+    /// `outlines` encoded as a whole payload, with ids 1.. and version 7.
+    fn payload(outlines: &[&FileOutline]) -> Vec<u8> {
         let mut out = Writer::default();
-        encode_outline(&mut out, outline);
-        let read = decode_outline(&out.bytes).unwrap();
-        assert!(same(&read, outline));
-        for end in 0..out.bytes.len() {
-            assert!(decode_outline(&out.bytes[..end]).is_none(), "cut at {end}");
-        }
+        let files = outlines
+            .iter()
+            .zip(1..)
+            .map(|(outline, id)| (id, 7, *outline));
+        encode(&mut out, files).unwrap();
+        out.bytes
+    }
+
+    /// `payload` read back as a start reads the file holding it.
+    fn read_back(payload: &[u8]) -> Option<StoredOutlines> {
+        let folder = tempfile::tempdir().unwrap();
+        let store = OutlineStore::open(folder.path(), None).unwrap();
+        let mut out = store.file.writer();
+        out.bytes.extend_from_slice(payload);
+        store.file.save(out);
+        StoredOutlines::decode(store.file.read_payload()?, 2)
+    }
+
+    fn outline(stored: &StoredOutlines, id: u64) -> Option<&FileOutline> {
+        stored.entries[&id].1.as_ref()
     }
 
     #[test]
-    fn references_read_back_stay_encoded_until_used_and_are_written_back_as_read() {
+    fn a_payload_cut_short_reads_as_nothing_and_a_malformed_entry_as_no_outline() {
         let (_dir, index) = testing::index(FILES);
         let corpus = CorpusCache::default().sync(&index);
-        let outline = &corpus.files[0].outline;
-        assert!(!outline.references().is_empty());
-        let mut out = Writer::default();
-        encode_outline(&mut out, outline);
-        let read = decode_outline(&out.bytes).unwrap();
-        assert!(read.stored.references.stored_bytes().is_some());
-        let mut again = Writer::default();
-        encode_outline(&mut again, &read);
-        assert_eq!(again.bytes, out.bytes);
-        assert_eq!(read.references(), outline.references());
-        assert!(read.stored.references.stored_bytes().is_none());
-        let mut decoded = Writer::default();
-        encode_outline(&mut decoded, &read);
-        assert_eq!(decoded.bytes, out.bytes);
+        let (first, second) = (&corpus.files[0].outline, &corpus.files[1].outline);
+        let bytes = payload(&[first, second]);
+        let read = read_back(&bytes).unwrap();
+        assert!(same(outline(&read, 1).unwrap(), first));
+        assert!(same(outline(&read, 2).unwrap(), second));
+        for end in 0..bytes.len() {
+            assert!(decode_entries(&bytes[..end], 2).is_none(), "cut at {end}");
+        }
+        // The first entry's references reaching past the references' part.
+        let references_len = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+        let first_place = 4 + references_len as usize + 4 + 16;
+        let mut out_of_range = bytes.clone();
+        out_of_range[first_place + 4..first_place + 8]
+            .copy_from_slice(&(references_len + 1).to_le_bytes());
+        let read = read_back(&out_of_range).unwrap();
+        assert!(outline(&read, 1).is_none());
+        assert!(same(outline(&read, 2).unwrap(), second));
+        // The first entry's references being the second's, whose nodes it lacks.
+        let second_first = &corpus.files[2].outline;
+        assert!(second_first.labels.len() < second.references()[0].node as usize + 1);
+        let bytes = payload(&[second_first, second]);
+        let references_len = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+        let first_place = 4 + references_len as usize + 4 + 16;
+        let second_place = first_place
+            + 12
+            + {
+                let len_at = first_place + 8;
+                u32::from_le_bytes(bytes[len_at..len_at + 4].try_into().unwrap()) as usize
+            }
+            + 16;
+        let mut foreign = bytes.clone();
+        foreign.copy_within(second_place..second_place + 8, first_place);
+        let read = read_back(&foreign).unwrap();
+        assert!(outline(&read, 1).is_none());
+        assert!(same(outline(&read, 2).unwrap(), second));
+    }
+
+    #[test]
+    fn references_read_back_stay_in_the_read_buffer_until_used_and_are_written_back_as_read() {
+        let (_dir, index) = testing::index(FILES);
+        let corpus = CorpusCache::default().sync(&index);
+        let (first, second) = (&corpus.files[0].outline, &corpus.files[1].outline);
+        assert!(!first.references().is_empty());
+        let bytes = payload(&[first, second]);
+        let read = read_back(&bytes).unwrap();
+        let (read_first, read_second) = (outline(&read, 1).unwrap(), outline(&read, 2).unwrap());
+        let stored = read_first.stored.references.stored_bytes().unwrap();
+        assert_eq!(stored, &bytes[4..4 + stored.len()]);
+        // One buffer holds both files' references, one after the other: no copy each.
+        let next = read_second.stored.references.stored_bytes().unwrap();
+        assert_eq!(stored.as_ptr_range().end, next.as_ptr());
+        assert_eq!(payload(&[read_first, read_second]), bytes);
+        assert_eq!(read_first.references(), first.references());
+        assert!(read_first.stored.references.stored_bytes().is_none());
+        assert_eq!(payload(&[read_first, read_second]), bytes);
     }
 }

@@ -791,7 +791,7 @@ impl Search<'_> {
             manual_id: Arc::clone(&corpus_file.manual_id),
             path: Arc::clone(&corpus_file.path),
             start_line: (node.kind != NodeKind::JsonFile).then_some(node.line_start),
-            title: node.title.clone(),
+            title: node.title.as_str().to_owned(),
         }
     }
 }

@@ -10,7 +10,7 @@ fn titles(index: &manvault::manual::ManualIndex, manual_id: &str) -> Vec<String>
     index
         .toc(manual_id)
         .unwrap()
-        .map(|(_, node)| node.title.clone())
+        .map(|(_, node)| node.title.as_str().to_owned())
         .collect()
 }
 
