@@ -1082,26 +1082,11 @@ mod tests {
     #[test]
     fn a_sync_keeps_the_unchanged_files_among_gone_added_and_changed_ones() {
         let (dir, mut index) = index(&[
-            (
-                "a/x.md", "# X
-",
-            ),
-            (
-                "a/y.md", "# Y
-",
-            ),
-            (
-                "a/z.md", "# Z
-",
-            ),
-            (
-                "b/m.md", "# M
-",
-            ),
-            (
-                "c/q.md", "# Q
-",
-            ),
+            ("a/x.md", "# X\n"),
+            ("a/y.md", "# Y\n"),
+            ("a/z.md", "# Z\n"),
+            ("b/m.md", "# M\n"),
+            ("c/q.md", "# Q\n"),
         ]);
         let mut cache = CorpusCache::default();
         let first = cache.sync(&index);
@@ -1110,38 +1095,13 @@ mod tests {
             &first.files[2].manual_id
         ));
         std::fs::remove_file(dir.path().join("a/y.md")).unwrap();
-        std::fs::write(
-            dir.path().join("a/w.md"),
-            "# W
-",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("b/n.md"),
-            "# N
-",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("c/p.md"),
-            "# P
-",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("c/q.md"),
-            "# Q changed
-",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("a/w.md"), "# W\n").unwrap();
+        std::fs::write(dir.path().join("b/n.md"), "# N\n").unwrap();
+        std::fs::write(dir.path().join("c/p.md"), "# P\n").unwrap();
+        std::fs::write(dir.path().join("c/q.md"), "# Q changed\n").unwrap();
         std::fs::write(dir.path().join("d.md"), "").unwrap();
         std::fs::create_dir(dir.path().join("d")).unwrap();
-        std::fs::write(
-            dir.path().join("d/r.md"),
-            "# R
-",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("d/r.md"), "# R\n").unwrap();
         assert!(index.refresh().unwrap());
         let second = cache.sync(&index);
         let names: Vec<(&str, &str)> = second.files.iter().map(names_of).collect();
