@@ -374,14 +374,22 @@ impl<'a> Reader<'a> {
     /// part's strings as one text and its values as places in it. `None` outside a part,
     /// as for [`Reader::str`].
     pub(crate) fn str_span(&mut self) -> Option<Range<usize>> {
+        // Outside a part, read nothing.
+        self.part_offset()?;
+        let len = self.u32()?;
+        self.str_span_of_len(len)
+    }
+
+    /// [`Reader::str_span`] once its length `len` has been read.
+    pub(crate) fn str_span_of_len(&mut self, len: u32) -> Option<Range<usize>> {
         let start = self.part_offset()?;
-        let len = self.str()?.len();
+        let len = self.str_of_len(len)?.len();
         Some(start..start + len)
     }
 
     /// Where the next string of the open part starts among that part's strings; `None`
     /// outside a part.
-    pub(crate) fn part_offset(&self) -> Option<usize> {
+    fn part_offset(&self) -> Option<usize> {
         Some(self.part_len - self.text?.len())
     }
 

@@ -86,11 +86,17 @@ pub(super) struct ParseRef<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn optional_str(&mut self) -> Option<Option<&'a str>> {
+    /// A string that may be absent (written as [`NONE`] instead of its length), read by
+    /// `read` once its length is known.
+    fn optional<T>(&mut self, read: impl FnOnce(&mut Self, u32) -> Option<T>) -> Option<Option<T>> {
         match self.u32()? {
             NONE => Some(None),
-            len => Some(Some(self.str_of_len(len)?)),
+            len => Some(Some(read(self, len)?)),
         }
+    }
+
+    fn optional_str(&mut self) -> Option<Option<&'a str>> {
+        self.optional(Self::str_of_len)
     }
 
     /// The next string of the open part as a place in `strings`, that part's strings.
@@ -100,17 +106,9 @@ impl<'a> Reader<'a> {
 
     /// [`Reader::shared_str`] of a string that may be absent.
     fn optional_shared_str(&mut self, strings: &Arc<str>) -> Option<Option<SharedStr>> {
-        match self.u32()? {
-            NONE => Some(None),
-            len => {
-                let start = self.part_offset()?;
-                self.str_of_len(len)?;
-                Some(Some(SharedStr::within(
-                    Arc::clone(strings),
-                    start..start + len as usize,
-                )?))
-            }
-        }
+        self.optional(|reader, len| {
+            SharedStr::within(Arc::clone(strings), reader.str_span_of_len(len)?)
+        })
     }
 }
 

@@ -91,14 +91,18 @@ pub(crate) fn fuse(
         if best <= 0.0 {
             continue;
         }
+        let share = SourceShare {
+            weight: source.weight,
+            best,
+        };
         for item in &source.items {
-            let share = item.score / best;
+            let (score, admitted) = share.listed(item);
             let entry = added.entry(item.key).or_default();
-            entry.score += source.weight * share;
+            entry.score += score;
             if source.marks.intersects(Signals::SEMANTIC) {
-                entry.meaning += source.weight * share;
+                entry.meaning += score;
             }
-            if admits(item, share) {
+            if admitted {
                 entry.admitted = true;
                 entry.signals.insert(item.signals);
                 entry.marks.insert(source.marks);
@@ -154,19 +158,39 @@ pub(crate) struct Ranked {
 /// units' items are such sections at 200 MB of manuals, and the search needs only their
 /// scores, not a `Candidate` (nor a map entry) for each.
 pub(crate) fn admitted_alone(items: &[SourceItem], weight: f32, best: f32) -> Vec<Ranked> {
-    if best <= 0.0 {
-        return Vec::new();
+    let source = SourceShare { weight, best };
+    items.iter().filter_map(|item| source.alone(item)).collect()
+}
+
+/// What one source's item adds to a section, as `fuse` reckons it: its score's share of
+/// the source's best, times the source's weight. The one place [`fuse`],
+/// [`admitted_alone`] and [`fuse_in_key_order`] take that rule from.
+#[derive(Clone, Copy)]
+struct SourceShare {
+    weight: f32,
+    /// The source's best score; unless it is above zero the source adds nothing.
+    best: f32,
+}
+
+impl SourceShare {
+    /// The score `item` adds and whether it makes its section a candidate by itself.
+    fn listed(self, item: &SourceItem) -> (f32, bool) {
+        if self.best > 0.0 {
+            let share = item.score / self.best;
+            (self.weight * share, admits(item, share))
+        } else {
+            (0.0, false)
+        }
     }
-    items
-        .iter()
-        .filter_map(|item| {
-            let share = item.score / best;
-            admits(item, share).then_some(Ranked {
-                key: item.key,
-                score: weight * share,
-            })
+
+    /// `item`'s section as a candidate that no other evidence lists, if it is one.
+    fn alone(self, item: &SourceItem) -> Option<Ranked> {
+        let (score, admitted) = self.listed(item);
+        admitted.then_some(Ranked {
+            key: item.key,
+            score,
         })
-        .collect()
+    }
 }
 
 /// A scored section as [`fuse_in_key_order`] takes it: its evidence score and whether
@@ -191,26 +215,16 @@ pub(crate) fn fuse_in_key_order(
 ) -> Vec<Ranked> {
     debug_assert!(scored.is_sorted_by(|a, b| a.key < b.key));
     debug_assert!(items.is_sorted_by(|a, b| a.key < b.key));
-    let listed = |item: &SourceItem| {
-        let share = item.score / best;
-        (weight * share, admits(item, share))
-    };
-    let alone = |item: &SourceItem| {
-        let (score, admitted) = listed(item);
-        admitted.then_some(Ranked {
-            key: item.key,
-            score,
-        })
-    };
-    let mut items = items.iter().filter(|_| best > 0.0).peekable();
+    let source = SourceShare { weight, best };
+    let mut items = items.iter().peekable();
     let mut ranked = Vec::new();
     for section in scored {
         while let Some(item) = items.next_if(|item| item.key < section.key) {
-            ranked.extend(alone(item));
+            ranked.extend(source.alone(item));
         }
         let (added, admitted) = items
             .next_if(|item| item.key == section.key)
-            .map_or((0.0, false), listed);
+            .map_or((0.0, false), |item| source.listed(item));
         if section.candidate || admitted {
             ranked.push(Ranked {
                 key: section.key,
@@ -218,7 +232,7 @@ pub(crate) fn fuse_in_key_order(
             });
         }
     }
-    ranked.extend(items.filter_map(alone));
+    ranked.extend(items.filter_map(|item| source.alone(item)));
     ranked
 }
 
