@@ -88,22 +88,34 @@ pub(crate) struct Expansion {
 /// not with an Aho-Corasick automaton: building a leftmost-longest automaton over the
 /// 43k builtin triggers took 110-130 ms in release, the hash takes about 5 ms, and a
 /// query of 50 characters is probed in about 15 µs.
+///
+/// Held in a few flat arrays (every term's text in one string, every member in one list,
+/// every trigger's groups in one list), not a `String` a term and a `Vec` a group and a
+/// trigger: a server loads it at every start, and the ~180,000 allocations of that
+/// layout (heap grown page by page under them) were most of the load's 50-60 ms at 220 MB
+/// of manuals (issue 16).
 pub(crate) struct Synonyms {
-    groups: Vec<Group>,
-    /// Every term that may trigger an expansion, with the groups in which it does. FxHash:
-    /// its keys come from the builtin table and the operator's file, never a client, and
-    /// hashing the 43k terms with SipHash was about 10 ms of a start.
-    triggers: FxHashMap<String, Vec<TriggerSite>>,
+    terms: Terms,
+    triggers: Triggers,
     /// Byte length of the longest trigger: no match extends further from its start.
     longest_trigger: usize,
 }
 
-struct Group {
+/// Every group's members, normalised, in dictionary order.
+#[derive(Default)]
+struct Terms {
+    /// The members' texts one after the other.
+    text: String,
     members: Vec<Member>,
+    /// Group `g` is `members[group_starts[g]..group_starts[g + 1]]` (the last one runs to
+    /// the end).
+    group_starts: Vec<u32>,
 }
 
 struct Member {
-    text: String,
+    /// Where the text is in [`Terms::text`].
+    start: u32,
+    end: u32,
     vocabulary: u32,
     expandable: bool,
     /// First member of the group with this vocabulary number: the spelling offered
@@ -111,9 +123,45 @@ struct Member {
     leads_vocabulary: bool,
 }
 
+/// Why a line's terms make no group.
+#[derive(Debug, PartialEq)]
+enum Rejected {
+    /// Fewer than two different terms once normalised.
+    TooFewTerms,
+    /// Every term is a single character (asked only of user groups).
+    NoTrigger,
+}
+
+/// Every term that may trigger an expansion, with the groups in which it does, found by
+/// its text through a hash of it (FxHash: its keys come from the builtin table and the
+/// operator's file, never a client, and hashing the 43k terms with SipHash was about
+/// 10 ms of a start). Terms whose hashes collide are chained.
+struct Triggers {
+    hash: fn(&str) -> u64,
+    /// The first trigger of each hash.
+    first: FxHashMap<u64, u32>,
+    entries: Vec<Trigger>,
+    /// Trigger `t`'s sites are `sites[site_starts[t]..site_starts[t + 1]]`, in group
+    /// order.
+    site_starts: Vec<u32>,
+    sites: Vec<TriggerSite>,
+}
+
+struct Trigger {
+    /// A member with the trigger's text (its place in [`Terms::text`]).
+    start: u32,
+    end: u32,
+    /// The next trigger of the same hash ([`NO_TRIGGER`]: none).
+    next: u32,
+}
+
+/// End of a chain of [`Trigger`]s.
+const NO_TRIGGER: u32 = u32::MAX;
+
 /// A group in which a term is an expandable member, and the term's vocabulary there.
+#[derive(Clone, Copy)]
 struct TriggerSite {
-    group: usize,
+    group: u32,
     vocabulary: u32,
 }
 
@@ -164,32 +212,24 @@ impl Synonyms {
         warnings: &mut Vec<String>,
     ) -> Synonyms {
         // User groups go first so that their alternatives lead when a term is in both.
-        let mut groups = Vec::new();
+        let mut terms = Terms::sized_for(builtin_table.as_bytes(), user_text.unwrap_or(b""));
         if let Some(user_text) = user_text {
-            groups.extend(parse_user_file(user_text, normalize, warnings));
+            parse_user_file(&mut terms, user_text, normalize, warnings);
         }
-        groups.extend(parse_builtin_table(builtin_table, normalize, warnings));
-        Self::index(groups)
+        parse_builtin_table(&mut terms, builtin_table, normalize, warnings);
+        Self::index(terms, fx_hash)
     }
 
-    fn index(groups: Vec<Group>) -> Synonyms {
-        let members = groups.iter().map(|group| group.members.len()).sum();
-        let mut triggers: FxHashMap<String, Vec<TriggerSite>> =
-            FxHashMap::with_capacity_and_hasher(members, Default::default());
-        for (group_index, group) in groups.iter().enumerate() {
-            for member in group.members.iter().filter(|member| member.can_trigger()) {
-                triggers
-                    .entry(member.text.clone())
-                    .or_default()
-                    .push(TriggerSite {
-                        group: group_index,
-                        vocabulary: member.vocabulary,
-                    });
-            }
-        }
-        let longest_trigger = triggers.keys().map(String::len).max().unwrap_or(0);
+    fn index(terms: Terms, hash: fn(&str) -> u64) -> Synonyms {
+        let triggers = Triggers::of(&terms, hash);
+        let longest_trigger = triggers
+            .entries
+            .iter()
+            .map(|trigger| (trigger.end - trigger.start) as usize)
+            .max()
+            .unwrap_or(0);
         Synonyms {
-            groups,
+            terms,
             triggers,
             longest_trigger,
         }
@@ -197,7 +237,7 @@ impl Synonyms {
 
     /// How many groups were loaded, builtin and user together (for startup logs).
     pub(crate) fn group_count(&self) -> usize {
-        self.groups.len()
+        self.terms.group_starts.len()
     }
 
     /// The dictionary terms found inside `query_norm`, in order, each with its
@@ -234,7 +274,7 @@ impl Synonyms {
                 is_whole_ascii_word(haystack, start..end)
                     && is_whole_hiragana_word(haystack, start..end)
             })
-            .filter_map(|end| Some((end, self.triggers.get(&haystack[start..end])?.as_slice())))
+            .filter_map(|end| Some((end, self.triggers.get(&self.terms, &haystack[start..end])?)))
             .last()
     }
 
@@ -242,8 +282,8 @@ impl Synonyms {
     fn alternatives(&self, term: &str, sites: &[TriggerSite]) -> (Vec<String>, usize) {
         let ordered = Preference::ALL.into_iter().flat_map(|preference| {
             sites.iter().flat_map(move |site| {
-                self.groups[site.group]
-                    .members
+                self.terms
+                    .group(site.group as usize)
                     .iter()
                     .filter(move |member| site.preference(member) == preference)
                     .map(move |member| (member, preference))
@@ -255,8 +295,9 @@ impl Synonyms {
             if alternatives.len() == MAX_ALTERNATIVES {
                 break;
             }
-            if member.text != term && !alternatives.contains(&member.text) {
-                alternatives.push(member.text.clone());
+            let text = self.terms.text(member);
+            if text != term && !alternatives.iter().any(|alternative| alternative == text) {
+                alternatives.push(text.to_owned());
                 same_word += usize::from(preference == Preference::SameVocabulary);
             }
         }
@@ -292,9 +333,186 @@ impl TriggerSite {
     }
 }
 
-impl Member {
-    fn can_trigger(&self) -> bool {
-        self.expandable && self.text.chars().nth(1).is_some()
+impl Terms {
+    /// Empty, with room for the terms of `sources` (normalisation keeps a term about as
+    /// long as written), so that nothing is copied as they are added.
+    fn sized_for(builtin_table: &[u8], user_text: &[u8]) -> Terms {
+        let count = |bytes: &[u8], separator: u8| memchr::memchr_iter(separator, bytes).count();
+        let lines = count(builtin_table, b'\n') + count(user_text, b'\n') + 1;
+        let terms = lines + count(builtin_table, b'\t') + user_text.len() / 4;
+        Terms {
+            text: String::with_capacity(builtin_table.len() + user_text.len()),
+            members: Vec::with_capacity(terms),
+            group_starts: Vec::with_capacity(lines),
+        }
+    }
+
+    fn text(&self, member: &Member) -> &str {
+        &self.text[member.start as usize..member.end as usize]
+    }
+
+    /// The members of group `group`.
+    fn group(&self, group: usize) -> &[Member] {
+        let start = self.group_starts[group] as usize;
+        let end = self
+            .group_starts
+            .get(group + 1)
+            .map_or(self.members.len(), |&end| end as usize);
+        &self.members[start..end]
+    }
+
+    fn can_trigger(&self, member: &Member) -> bool {
+        member.expandable && self.text(member).chars().nth(1).is_some()
+    }
+
+    /// Adds the group of `raw_terms`, normalised, those that become equal merged (an
+    /// expandable spelling wins over an only-target one); nothing when fewer than two
+    /// different terms remain or, with `needs_trigger`, when none of them can trigger.
+    fn push_group<'a>(
+        &mut self,
+        raw_terms: impl IntoIterator<Item = RawTerm<'a>>,
+        normalize: &dyn Fn(&str) -> String,
+        needs_trigger: bool,
+    ) -> Result<(), Rejected> {
+        let first = self.members.len();
+        let text_len = self.text.len();
+        for raw in raw_terms {
+            let text = normalize(raw.text);
+            if text.is_empty() {
+                continue;
+            }
+            let group = &self.members[first..];
+            match group.iter().position(|member| self.text(member) == text) {
+                Some(at) => self.members[first + at].expandable |= raw.expandable,
+                None => {
+                    let leads_vocabulary = group
+                        .iter()
+                        .all(|member| member.vocabulary != raw.vocabulary);
+                    let start = offset(&self.text);
+                    self.text.push_str(&text);
+                    self.members.push(Member {
+                        start,
+                        end: offset(&self.text),
+                        vocabulary: raw.vocabulary,
+                        expandable: raw.expandable,
+                        leads_vocabulary,
+                    });
+                }
+            }
+        }
+        let group = &self.members[first..];
+        let rejected = if group.len() < 2 {
+            Some(Rejected::TooFewTerms)
+        } else if needs_trigger && !group.iter().any(|member| self.can_trigger(member)) {
+            Some(Rejected::NoTrigger)
+        } else {
+            None
+        };
+        if let Some(rejected) = rejected {
+            self.members.truncate(first);
+            self.text.truncate(text_len);
+            return Err(rejected);
+        }
+        self.group_starts.push(offset_of(first));
+        Ok(())
+    }
+}
+
+/// Where the next text pushed onto `text` starts.
+fn offset(text: &str) -> u32 {
+    offset_of(text.len())
+}
+
+fn offset_of(at: usize) -> u32 {
+    u32::try_from(at).expect("the synonym dictionary is far below 4 GiB")
+}
+
+fn fx_hash(text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(text)
+}
+
+impl Triggers {
+    /// The members of `terms` that can trigger, by text, each with the groups in which
+    /// it does (in group order); `hash` hashes a text.
+    fn of(terms: &Terms, hash: fn(&str) -> u64) -> Triggers {
+        let mut triggers = Triggers {
+            hash,
+            first: FxHashMap::with_capacity_and_hasher(terms.members.len(), Default::default()),
+            entries: Vec::with_capacity(terms.members.len()),
+            site_starts: Vec::new(),
+            sites: Vec::new(),
+        };
+        // (trigger, site) in group order, then grouped by trigger keeping that order.
+        let mut found = Vec::with_capacity(terms.members.len());
+        for group in 0..terms.group_starts.len() {
+            for member in terms.group(group) {
+                if terms.can_trigger(member) {
+                    let trigger = triggers.find_or_add(terms, member);
+                    let site = TriggerSite {
+                        group: offset_of(group),
+                        vocabulary: member.vocabulary,
+                    };
+                    found.push((trigger, site));
+                }
+            }
+        }
+        let mut starts = vec![0u32; triggers.entries.len() + 1];
+        for &(trigger, _) in &found {
+            starts[trigger as usize + 1] += 1;
+        }
+        for at in 1..starts.len() {
+            starts[at] += starts[at - 1];
+        }
+        let mut next = starts.clone();
+        let unset = TriggerSite {
+            group: 0,
+            vocabulary: 0,
+        };
+        triggers.sites = vec![unset; found.len()];
+        for (trigger, site) in found {
+            let at = &mut next[trigger as usize];
+            triggers.sites[*at as usize] = site;
+            *at += 1;
+        }
+        triggers.site_starts = starts;
+        triggers
+    }
+
+    /// The number of the trigger with `member`'s text, added when there is none yet.
+    fn find_or_add(&mut self, terms: &Terms, member: &Member) -> u32 {
+        let text = terms.text(member);
+        let key = (self.hash)(text);
+        if let Some(found) = self.find(terms, key, text) {
+            return found;
+        }
+        let number = offset_of(self.entries.len());
+        let next = self.first.insert(key, number).unwrap_or(NO_TRIGGER);
+        self.entries.push(Trigger {
+            start: member.start,
+            end: member.end,
+            next,
+        });
+        number
+    }
+
+    fn find(&self, terms: &Terms, key: u64, text: &str) -> Option<u32> {
+        let mut at = *self.first.get(&key)?;
+        while at != NO_TRIGGER {
+            let trigger = &self.entries[at as usize];
+            if &terms.text[trigger.start as usize..trigger.end as usize] == text {
+                return Some(at);
+            }
+            at = trigger.next;
+        }
+        None
+    }
+
+    /// The groups in which `text` triggers; `None` when it triggers none.
+    fn get(&self, terms: &Terms, text: &str) -> Option<&[TriggerSite]> {
+        let trigger = self.find(terms, (self.hash)(text), text)? as usize;
+        let start = self.site_starts[trigger] as usize;
+        Some(&self.sites[start..self.site_starts[trigger + 1] as usize])
     }
 }
 
@@ -335,35 +553,6 @@ fn is_whole_hiragana_word(haystack: &str, range: Range<usize>) -> bool {
         && leaves_a_particle_at_most(&haystack[range.end..run_end])
 }
 
-/// Normalises the terms of one group and merges the ones that become equal (an
-/// expandable spelling wins over an only-target one). `None` when fewer than two
-/// different terms remain.
-fn normalised_group<'a>(
-    raw_terms: impl IntoIterator<Item = RawTerm<'a>>,
-    normalize: &dyn Fn(&str) -> String,
-) -> Option<Group> {
-    let raw_terms = raw_terms.into_iter();
-    let mut members: Vec<Member> = Vec::with_capacity(raw_terms.size_hint().0);
-    for raw in raw_terms {
-        let text = normalize(raw.text);
-        if text.is_empty() {
-            continue;
-        }
-        match members.iter_mut().find(|member| member.text == text) {
-            Some(existing) => existing.expandable |= raw.expandable,
-            None => members.push(Member {
-                leads_vocabulary: members
-                    .iter()
-                    .all(|member| member.vocabulary != raw.vocabulary),
-                text,
-                vocabulary: raw.vocabulary,
-                expandable: raw.expandable,
-            }),
-        }
-    }
-    (members.len() >= 2).then_some(Group { members })
-}
-
 /// The numbered lines of a source that carry content: comments stripped, blank lines
 /// skipped, a UTF-8 byte order mark and CR line ends tolerated. A line that is not UTF-8
 /// comes back as `Err` so the caller can name it.
@@ -395,29 +584,33 @@ fn without_comment(line: &str) -> &str {
 }
 
 fn parse_builtin_table(
+    terms: &mut Terms,
     table: &str,
     normalize: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
-) -> Vec<Group> {
-    // A group a line: sized once (26,000 groups grown by doubling were copied 15 times).
-    let mut groups = Vec::with_capacity(memchr::memchr_iter(b'\n', table.as_bytes()).count());
+) {
+    let mut raw_terms = Vec::new();
     for (line_number, line) in content_lines(table.as_bytes()) {
-        let raw_terms: Result<Vec<RawTerm>, &str> = line
+        raw_terms.clear();
+        let parsed = line
             .expect("the builtin table is compiled in as a str")
             .split('\t')
-            .map(|field| parse_builtin_term(field).ok_or(field))
-            .collect();
-        match raw_terms {
+            .try_for_each(|field| -> Result<(), &str> {
+                raw_terms.push(parse_builtin_term(field).ok_or(field)?);
+                Ok(())
+            });
+        match parsed {
             // Groups merged away by normalisation (variants differing only in width or
             // case) are expected and dropped silently.
-            Ok(raw_terms) => groups.extend(normalised_group(raw_terms, normalize)),
+            Ok(()) => {
+                let _ = terms.push_group(raw_terms.drain(..), normalize, false);
+            }
             Err(field) => warnings.push(format!(
                 "builtin synonym table line {line_number}: term {field:?} is not written \
                  [=]VOCABULARY:TEXT"
             )),
         }
     }
-    groups
 }
 
 /// Parses `[=]VOCABULARY:TEXT`.
@@ -435,11 +628,11 @@ fn parse_builtin_term(field: &str) -> Option<RawTerm<'_>> {
 }
 
 fn parse_user_file(
+    terms: &mut Terms,
     text: &[u8],
     normalize: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
-) -> Vec<Group> {
-    let mut groups = Vec::new();
+) {
     for (line_number, line) in content_lines(text) {
         let problem = match line {
             Err(()) => "not valid UTF-8",
@@ -453,14 +646,11 @@ fn parse_user_file(
                         vocabulary: USER_VOCABULARY,
                         expandable: true,
                     });
-                match normalised_group(raw_terms, normalize) {
-                    None => "a group needs at least two different terms",
-                    Some(group) if !group.members.iter().any(Member::can_trigger) => {
+                match terms.push_group(raw_terms, normalize, true) {
+                    Ok(()) => continue,
+                    Err(Rejected::TooFewTerms) => "a group needs at least two different terms",
+                    Err(Rejected::NoTrigger) => {
                         "every term is a single character, and those never trigger an expansion"
-                    }
-                    Some(group) => {
-                        groups.push(group);
-                        continue;
                     }
                 }
             }
@@ -469,7 +659,6 @@ fn parse_user_file(
             "user synonyms file line {line_number} ignored: {problem}"
         ));
     }
-    groups
 }
 
 #[cfg(test)]
@@ -671,6 +860,26 @@ mod tests {
         let alternatives = alternatives_of(builtin(), "サラリーマン", "サラリーマン");
         assert_eq!(alternatives.len(), MAX_ALTERNATIVES);
         assert_eq!(alternatives[..2], ["salaried man", "salaryman"]);
+    }
+
+    #[test]
+    fn terms_whose_hashes_collide_are_told_apart_by_their_text() {
+        let table = "1:経費\t2:コスト\n1:申請\t2:届出\n3:経費\t4:出費\n1:話\t2:お喋り\n";
+        let mut warnings = Vec::new();
+        let mut terms = Terms::default();
+        parse_builtin_table(&mut terms, table, &normalize, &mut warnings);
+        assert_eq!(warnings, Vec::<String>::new());
+        let colliding = Synonyms::index(terms, |_| 0);
+        let (hashed, _) = with_sources(table, "");
+        for query in ["経費の申請", "コスト", "届出", "出費", "お喋り", "話"] {
+            assert_eq!(colliding.expansions(query), hashed.expansions(query));
+        }
+        assert_eq!(
+            alternatives_of(&colliding, "経費の申請", "経費"),
+            ["コスト", "出費"]
+        );
+        assert_eq!(alternatives_of(&colliding, "経費の申請", "申請"), ["届出"]);
+        assert!(colliding.expansions("費用と話").is_empty());
     }
 
     #[test]
