@@ -102,6 +102,24 @@ impl App {
         self.finder.prepare();
     }
 
+    /// Brings the search's corpus in line with the published snapshot of the manual
+    /// index: called by a server's start right after it built the index, on the same
+    /// thread, so that the first `manual_find` finds the corpus of that generation made
+    /// and reuses it (issue 16: the first call made it itself, after waiting for the
+    /// build, and the index's thread sat idle meanwhile). The call still refreshes the
+    /// index first; a change since the build gives a new generation, which its own sync
+    /// brings the corpus up to.
+    pub fn sync_search(&self) {
+        let published = self
+            .published
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(index) = published {
+            self.finder.corpus(&index);
+        }
+    }
+
     /// Validates and runs one tool call without credentials (the CLI, benchmarks, tests);
     /// `None` when no tool has that name.
     pub fn call(&self, tool: &str, arguments: Value) -> Option<ToolResult<Value>> {
@@ -484,6 +502,38 @@ mod tests {
             assert_eq!(reports.first(), Some(&(0, 10)), "{reports:?}");
             assert_eq!(reports.last(), Some(&(11, 11)), "{reports:?}");
         });
+    }
+
+    /// A start syncs the search's corpus after its build, so the first search reuses it
+    /// instead of deriving it again; an edit after the start is still found.
+    #[test]
+    fn the_first_search_reuses_the_corpus_the_start_synced_and_sees_later_edits() {
+        let dir = crate::test_support::tree(&[
+            ("manuals/m/a.md", "# A\n\n育児休暇の申請\n"),
+            ("manuals/n/b.md", "# B\n\ntext\n"),
+        ]);
+        let app = app(dir.path());
+        app.sync_search();
+        assert_eq!(app.finder.manuals_resolved(), 0, "nothing published yet");
+        app.with_manuals(&CallContext::local(), |_| Ok(())).unwrap();
+        app.sync_search();
+        assert_eq!(app.finder.manuals_resolved(), 2, "synced at the start");
+        let found = app.call("manual_find", json!({ "query": "育児休暇" }));
+        assert!(found.unwrap().unwrap().to_string().contains("a.md"));
+        assert_eq!(
+            app.finder.manuals_resolved(),
+            2,
+            "the first search synced nothing"
+        );
+
+        std::fs::write(dir.path().join("manuals/n/b.md"), "# B\n\n育児休暇の規程\n").unwrap();
+        let found = app.call("manual_find", json!({ "query": "育児休暇の規程" }));
+        assert!(found.unwrap().unwrap().to_string().contains("b.md"));
+        assert_eq!(
+            app.finder.manuals_resolved(),
+            3,
+            "the changed manual resolved again"
+        );
     }
 
     fn app_with(workspace: &std::path::Path, settings: &[(&str, &str)]) -> App {

@@ -268,8 +268,9 @@ fn prepare_search_in_background(app: Arc<App>) {
 }
 
 /// Builds the manual index on its own thread, so `initialize` is answered at once (a
-/// tool call that needs the index waits for it), then logs the one line that says the
-/// server is ready and what it found.
+/// tool call that needs the index waits for it), logs the one line that says the server
+/// is ready and what it found, then syncs the search's corpus with the index it built
+/// (`App::sync_search`): the first `manual_find` reuses it.
 fn index_in_background(app: Arc<App>) {
     std::thread::Builder::new()
         .name("manual-index".into())
@@ -283,11 +284,14 @@ fn index_in_background(app: Arc<App>) {
                 workspace::shown_path(&app.config.vault_root)
             );
             match built {
-                Ok(totals) => tracing::info!(
-                    "manvault {} ready: {} indexed in {elapsed_ms} ms; {roots}",
-                    env!("CARGO_PKG_VERSION"),
-                    totals.describe()
-                ),
+                Ok(totals) => {
+                    tracing::info!(
+                        "manvault {} ready: {} indexed in {elapsed_ms} ms; {roots}",
+                        env!("CARGO_PKG_VERSION"),
+                        totals.describe()
+                    );
+                    app.sync_search();
+                }
                 Err(error) => tracing::error!(
                     "manvault {}: the manuals cannot be indexed ({}); {roots}",
                     env!("CARGO_PKG_VERSION"),

@@ -311,6 +311,13 @@ impl Finder {
         lock(&self.corpus).sync(index)
     }
 
+    /// How many manuals' references the corpus's syncs resolved (tests tell a sync that
+    /// did the work from one that reused it).
+    #[cfg(test)]
+    pub(crate) fn manuals_resolved(&self) -> usize {
+        lock(&self.corpus).manuals_resolved
+    }
+
     /// Brings the section index in line with `index` and waits for it (a background
     /// update runs after a start without an index, or after manuals changed); the next
     /// search uses it. For benchmarks and tests: a server never waits.
