@@ -281,7 +281,7 @@ fn by_section(
     brought: &FxHashSet<NodeKey>,
     mut needs_hits: impl FnMut(NodeKey, &[(NodeKey, Posting)]) -> bool,
 ) -> (SortedHits, UnitOnly) {
-    let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
+    let mut hits = KEPT_HITS.take();
     let mut unit_only = UnitOnly::default();
     for run in postings.chunk_by(|a, b| a.0 == b.0) {
         let key = run[0].0;
@@ -307,7 +307,7 @@ fn by_section(
 }
 
 /// The lists `index_hits` collects and groups the postings in, kept from one search to
-/// the next ([`KeptLists`]): a common query's postings take several MB at 200 MB of
+/// the next ([`Kept`]): a common query's postings take several MB at 200 MB of
 /// manuals, and every block that large is a mapping of its own (`crate::allocator`), so
 /// fresh lists cost a page fault per 4 KiB written at every search (two fifths of a warm
 /// search's faults).
@@ -322,20 +322,6 @@ struct PostingLists {
 }
 
 impl PostingLists {
-    /// The memory the lists hold.
-    fn bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(NodeKey, Posting)>();
-        (self.collected.capacity() + self.grouped.capacity()) * entry
-            + self.starts.capacity() * std::mem::size_of::<u32>()
-    }
-
-    /// Empties the lists, keeping their memory.
-    fn clear(&mut self) {
-        self.collected.clear();
-        self.grouped.clear();
-        self.starts.clear();
-    }
-
     /// Sets `grouped` to the postings of `collected` in key order, each section's in the
     /// order collected: one counting pass by section number (numbers follow key order)
     /// instead of a comparison sort of every posting, which was 5-7% of a warm search at
@@ -382,50 +368,120 @@ impl PostingLists {
     }
 }
 
-/// Posting lists kept between searches, at most [`KEPT_SETS`] sets (searches run one at a
-/// time per call, a few calls at once) of at most [`KEPT_BYTES`] each: a set a larger
-/// query grew is freed, so one huge query does not hold its memory for the life of the
-/// process. What stays is what the largest query kept grew them to: at 220 MB of manuals
-/// the 80 speed queries' lists take 12 MB on average and 26 MB at most (the maximum
-/// resident size grew by that much, docs/benchmarks.md).
-struct KeptLists(Mutex<Vec<PostingLists>>);
+impl Reused for PostingLists {
+    fn bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(NodeKey, Posting)>();
+        (self.collected.capacity() + self.grouped.capacity()) * entry
+            + self.starts.capacity() * std::mem::size_of::<u32>()
+    }
 
-/// Sets kept: two searches at once find theirs kept (the machine this is measured on has
-/// two cores); more allocate fresh lists.
+    fn clear(&mut self) {
+        self.collected.clear();
+        self.grouped.clear();
+        self.starts.clear();
+    }
+}
+
+impl Reused for Vec<(NodeKey, NodeHits)> {
+    fn bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<(NodeKey, NodeHits)>()
+    }
+
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
+
+/// Memory a search fills and empties, kept for the next search.
+trait Reused: Default {
+    /// The memory held.
+    fn bytes(&self) -> usize;
+
+    /// Empties it, keeping the memory.
+    fn clear(&mut self);
+}
+
+/// Buffers kept between searches, at most [`KEPT_SETS`] of at most [`KEPT_BYTES`] each: a
+/// buffer a larger query grew is freed, so one huge query does not hold its memory for
+/// the life of the process. What stays is what the largest ordinary query grew them to
+/// (docs/benchmarks.md, "Fewer fresh pages a query").
+struct Kept<T>(Mutex<Vec<T>>);
+
+/// Buffers kept of each kind: two searches at once find theirs kept (the machine this is
+/// measured on has two cores); more allocate fresh ones.
 const KEPT_SETS: usize = 2;
 
-/// The largest set kept: about twice the largest of the 80 speed queries' at 220 MB of
-/// manuals (26 MB).
-const KEPT_BYTES: usize = 48 << 20;
+/// The largest buffer kept. At 220 MB of manuals the 80 speed queries' grouped postings
+/// take up to 20 MB, and the collected ones as much again and up to twice as much
+/// capacity (a list doubles as it grows): 32 MB kept the lists of only the ordinary
+/// queries, and each larger one then left the next without lists.
+const KEPT_BYTES: usize = 64 << 20;
 
-static KEPT_LISTS: KeptLists = KeptLists(Mutex::new(Vec::new()));
+/// The posting lists of [`index_hits`].
+static KEPT_LISTS: Kept<PostingLists> = Kept(Mutex::new(Vec::new()));
 
-impl KeptLists {
-    /// A kept set, or new lists.
-    fn take(&self) -> PostingLists {
+/// The index's hits (tens of thousands of sections for a common query at 200 MB of
+/// manuals), given back by the search when it has answered ([`keep_hits`]).
+static KEPT_HITS: Kept<Vec<(NodeKey, NodeHits)>> = Kept(Mutex::new(Vec::new()));
+
+impl<T: Reused> Kept<T> {
+    /// A kept buffer, or a new one.
+    fn take(&self) -> T {
         self.sets().pop().unwrap_or_default()
     }
 
-    /// Keeps `lists` emptied for the next search, unless they are too large or enough
-    /// sets are kept.
-    fn keep(&self, mut lists: PostingLists) {
-        if lists.bytes() > KEPT_BYTES {
+    /// Keeps `buffer` emptied for the next search, unless it holds no memory, too much,
+    /// or enough are kept.
+    fn keep(&self, mut buffer: T) {
+        let bytes = buffer.bytes();
+        if bytes == 0 || bytes > KEPT_BYTES {
             return;
         }
-        lists.clear();
+        buffer.clear();
         let mut sets = self.sets();
         if sets.len() < KEPT_SETS {
-            sets.push(lists);
+            sets.push(buffer);
         }
     }
 
-    fn sets(&self) -> std::sync::MutexGuard<'_, Vec<PostingLists>> {
-        // The lists are emptied before they are kept: a panic elsewhere leaves none
+    fn sets(&self) -> std::sync::MutexGuard<'_, Vec<T>> {
+        // Buffers are emptied before they are kept: a panic elsewhere leaves none
         // half-filled.
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Keeps the index's hits `hits` (those [`index_hits`] gave, in whatever list they ended
+/// up) for the next search's.
+pub(super) fn keep_hits(hits: Vec<(NodeKey, NodeHits)>) {
+    KEPT_HITS.keep(hits);
+}
+
+impl Reused for FxHashSet<NodeKey> {
+    fn bytes(&self) -> usize {
+        // A key and a control byte a place.
+        self.capacity() * (std::mem::size_of::<NodeKey>() + 1)
+    }
+
+    fn clear(&mut self) {
+        FxHashSet::clear(self);
+    }
+}
+
+/// Sets of sections a search keeps (every section the index found: tens of thousands
+/// for a common query at 200 MB of manuals), given back by [`keep_section_set`].
+static KEPT_SECTION_SETS: Kept<FxHashSet<NodeKey>> = Kept(Mutex::new(Vec::new()));
+
+/// An empty set of sections, with the memory of a set a search before gave back.
+pub(super) fn section_set() -> FxHashSet<NodeKey> {
+    KEPT_SECTION_SETS.take()
+}
+
+/// Keeps `set` for a search after.
+pub(super) fn keep_section_set(set: FxHashSet<NodeKey>) {
+    KEPT_SECTION_SETS.keep(set);
 }
 
 impl SortedHits {
@@ -584,7 +640,7 @@ mod tests {
     /// bound, and sets beyond those kept, are freed.
     #[test]
     fn posting_lists_are_kept_emptied_within_bounds() {
-        let kept = KeptLists(Mutex::new(Vec::new()));
+        let kept = Kept::<PostingLists>(Mutex::new(Vec::new()));
         let filled = |entries: usize| {
             let mut lists = PostingLists::default();
             lists.collected = Vec::with_capacity(entries);
@@ -601,6 +657,8 @@ mod tests {
         let over = KEPT_BYTES / std::mem::size_of::<(NodeKey, Posting)>() + 1;
         kept.keep(filled(over));
         assert_eq!(kept.take().collected.capacity(), 0, "too large to keep");
+        kept.keep(PostingLists::default());
+        assert!(kept.sets().is_empty(), "no memory to keep");
         for _ in 0..=KEPT_SETS {
             kept.keep(filled(10));
         }
