@@ -642,8 +642,10 @@ mod tests {
     fn posting_lists_are_kept_emptied_within_bounds() {
         let kept = Kept::<PostingLists>(Mutex::new(Vec::new()));
         let filled = |entries: usize| {
-            let mut lists = PostingLists::default();
-            lists.collected = Vec::with_capacity(entries);
+            let mut lists = PostingLists {
+                collected: Vec::with_capacity(entries),
+                ..PostingLists::default()
+            };
             lists
                 .collected
                 .push((NodeKey { file: 0, node: 0 }, posting(0)));

@@ -775,7 +775,6 @@ mod tests {
         let empty = NodeHits::default();
         let sections = |keep: &dyn Fn(NodeKey, &NodeHits) -> bool| {
             sections_to_score(2, &scan, keep, &empty)
-                .into_iter()
                 .map(|(key, hits)| (key, hits.body.contains(2)))
                 .collect::<Vec<_>>()
         };
