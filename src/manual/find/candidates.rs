@@ -17,6 +17,8 @@
 //! scan's (`Search::stage01`). Unit hits are exact (the tokens are the units), and so are
 //! the document frequencies the units' BM25 is computed with.
 
+use std::sync::Mutex;
+
 use rustc_hash::FxHashSet;
 
 use super::corpus::Corpus;
@@ -54,6 +56,7 @@ pub(super) fn index_hits(
     let filter = ScopeFilter::new(corpus, scope);
     let keep = |key: NodeKey| filter.contains(key);
     let view = &corpus.sections;
+    let mut lists = KEPT_LISTS.take();
     // Each pattern's sections go straight into the list of their postings: a common
     // unit names tens of thousands of sections at 200 MB of manuals, and a list of its
     // own for each pattern, copied into this one, was a visible share of a warm search.
@@ -66,7 +69,6 @@ pub(super) fn index_hits(
         }
         into.len() - before
     };
-    let mut postings: Vec<(NodeKey, Posting)> = Vec::new();
     for (index, pattern) in plan.patterns[..plan.first_unit_pattern].iter().enumerate() {
         let literal = IndexPattern::literal(&pattern.text, &view.fields, view.vocabulary());
         let posting = Posting {
@@ -75,33 +77,32 @@ pub(super) fn index_hits(
             weak: false,
             count: 0,
         };
-        found(literal, posting, &mut postings);
+        found(literal, posting, &mut lists.collected);
     }
     let mut unit_df = vec![0; plan.units.len()];
-    let mut weak = Vec::new();
-    for (index, planned) in plan.units.iter().enumerate() {
-        let is_weak = !planned.unit.kind.is_strong();
-        let posting = Posting {
-            pattern: (plan.first_unit_pattern + index) as u32,
-            form: planned.unit.form(),
-            weak: is_weak,
-            count: 0,
-        };
-        let into = if is_weak { &mut weak } else { &mut postings };
-        let sections = found(
-            IndexPattern::unit(&planned.unit, &view.fields),
-            posting,
-            into,
-        );
-        unit_df[index] = sections as u32;
+    // The weak units' postings go last, so each section's come after its strong ones.
+    for weak in [false, true] {
+        for (index, planned) in plan.units.iter().enumerate() {
+            if planned.unit.kind.is_strong() == weak {
+                continue;
+            }
+            let posting = Posting {
+                pattern: (plan.first_unit_pattern + index) as u32,
+                form: planned.unit.form(),
+                weak,
+                count: 0,
+            };
+            let unit = IndexPattern::unit(&planned.unit, &view.fields);
+            unit_df[index] = found(unit, posting, &mut lists.collected) as u32;
+        }
     }
     let mut scan = page_hits(corpus, plan, scope);
     let links = link_texts(corpus, plan, &filter);
-    // The weak units' postings go last, so each section's come after its strong ones.
-    let postings = grouped_by_section(corpus.labels(), [postings, weak]);
-    let (mut hits, unit_only) = by_section(postings, brought, |key, run| {
+    lists.group(corpus.labels());
+    let (mut hits, unit_only) = by_section(&lists.grouped, brought, |key, run| {
         needs_hits(corpus, plan, &scan, &links, titles, key, run)
     });
+    KEPT_LISTS.keep(lists);
     add_link_texts(links, &mut hits);
     scan.hits = hits.0;
     for (key, node) in &mut scan.hits {
@@ -268,7 +269,7 @@ impl Posting {
 /// a warm search), and already in the order `ScanResult` keeps.
 struct SortedHits(Vec<(NodeKey, NodeHits)>);
 
-/// Gives each section of `postings` (grouped by [`grouped_by_section`]) that
+/// Gives each section of `postings` (grouped by [`PostingLists::group`]) that
 /// `needs_hits` accepts (with its postings) its `NodeHits`; the other sections' postings
 /// go to a [`UnitOnly`]. A section with weak units' postings alone is left out unless it
 /// is `brought`, and then gets its `NodeHits` (`needs_hits` sees only sections with
@@ -276,11 +277,11 @@ struct SortedHits(Vec<(NodeKey, NodeHits)>);
 /// pattern, but where a weak unit precedes a strong one), so a set is mostly sized by its
 /// first insert, and its count lists are sized once (the lists are sorted afterwards).
 fn by_section(
-    postings: Vec<(NodeKey, Posting)>,
+    postings: &[(NodeKey, Posting)],
     brought: &FxHashSet<NodeKey>,
     mut needs_hits: impl FnMut(NodeKey, &[(NodeKey, Posting)]) -> bool,
 ) -> (SortedHits, UnitOnly) {
-    let mut hits: Vec<(NodeKey, NodeHits)> = Vec::new();
+    let mut hits = KEPT_HITS.take();
     let mut unit_only = UnitOnly::default();
     for run in postings.chunk_by(|a, b| a.0 == b.0) {
         let key = run[0].0;
@@ -305,46 +306,182 @@ fn by_section(
     (SortedHits(hits), unit_only)
 }
 
-/// The postings of `parts` in key order, each section's in the order given (`parts` in
-/// turn, freed once grouped): one counting pass by section number (numbers follow key
-/// order) instead of a comparison sort of every posting, which was 5-7% of a warm search
-/// at 200 MB of manuals. A key the labels do not number as they number the corpus (a
-/// section beyond its file's outline) falls back to the sort.
-fn grouped_by_section<const PARTS: usize>(
-    labels: &CorpusLabels,
-    parts: [Vec<(NodeKey, Posting)>; PARTS],
-) -> Vec<(NodeKey, Posting)> {
-    let entries = || parts.iter().flat_map(|part| part.iter());
-    let count = labels.section_count();
-    let numbered = |key: NodeKey| Some(labels.section_id(key) as usize).filter(|&id| id < count);
-    let mut starts = vec![0u32; count + 1];
-    for (key, _) in entries() {
-        match numbered(*key) {
-            Some(id) => starts[id + 1] += 1,
-            None => return sorted_by_key(parts.concat()),
+/// The lists `index_hits` collects and groups the postings in, kept from one search to
+/// the next ([`Kept`]): a common query's postings take several MB at 200 MB of
+/// manuals, and every block that large is a mapping of its own (`crate::allocator`), so
+/// fresh lists cost a page fault per 4 KiB written at every search (two fifths of a warm
+/// search's faults).
+#[derive(Default)]
+struct PostingLists {
+    /// Every pattern's postings in turn, the weak units' last.
+    collected: Vec<(NodeKey, Posting)>,
+    /// `collected` in key order ([`PostingLists::group`]).
+    grouped: Vec<(NodeKey, Posting)>,
+    /// Where each section's postings start in `grouped`, by section number.
+    starts: Vec<u32>,
+}
+
+impl PostingLists {
+    /// Sets `grouped` to the postings of `collected` in key order, each section's in the
+    /// order collected: one counting pass by section number (numbers follow key order)
+    /// instead of a comparison sort of every posting, which was 5-7% of a warm search at
+    /// 200 MB of manuals. A key the labels do not number as they number the corpus (a
+    /// section beyond its file's outline) falls back to the sort.
+    fn group(&mut self, labels: &CorpusLabels) {
+        let count = labels.section_count();
+        let numbered =
+            |key: NodeKey| Some(labels.section_id(key) as usize).filter(|&id| id < count);
+        let starts = &mut self.starts;
+        starts.clear();
+        starts.resize(count + 1, 0);
+        self.grouped.clear();
+        for (key, _) in &self.collected {
+            match numbered(*key) {
+                Some(id) => starts[id + 1] += 1,
+                None => return self.sort_by_key(),
+            }
+        }
+        for id in 0..count {
+            starts[id + 1] += starts[id];
+        }
+        let grouped = &mut self.grouped;
+        grouped.resize(
+            self.collected.len(),
+            (NodeKey { file: 0, node: 0 }, Posting::NONE),
+        );
+        for entry in &self.collected {
+            let at = &mut starts[labels.section_id(entry.0) as usize];
+            grouped[*at as usize] = *entry;
+            *at += 1;
+        }
+        if !grouped.is_sorted_by(|a, b| a.0 <= b.0) {
+            self.sort_by_key();
         }
     }
-    for id in 0..count {
-        starts[id + 1] += starts[id];
-    }
-    let total = parts.iter().map(|part| part.len()).sum();
-    let mut grouped = vec![(NodeKey { file: 0, node: 0 }, Posting::NONE); total];
-    for entry in entries() {
-        let at = &mut starts[labels.section_id(entry.0) as usize];
-        grouped[*at as usize] = *entry;
-        *at += 1;
-    }
-    if grouped.is_sorted_by(|a, b| a.0 <= b.0) {
-        grouped
-    } else {
-        sorted_by_key(grouped)
+
+    /// Sets `grouped` to `collected` sorted by key, each section's postings in the order
+    /// collected.
+    fn sort_by_key(&mut self) {
+        self.grouped.clear();
+        self.grouped.extend_from_slice(&self.collected);
+        self.grouped.sort_by_key(|(key, _)| *key);
     }
 }
 
-/// `postings` sorted by key, each section's in the order given.
-fn sorted_by_key(mut postings: Vec<(NodeKey, Posting)>) -> Vec<(NodeKey, Posting)> {
-    postings.sort_by_key(|(key, _)| *key);
-    postings
+impl Reused for PostingLists {
+    fn bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(NodeKey, Posting)>();
+        (self.collected.capacity() + self.grouped.capacity()) * entry
+            + self.starts.capacity() * std::mem::size_of::<u32>()
+    }
+
+    fn clear(&mut self) {
+        self.collected.clear();
+        self.grouped.clear();
+        self.starts.clear();
+    }
+}
+
+impl Reused for Vec<(NodeKey, NodeHits)> {
+    fn bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<(NodeKey, NodeHits)>()
+    }
+
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+}
+
+/// Memory a search fills and empties, kept for the next search.
+trait Reused: Default {
+    /// The memory held.
+    fn bytes(&self) -> usize;
+
+    /// Empties it, keeping the memory.
+    fn clear(&mut self);
+}
+
+/// Buffers kept between searches, at most [`KEPT_SETS`] of at most [`KEPT_BYTES`] each: a
+/// buffer a larger query grew is freed, so one huge query does not hold its memory for
+/// the life of the process. What stays is what the largest ordinary query grew them to
+/// (docs/benchmarks.md, "Fewer fresh pages a query").
+struct Kept<T>(Mutex<Vec<T>>);
+
+/// Buffers kept of each kind: two searches at once find theirs kept (the machine this is
+/// measured on has two cores); more allocate fresh ones.
+const KEPT_SETS: usize = 2;
+
+/// The largest buffer kept. At 220 MB of manuals the 80 speed queries' grouped postings
+/// take up to 20 MB, and the collected ones as much again and up to twice as much
+/// capacity (a list doubles as it grows): 32 MB kept the lists of only the ordinary
+/// queries, and each larger one then left the next without lists.
+const KEPT_BYTES: usize = 64 << 20;
+
+/// The posting lists of [`index_hits`].
+static KEPT_LISTS: Kept<PostingLists> = Kept(Mutex::new(Vec::new()));
+
+/// The index's hits (tens of thousands of sections for a common query at 200 MB of
+/// manuals), given back by the search when it has answered ([`keep_hits`]).
+static KEPT_HITS: Kept<Vec<(NodeKey, NodeHits)>> = Kept(Mutex::new(Vec::new()));
+
+impl<T: Reused> Kept<T> {
+    /// A kept buffer, or a new one.
+    fn take(&self) -> T {
+        self.sets().pop().unwrap_or_default()
+    }
+
+    /// Keeps `buffer` emptied for the next search, unless it holds no memory, too much,
+    /// or enough are kept.
+    fn keep(&self, mut buffer: T) {
+        let bytes = buffer.bytes();
+        if bytes == 0 || bytes > KEPT_BYTES {
+            return;
+        }
+        buffer.clear();
+        let mut sets = self.sets();
+        if sets.len() < KEPT_SETS {
+            sets.push(buffer);
+        }
+    }
+
+    fn sets(&self) -> std::sync::MutexGuard<'_, Vec<T>> {
+        // Buffers are emptied before they are kept: a panic elsewhere leaves none
+        // half-filled.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Keeps the index's hits `hits` (those [`index_hits`] gave, in whatever list they ended
+/// up) for the next search's.
+pub(super) fn keep_hits(hits: Vec<(NodeKey, NodeHits)>) {
+    KEPT_HITS.keep(hits);
+}
+
+impl Reused for FxHashSet<NodeKey> {
+    fn bytes(&self) -> usize {
+        // A key and a control byte a place.
+        self.capacity() * (std::mem::size_of::<NodeKey>() + 1)
+    }
+
+    fn clear(&mut self) {
+        FxHashSet::clear(self);
+    }
+}
+
+/// Sets of sections a search keeps (every section the index found: tens of thousands
+/// for a common query at 200 MB of manuals), given back by [`keep_section_set`].
+static KEPT_SECTION_SETS: Kept<FxHashSet<NodeKey>> = Kept(Mutex::new(Vec::new()));
+
+/// An empty set of sections, with the memory of a set a search before gave back.
+pub(super) fn section_set() -> FxHashSet<NodeKey> {
+    KEPT_SECTION_SETS.take()
+}
+
+/// Keeps `set` for a search after.
+pub(super) fn keep_section_set(set: FxHashSet<NodeKey>) {
+    KEPT_SECTION_SETS.keep(set);
 }
 
 impl SortedHits {
@@ -445,6 +582,24 @@ mod tests {
         postings.iter().map(|(key, p)| (*key, p.pattern)).collect()
     }
 
+    /// `collected` grouped by [`PostingLists::group`] in lists that held another
+    /// search's postings.
+    fn group_anew(
+        labels: &CorpusLabels,
+        collected: &[(NodeKey, Posting)],
+    ) -> Vec<(NodeKey, Posting)> {
+        let stale = (NodeKey { file: 9, node: 9 }, posting(9));
+        let mut lists = PostingLists {
+            collected: vec![stale; 7],
+            grouped: vec![stale; 3],
+            starts: vec![5; 2],
+        };
+        lists.clear();
+        lists.collected.extend_from_slice(collected);
+        lists.group(labels);
+        lists.grouped
+    }
+
     /// Grouping by section number gives what a stable sort by key gives, and a key past
     /// its file's outline (numbered like another file's section) falls back to the sort.
     #[test]
@@ -466,7 +621,7 @@ mod tests {
         ];
         let mut sorted = postings.clone();
         sorted.sort_by_key(|(key, _)| *key);
-        let grouped = grouped_by_section(labels, [postings.clone()]);
+        let grouped = group_anew(labels, &postings);
         assert_eq!(order(&grouped), order(&sorted));
         assert_eq!(
             order(&grouped)[1..3],
@@ -478,7 +633,38 @@ mod tests {
         stray.push((at(0, 3), posting(4)));
         let mut sorted = stray.clone();
         sorted.sort_by_key(|(key, _)| *key);
-        assert_eq!(order(&grouped_by_section(labels, [stray])), order(&sorted));
+        assert_eq!(order(&group_anew(labels, &stray)), order(&sorted));
+    }
+
+    /// Kept lists come back emptied with their memory, each set once; a set over the
+    /// bound, and sets beyond those kept, are freed.
+    #[test]
+    fn posting_lists_are_kept_emptied_within_bounds() {
+        let kept = Kept::<PostingLists>(Mutex::new(Vec::new()));
+        let filled = |entries: usize| {
+            let mut lists = PostingLists {
+                collected: Vec::with_capacity(entries),
+                ..PostingLists::default()
+            };
+            lists
+                .collected
+                .push((NodeKey { file: 0, node: 0 }, posting(0)));
+            lists
+        };
+        kept.keep(filled(1000));
+        let again = kept.take();
+        assert!(again.collected.is_empty());
+        assert!(again.collected.capacity() >= 1000);
+        assert_eq!(kept.take().collected.capacity(), 0, "a set is taken once");
+        let over = KEPT_BYTES / std::mem::size_of::<(NodeKey, Posting)>() + 1;
+        kept.keep(filled(over));
+        assert_eq!(kept.take().collected.capacity(), 0, "too large to keep");
+        kept.keep(PostingLists::default());
+        assert!(kept.sets().is_empty(), "no memory to keep");
+        for _ in 0..=KEPT_SETS {
+            kept.keep(filled(10));
+        }
+        assert_eq!(kept.sets().len(), KEPT_SETS);
     }
 
     /// Weak units' postings, grouped after the strong ones, add to the sections the
@@ -511,9 +697,9 @@ mod tests {
             (at(1, 0), weak(4)),
         ];
         let brought: FxHashSet<NodeKey> = [at(1, 0), at(1, 2)].into_iter().collect();
-        let grouped = grouped_by_section(corpus.labels(), [strong.to_vec(), weak.to_vec()]);
+        let grouped = group_anew(corpus.labels(), &[&strong[..], &weak[..]].concat());
         let mut asked = Vec::new();
-        let (hits, unit_only) = by_section(grouped, &brought, |key, run| {
+        let (hits, unit_only) = by_section(&grouped, &brought, |key, run| {
             asked.push((key, run.len()));
             key == at(0, 0)
         });

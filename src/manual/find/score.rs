@@ -188,7 +188,6 @@ pub(crate) fn score_each(
     let mut links = LinkCursor::new(corpus);
     let mut above = Vec::new();
     let mut ways = Vec::with_capacity(plan.terms.len());
-    let mut phrase_titles = PhraseTitles::default();
     for (key, hits) in sections_to_score(plan.first_unit_pattern, scan, keep, &empty) {
         if corpus.files[key.file as usize].outline.node_count() <= key.node as usize {
             continue;
@@ -199,7 +198,7 @@ pub(crate) fn score_each(
             key,
             hits,
             page,
-            title_is_phrase: phrase_titles.equals(plan, corpus, key),
+            title_is_phrase: titles.phrase.equals(plan, corpus, key),
             links: links
                 .of(key)
                 .then(|| corpus.references.link_text(key))
@@ -213,13 +212,15 @@ pub(crate) fn score_each(
 /// The sections `score_all` scores, in key order: those `keep` accepts with evidence of
 /// a term (a pattern below `terms`), and the first section of every page whose title or
 /// path words matched (with its hits, or `empty`). One walk over the hits beside the few
-/// pages, so no section's hits are searched for.
+/// pages, so no section's hits are searched for; given as it walks, not gathered in a
+/// list first (tens of thousands of sections at 200 MB of manuals, several times a
+/// search).
 fn sections_to_score<'a>(
     terms: usize,
     scan: &'a ScanResult,
-    keep: &dyn Fn(NodeKey, &NodeHits) -> bool,
+    keep: &'a dyn Fn(NodeKey, &NodeHits) -> bool,
     empty: &'a NodeHits,
-) -> Vec<(NodeKey, &'a NodeHits)> {
+) -> impl Iterator<Item = (NodeKey, &'a NodeHits)> + 'a {
     let mut page_keys: Vec<NodeKey> = scan
         .pages
         .keys()
@@ -227,25 +228,27 @@ fn sections_to_score<'a>(
         .collect();
     page_keys.sort_unstable();
     let mut page_keys = page_keys.into_iter().peekable();
-    let mut sections = Vec::new();
-    for (key, hits) in &scan.hits {
-        let mut page = false;
-        while let Some(next) = page_keys.next_if(|next| next <= key) {
-            page = next == *key;
-            if !page && keep(next, empty) {
-                sections.push((next, empty));
+    let mut hits = scan.hits.iter().peekable();
+    std::iter::from_fn(move || loop {
+        let Some(&&(key, ref node)) = hits.peek() else {
+            let page = page_keys.next()?;
+            if keep(page, empty) {
+                return Some((page, empty));
             }
+            continue;
+        };
+        if let Some(page) = page_keys.next_if(|page| *page < key) {
+            if keep(page, empty) {
+                return Some((page, empty));
+            }
+            continue;
         }
-        if keep(*key, hits) && (page || hits.sets().into_iter().any(|set| set.any_below(terms))) {
-            sections.push((*key, hits));
+        let page = page_keys.next_if_eq(&key).is_some();
+        hits.next();
+        if keep(key, node) && (page || node.sets().into_iter().any(|set| set.any_below(terms))) {
+            return Some((key, node));
         }
-    }
-    sections.extend(
-        page_keys
-            .filter(|key| keep(*key, empty))
-            .map(|key| (key, empty)),
-    );
-    sections
+    })
 }
 
 /// The page hits of files asked in ascending order.
@@ -521,6 +524,10 @@ pub(crate) struct TitleSets {
     /// Ids of the titles that may hold a pattern of the plan, ascending (at first use).
     admitted: Option<Vec<u32>>,
     memo: FxHashMap<u32, (PatternSet, PatternSet)>,
+    /// Which titles equal the query's phrase: kept for every scoring of the search (the
+    /// list has a place for every title of the corpus, fresh pages each time it was
+    /// made anew).
+    phrase: PhraseTitles,
 }
 
 /// The sets of a title that holds no pattern.
@@ -768,7 +775,6 @@ mod tests {
         let empty = NodeHits::default();
         let sections = |keep: &dyn Fn(NodeKey, &NodeHits) -> bool| {
             sections_to_score(2, &scan, keep, &empty)
-                .into_iter()
                 .map(|(key, hits)| (key, hits.body.contains(2)))
                 .collect::<Vec<_>>()
         };
