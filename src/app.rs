@@ -263,15 +263,23 @@ impl App {
     /// an effect at its end is dropped (the statistics flushed, the memory's worker
     /// stopped, the vault root closed), while the manuals' index and the search's caches,
     /// whose teardown frees every node and text one by one (a tenth of a first call at
-    /// 220 MB) and changes nothing on disk, are left to the process's exit. A server
+    /// 220 MB) and changes nothing on disk, are left to the process's exit; only the
+    /// index's change watch is stopped first, as its barrier folder is on disk. A server
     /// drops its `App` as usual.
     pub fn end_process(self) {
         let App {
-            manuals,
+            mut manuals,
             published,
             finder,
             ..
         } = self;
+        if let Some(index) = manuals
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            index.stop_watching();
+        }
         std::mem::forget((manuals, published, finder));
     }
 }

@@ -122,6 +122,13 @@ impl ManualIndex {
         Ok(index)
     }
 
+    /// Stops the change watch: its thread, and its barrier folder in the system's
+    /// temporary folder (a one-shot process that leaves the index to its exit must not
+    /// leave that folder too). A later refresh walks and arms a new one.
+    pub(crate) fn stop_watching(&mut self) {
+        self.watch = None;
+    }
+
     /// An immutable copy for queries: the same manuals and files (shared, not copied),
     /// without the change watch. Costs a map entry per manual.
     pub fn snapshot(&self) -> ManualIndex {

@@ -30,10 +30,10 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, PoisonError};
 use std::time::Duration;
 
 #[cfg(target_os = "linux")]
@@ -53,6 +53,12 @@ const FIRST_BARRIER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Distinguishes the barrier folders of the indexes in one process.
 static BARRIER_FOLDER_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A barrier folder's name is this, the process id, `-` and the counter.
+const BARRIER_FOLDER_PREFIX: &str = "manvault-watch-";
+
+/// The barrier folders of gone processes are removed once per process.
+static DEAD_FOLDERS_REMOVED: Once = Once::new();
 
 #[derive(Debug, Default)]
 pub(crate) struct ChangeWatch {
@@ -228,11 +234,13 @@ struct BarrierFolder {
 
 impl BarrierFolder {
     fn create() -> io::Result<BarrierFolder> {
+        let temp = std::env::temp_dir();
+        DEAD_FOLDERS_REMOVED.call_once(|| remove_dead_barrier_folders(&temp));
         let mut last_error = None;
         for _ in 0..16 {
             let counter = BARRIER_FOLDER_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let name = format!("manvault-watch-{}-{counter}", std::process::id());
-            let path = std::env::temp_dir().join(name);
+            let name = format!("{BARRIER_FOLDER_PREFIX}{}-{counter}", std::process::id());
+            let path = temp.join(name);
             // Exclusive, and only ours to write in.
             match fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
@@ -263,9 +271,85 @@ impl Drop for BarrierFolder {
     }
 }
 
+/// Removes the barrier folders in `temp` whose process is gone. A process that ends
+/// without dropping its watch (a server stopped by SIGTERM or SIGKILL, as clients stop
+/// them, or a crash) leaves its folder behind, and every such start would add one to the
+/// system's temporary folder for good. Only real folders (a link is neither followed nor
+/// removed) of this user, named by a process id that no process has, are removed. A
+/// process in another pid namespace sharing the folder looks gone: removing its folder
+/// makes its next barriers fail, which turns its watch off (each of its calls walks the
+/// tree), so a change is never hidden.
+fn remove_dead_barrier_folders(temp: &Path) {
+    let Ok(entries) = fs::read_dir(temp) else {
+        return;
+    };
+    let user = rustix::process::getuid().as_raw();
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(barrier_folder_pid) else {
+            continue;
+        };
+        // `DirEntry::metadata` is the entry's own status, not its target's.
+        let Ok(status) = entry.metadata() else {
+            continue;
+        };
+        if status.is_dir() && status.uid() == user && process_is_gone(pid) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The process id in a barrier folder's name (`None` for any other name).
+fn barrier_folder_pid(name: &str) -> Option<rustix::process::Pid> {
+    let (pid, counter) = name.strip_prefix(BARRIER_FOLDER_PREFIX)?.split_once('-')?;
+    counter.parse::<u64>().ok()?;
+    rustix::process::Pid::from_raw(pid.parse().ok()?)
+}
+
+/// Whether no process has this id (one of another user still answers `EPERM`).
+fn process_is_gone(pid: rustix::process::Pid) -> bool {
+    rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process stopped by a signal leaves its barrier folder; the next process's first
+    /// watch removes it, and nothing else: a live process's folder, a link with such a
+    /// name (nor its target), a file, other names.
+    #[test]
+    fn only_the_barrier_folders_of_gone_processes_are_removed() {
+        let temp = tempfile::tempdir().unwrap();
+        let named = |pid: u32, rest: &str| {
+            temp.path()
+                .join(format!("{BARRIER_FOLDER_PREFIX}{pid}{rest}"))
+        };
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let dead = named(gone, "-3");
+        fs::create_dir(&dead).unwrap();
+        // A barrier the signal cut between its creation and its removal.
+        fs::write(dead.join("7"), "").unwrap();
+        let live = named(std::process::id(), "-0");
+        fs::create_dir(&live).unwrap();
+        let target = temp.path().join("target");
+        fs::create_dir(&target).unwrap();
+        let link = named(gone, "-4");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let file = named(gone, "-5");
+        fs::write(&file, "").unwrap();
+        let without_counter = named(gone, "");
+        fs::create_dir(&without_counter).unwrap();
+
+        remove_dead_barrier_folders(temp.path());
+
+        assert!(!dead.exists(), "the gone process's folder is removed");
+        for kept in [&live, &target, &file, &without_counter] {
+            assert!(kept.exists(), "{} is kept", kept.display());
+        }
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    }
 
     fn armed_on(root: &Path) -> ChangeWatch {
         let mut watch = ChangeWatch::default();

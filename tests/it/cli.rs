@@ -37,6 +37,23 @@ fn tools_lists_every_served_tool() {
     }
 }
 
+/// `manvault call` leaves its index to the process's exit, but not the change watch's
+/// barrier folder in the system's temporary folder: one was left by every call.
+#[test]
+fn a_call_leaves_nothing_in_the_temporary_folder() {
+    let temp = tempfile::tempdir().unwrap();
+    let output = manvault(
+        &["call", "manual_find", r#"{"query":"manual"}"#],
+        &[("TMPDIR", temp.path().to_str().unwrap())],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let left: Vec<_> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+}
+
 #[test]
 fn call_prints_the_result_and_logs_json_without_text() {
     let input = r#"{"ref":{"target":"manual","manual_id":"handbook","path":"01-leave.md","start_line":22},"scope":"section"}"#;
