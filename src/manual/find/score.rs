@@ -22,7 +22,7 @@
 use rustc_hash::FxHashMap;
 
 use super::corpus::Corpus;
-use super::derived::{Label, NodeKey};
+use super::derived::NodeKey;
 use super::plan::{PatternSet, Plan};
 use super::scan::{NodeHits, PageHits, ScanResult};
 use super::Signals;
@@ -199,10 +199,9 @@ pub(crate) fn score_each(
             hits,
             page,
             title_is_phrase: titles.phrase.equals(plan, corpus, key),
-            links: links
+            link_is_phrase: links
                 .of(key)
-                .then(|| corpus.references.link_text(key))
-                .flatten(),
+                .is_some_and(|link| titles.phrase.link_equals(plan, corpus, key, link)),
         };
         let evidence = score_node(plan, weights, &node, &above, titles, &mut ways);
         visit(key, evidence, &ways);
@@ -276,22 +275,26 @@ impl<'a> PageCursor<'a> {
 }
 
 /// Whether sections asked in ascending order are the target of link texts (the corpus's
-/// link keys, sorted): only those are looked up in the reference graph's map.
+/// link keys, sorted), and which link label theirs is.
 struct LinkCursor<'a> {
-    keys: std::iter::Peekable<std::slice::Iter<'a, NodeKey>>,
+    keys: std::iter::Peekable<std::iter::Enumerate<std::slice::Iter<'a, NodeKey>>>,
 }
 
 impl<'a> LinkCursor<'a> {
     fn new(corpus: &'a Corpus) -> Self {
         LinkCursor {
-            keys: corpus.labels().link_keys.iter().peekable(),
+            keys: corpus.labels().link_keys.iter().enumerate().peekable(),
         }
     }
 
-    /// Whether `key`, no smaller than the key asked before, has link texts.
-    fn of(&mut self, key: NodeKey) -> bool {
-        while self.keys.next_if(|next| **next < key).is_some() {}
-        self.keys.peek().is_some_and(|next| **next == key)
+    /// The link label of `key` (its index in the link keys), no smaller than the key
+    /// asked before, if links point at it.
+    fn of(&mut self, key: NodeKey) -> Option<usize> {
+        while self.keys.next_if(|(_, next)| **next < key).is_some() {}
+        self.keys
+            .peek()
+            .filter(|(_, next)| **next == key)
+            .map(|(link, _)| *link)
     }
 }
 
@@ -302,8 +305,8 @@ struct Node<'a> {
     page: &'a PageHits,
     /// Whether its own heading equals the query's phrase.
     title_is_phrase: bool,
-    /// The texts of links pointing at the section.
-    links: Option<&'a Label>,
+    /// Whether the text of a link pointing at it equals the query's phrase.
+    link_is_phrase: bool,
 }
 
 /// Whether sections' own headings equal the query's phrase (the phrase bonus), decided
@@ -311,25 +314,51 @@ struct Node<'a> {
 /// labels' column, which the scoring reads in key order, while loading every section's
 /// heading from its file's outline was a cache miss a section (a third of
 /// `score_node`'s own time at 200 MB of manuals). A heading's loose form is made from
-/// its text, so one answer serves every heading of that text.
+/// its text, so one answer serves every heading of that text. The same holds of the
+/// texts of links pointing at a section (equal texts share a number in the link labels'
+/// column): looking each linked section's text up in the reference graph's map was a
+/// cache miss a section too.
 #[derive(Default)]
 struct PhraseTitles {
     /// By title number: whether it equals the phrase, once compared.
     known: Vec<Option<bool>>,
+    /// By link text number: whether a line of it equals the phrase, once compared.
+    links: Vec<Option<bool>>,
 }
 
 impl PhraseTitles {
     /// Whether the heading of section `key` (one of its file's outline) equals the phrase.
     fn equals(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey) -> bool {
-        let id = corpus.labels().title_id(key) as usize;
-        if self.known.len() <= id {
-            self.known.resize(id + 1, None);
-        }
-        *self.known[id].get_or_insert_with(|| {
+        let id = corpus.labels().title_id(key);
+        once(&mut self.known, id, || {
             let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
             equals_phrase(plan, title.text(), title.loose())
         })
     }
+
+    /// Whether a line of the link text of section `key` (link label `link` of the
+    /// corpus's labels) equals the phrase.
+    fn link_equals(&mut self, plan: &Plan, corpus: &Corpus, key: NodeKey, link: usize) -> bool {
+        let id = corpus.labels().link_text_id(link);
+        once(&mut self.links, id, || {
+            corpus.references.link_text(key).is_some_and(|links| {
+                links
+                    .text()
+                    .lines()
+                    .zip(links.loose().lines())
+                    .any(|(text, loose)| equals_phrase(plan, text, loose))
+            })
+        })
+    }
+}
+
+/// The answer of label text `id` in `known`, from `compare` the first time it is asked.
+fn once(known: &mut Vec<Option<bool>>, id: u32, compare: impl FnOnce() -> bool) -> bool {
+    let id = id as usize;
+    if known.len() <= id {
+        known.resize(id + 1, None);
+    }
+    *known[id].get_or_insert_with(compare)
 }
 
 /// Whether a label (its text and loose form) is the query's phrase, as written or
@@ -353,7 +382,7 @@ fn score_node(
         hits,
         page,
         title_is_phrase,
-        links,
+        link_is_phrase,
     } = *node;
     let top_of_page = key.node == 0;
     let page_weight = if top_of_page {
@@ -406,7 +435,7 @@ fn score_node(
     }
     let total: f32 = weights.iter().sum();
     let relevance = if total > 0.0 { covered / total } else { 0.0 };
-    let bonus = phrase_bonus(plan, title_is_phrase, hits, links, &mut signals)
+    let bonus = phrase_bonus(plan, title_is_phrase, link_is_phrase, hits, &mut signals)
         + strict_bonus(plan, hits, page, &mut signals);
     Evidence {
         score: relevance + bonus,
@@ -455,13 +484,13 @@ fn strength(plan: &Plan, term: usize, normal: &PatternSet, loose: &PatternSet) -
 }
 
 /// The whole query as one phrase: equal to the heading (`title_is_phrase`) or a link
-/// text, or inside them, or inside the body; a synonym variant of the phrase inside them
-/// counts three quarters.
+/// text (`link_is_phrase`), or inside them, or inside the body; a synonym variant of the
+/// phrase inside them counts three quarters.
 fn phrase_bonus(
     plan: &Plan,
     title_is_phrase: bool,
+    link_is_phrase: bool,
     hits: &NodeHits,
-    links: Option<&Label>,
     signals: &mut Signals,
 ) -> f32 {
     let mut bonus = 0.0f32;
@@ -469,16 +498,9 @@ fn phrase_bonus(
         bonus = bonus.max(PHRASE_EQUALS_LABEL);
         signals.insert(Signals::HEADING);
     }
-    if let Some(links) = links {
-        let equal_link = links
-            .text()
-            .lines()
-            .zip(links.loose().lines())
-            .any(|(text, loose)| equals_phrase(plan, text, loose));
-        if equal_link {
-            bonus = bonus.max(PHRASE_EQUALS_LABEL);
-            signals.insert(Signals::LINK_TEXT);
-        }
+    if link_is_phrase {
+        bonus = bonus.max(PHRASE_EQUALS_LABEL);
+        signals.insert(Signals::LINK_TEXT);
     }
     let variants = plan.phrase.iter().map(|&p| (p, 1.0));
     let synonyms = plan.phrase_synonyms.iter().map(|&p| (p, SYNONYM));
@@ -521,13 +543,36 @@ fn strict_bonus(plan: &Plan, hits: &NodeHits, page: &PageHits, signals: &mut Sig
 /// others hold no pattern.
 #[derive(Default)]
 pub(crate) struct TitleSets {
-    /// Ids of the titles that may hold a pattern of the plan, ascending (at first use).
-    admitted: Option<Vec<u32>>,
+    /// The titles that may hold a pattern of the plan, one bit a title id (at first
+    /// use): every section a search ranks asks this of its title and its ancestors'
+    /// in key order, and a binary search of the ids (thousands for a common term) was
+    /// a cache miss a probe, over half of `match_title`'s time at 200 MB of manuals.
+    admitted: Option<TitleBits>,
     memo: FxHashMap<u32, (PatternSet, PatternSet)>,
     /// Which titles equal the query's phrase: kept for every scoring of the search (the
     /// list has a place for every title of the corpus, fresh pages each time it was
     /// made anew).
     phrase: PhraseTitles,
+}
+
+/// A set of title ids as one bit each, up to the largest id it holds.
+struct TitleBits(Vec<u64>);
+
+impl TitleBits {
+    fn of(ids: &[u32]) -> TitleBits {
+        let words = ids.last().map_or(0, |&last| last as usize / 64 + 1);
+        let mut bits = vec![0u64; words];
+        for &id in ids {
+            bits[id as usize / 64] |= 1 << (id % 64);
+        }
+        TitleBits(bits)
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.0
+            .get(id as usize / 64)
+            .is_some_and(|word| word & (1 << (id % 64)) != 0)
+    }
 }
 
 /// The sets of a title that holds no pattern.
@@ -551,8 +596,10 @@ impl TitleSets {
         let id = labels.title_id(key);
         let admitted = self
             .admitted
-            .get_or_insert_with(|| labels.titles.candidate_texts(plan));
-        admitted.binary_search(&id).ok()?;
+            .get_or_insert_with(|| TitleBits::of(&labels.titles.candidate_texts(plan)));
+        if !admitted.contains(id) {
+            return None;
+        }
         self.memo.entry(id).or_insert_with(|| {
             let title = &corpus.files[key.file as usize].outline.labels[key.node as usize].title;
             (
@@ -833,6 +880,86 @@ mod tests {
             counted.weights(corpus.node_count),
             full.weights(corpus.node_count)
         );
+    }
+
+    /// The admitted titles' bits hold exactly the ids listed: each listed one, none
+    /// between them, none past the last, at and around the words' edges.
+    #[test]
+    fn title_bits_hold_the_ids_listed() {
+        for ids in [
+            vec![],
+            vec![0],
+            vec![63],
+            vec![64],
+            vec![1, 62, 63, 64, 65, 127, 128, 300],
+        ] {
+            let bits = TitleBits::of(&ids);
+            for id in 0..400 {
+                assert_eq!(
+                    bits.contains(id),
+                    ids.binary_search(&id).is_ok(),
+                    "{id} of {ids:?}"
+                );
+            }
+            assert!(!bits.contains(u32::MAX));
+        }
+    }
+
+    /// A link text equals the phrase when one of its lines does, as written or loosely;
+    /// every link text of one text answers alike whichever of its sections asks first,
+    /// as reading each section's link text from the reference graph does.
+    #[test]
+    fn link_texts_equal_to_the_phrase_are_known_by_their_text() {
+        let (_dir, index) = index(&[
+            (
+                "m/a.md",
+                "# 表紙\n\n[出張旅費](#出張旅費) と [会議](#会議)。\n\n## 出張旅費\n\n本文。\n\n## 会議\n\n本文。\n",
+            ),
+            (
+                "m/b.md",
+                "# 手順\n\n[出張・旅費](#旅) と [会議](#会)。\n\n## 旅\n\n本文。\n\n## 会\n\n本文。\n",
+            ),
+        ]);
+        let corpus = CorpusCache::default().sync(&index);
+        let links = &corpus.labels().link_keys;
+        assert_eq!(links.len(), 4, "{links:?}");
+        for query in ["出張旅費", "出張 旅費", "会議", "表紙"] {
+            let plan = testing::plan(query);
+            let direct: Vec<bool> = links
+                .iter()
+                .map(|key| {
+                    let label = corpus.references.link_text(*key).expect("a link text");
+                    label
+                        .text()
+                        .lines()
+                        .zip(label.loose().lines())
+                        .any(|(text, loose)| equals_phrase(&plan, text, loose))
+                })
+                .collect();
+            let mut forward = PhraseTitles::default();
+            let ahead: Vec<bool> = links
+                .iter()
+                .enumerate()
+                .map(|(link, key)| forward.link_equals(&plan, &corpus, *key, link))
+                .collect();
+            let mut backward = PhraseTitles::default();
+            let mut behind: Vec<bool> = links
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(link, key)| backward.link_equals(&plan, &corpus, *key, link))
+                .collect();
+            behind.reverse();
+            assert_eq!(ahead, direct, "{query}");
+            assert_eq!(behind, direct, "{query}");
+            let equal = direct.iter().filter(|equal| **equal).count();
+            let expected = match query {
+                "会議" => 2,
+                "表紙" => 0,
+                _ => 2,
+            };
+            assert_eq!(equal, expected, "{query}: {direct:?}");
+        }
     }
 
     #[test]
