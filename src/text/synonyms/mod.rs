@@ -457,25 +457,17 @@ impl Triggers {
                 }
             }
         }
-        let mut starts = vec![0u32; triggers.entries.len() + 1];
-        for &(trigger, _) in &found {
-            starts[trigger as usize + 1] += 1;
-        }
-        for at in 1..starts.len() {
-            starts[at] += starts[at - 1];
-        }
-        let mut next = starts.clone();
-        let unset = TriggerSite {
-            group: 0,
-            vocabulary: 0,
-        };
-        triggers.sites = vec![unset; found.len()];
-        for (trigger, site) in found {
-            let at = &mut next[trigger as usize];
-            triggers.sites[*at as usize] = site;
-            *at += 1;
-        }
-        triggers.site_starts = starts;
+        let keyed = found
+            .iter()
+            .map(|&(trigger, site)| (trigger as usize, site));
+        let groups = triggers.entries.len();
+        let placed_all = crate::scatter::by_key(
+            keyed,
+            groups,
+            &mut triggers.site_starts,
+            &mut triggers.sites,
+        );
+        debug_assert!(placed_all, "every trigger was numbered below their count");
         triggers
     }
 
