@@ -36,6 +36,7 @@ pub(crate) mod progress;
 pub(crate) mod prompts;
 pub(crate) mod proposal;
 pub(crate) mod resources;
+pub(crate) mod scatter;
 pub mod server;
 #[cfg(test)]
 mod test_support;

@@ -23,6 +23,11 @@ use crate::error::ToolError;
 use crate::paths::{parse_relative, FileOpener};
 
 /// What tells a changed file from an unchanged one without reading it.
+///
+/// The vault's forms cache has its own stamp (`vault::forms::Stamp`) for the same
+/// question; this one stays apart because its [`FileStamp::fingerprint`] is stored as a
+/// file's version (catalog, section index) and must not change across releases: adding
+/// the device that one holds, or taking its `fstat` form, would rebuild every cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FileStamp {
     len: u64,

@@ -44,8 +44,9 @@ pub struct ManualIndex {
     source: Arc<ManualsSource>,
     /// Each manual behind an `Arc`, so a snapshot shares them (a copy of this map per
     /// file cost each start's snapshot a `String` and a map entry a file: 10 ms at
-    /// 20,000 files, on the first answer's path); a refresh copies a manual a snapshot
-    /// still holds before it changes it.
+    /// 20,000 files, on the first answer's path); a refresh builds a new `Manual` only
+    /// for a manual that changed and keeps the others' `Arc`s, so an unchanged manual a
+    /// snapshot holds is never copied.
     manuals: BTreeMap<String, Arc<Manual>>,
     symlinked_manuals: BTreeSet<String>,
     generation: u64,
@@ -200,15 +201,19 @@ impl ManualIndex {
         };
         let mut manuals = BTreeMap::new();
         for (manual_id, tree) in trees {
-            let previous = self
-                .manuals
-                .remove(&manual_id)
-                .map(Arc::unwrap_or_clone)
-                .unwrap_or_default();
-            let (manual, manual_changed) =
-                loader.reconcile(&manual_id, previous, tree, &mut on_file);
+            let previous = self.manuals.remove(&manual_id);
+            let (manual, manual_changed) = loader.reconcile(
+                &manual_id,
+                previous.as_deref().unwrap_or(&Manual::default()),
+                tree,
+                &mut on_file,
+            );
             changed |= manual_changed;
-            manuals.insert(manual_id, Arc::new(manual));
+            let manual = match previous {
+                Some(kept) if !manual_changed => kept,
+                _ => Arc::new(manual),
+            };
+            manuals.insert(manual_id, manual);
         }
         // Manuals left over were deleted.
         let dropped = loader.dropped
@@ -394,11 +399,12 @@ struct FileToLoad {
 }
 
 impl Loader<'_> {
-    /// Carries over unchanged files of `previous` and loads the rest of `tree`.
+    /// Carries over unchanged files of `previous` and loads the rest of `tree`. Borrows
+    /// `previous`, which a snapshot may share: the caller keeps it when nothing changed.
     fn reconcile(
         &mut self,
         manual_id: &str,
-        mut previous: Manual,
+        previous: &Manual,
         tree: ManualTree,
         on_file: &mut dyn FnMut(&ManualFile, u64),
     ) -> (Manual, bool) {
@@ -425,8 +431,8 @@ impl Loader<'_> {
                     oversized.insert(path, bytes);
                     continue;
                 }
-                let slot = match previous.files.remove(&path) {
-                    Some(kept) if kept.stamp == found.stamp => Slot::Ready(kept),
+                let slot = match previous.files.get(&path) {
+                    Some(kept) if kept.stamp == found.stamp => Slot::Ready(kept.clone()),
                     _ => {
                         changed = true;
                         self.restore(manual_id, &manual_origin, path.clone(), found)
@@ -442,8 +448,15 @@ impl Loader<'_> {
                 files.insert(path, entry);
             }
         }
-        changed |= !previous.files.is_empty(); // files left over were deleted
-        self.dropped += previous.files.len();
+        // Files of `previous` not carried over or loaded again were deleted (or are now
+        // over the size limit).
+        let deleted = previous
+            .files
+            .keys()
+            .filter(|path| !files.contains_key(*path))
+            .count();
+        changed |= deleted > 0;
+        self.dropped += deleted;
         (
             Manual {
                 files,
@@ -666,5 +679,33 @@ mod tests {
         assert_eq!(snapshot.files(None).unwrap().len(), 1);
         assert_eq!(index.files(None).unwrap().len(), 2);
         assert_eq!(snapshot.generation() + 1, index.generation());
+    }
+
+    /// A refresh that changes one manual builds that one anew and keeps the others' `Arc`s,
+    /// which the published snapshot shares, instead of copying them.
+    #[test]
+    fn a_refresh_shares_the_manuals_it_did_not_change() {
+        let dir = crate::test_support::tree(&[
+            ("m/a.md", "# A\n"),
+            ("n/b.md", "# B\n"),
+            ("o/c.md", "# C\n"),
+        ]);
+        let mut index = ManualIndex::build(dir.path()).expect("index");
+        let snapshot = index.snapshot();
+        std::fs::write(dir.path().join("n/b2.md"), "# B2\n").unwrap();
+        assert!(index.refresh().unwrap());
+        for unchanged in ["m", "o"] {
+            assert!(
+                Arc::ptr_eq(&snapshot.manuals[unchanged], &index.manuals[unchanged]),
+                "{unchanged} is shared, not copied"
+            );
+        }
+        assert!(!Arc::ptr_eq(&snapshot.manuals["n"], &index.manuals["n"]));
+        assert_eq!(snapshot.files(Some("n")).unwrap().len(), 1);
+        assert_eq!(index.files(Some("n")).unwrap().len(), 2);
+        std::fs::remove_file(dir.path().join("n/b.md")).unwrap();
+        assert!(index.refresh().unwrap(), "a deleted file is a change");
+        assert_eq!(index.files(Some("n")).unwrap().len(), 1);
+        assert!(Arc::ptr_eq(&snapshot.manuals["m"], &index.manuals["m"]));
     }
 }

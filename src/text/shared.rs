@@ -15,6 +15,11 @@ use std::sync::Arc;
 /// A string held as a range of a shared text: cloning it copies no text, and all the
 /// strings read from one file's part hold one allocation. Compares and prints as
 /// the string it is.
+///
+/// `find::derived::Label` is the same idea for a pair (a text and its loose form): it
+/// keeps both ranges beside one `Arc`, 32 bytes and one reference count a label, where
+/// two `SharedStr`s would be 48 bytes and two counts for each of the ~400,000 labels
+/// a start reads back.
 #[derive(Clone)]
 pub struct SharedStr {
     text: Arc<str>,

@@ -106,6 +106,14 @@ pub(crate) enum Source {
 
 /// What identifies a version of a file without reading it. The status-change time moves
 /// with every write, even one that restores the size and modification time.
+///
+/// The manuals' `manual::catalog::FileStamp` answers the same question, but is
+/// kept apart: its fingerprint is stored (the catalog's and the section index's file
+/// versions, across restarts), so its fields cannot grow the device without every cache
+/// being rebuilt at the upgrade; this one lives only in memory, is taken from the open
+/// file (`fstat`, so the stamp is the version the search then reads), holds the device
+/// because a vault may span mounts, and needs the status-change time as a time
+/// ([`Stamp::settled`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
     device: u64,

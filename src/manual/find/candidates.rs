@@ -245,14 +245,6 @@ struct Posting {
 }
 
 impl Posting {
-    /// A placeholder, overwritten before it is read.
-    const NONE: Posting = Posting {
-        pattern: 0,
-        form: Form::Word,
-        weak: false,
-        count: 0,
-    };
-
     fn record(self, node: &mut NodeHits) {
         let (set, counts) = match self.form {
             Form::Word => (&mut node.body, &mut node.counts),
@@ -328,33 +320,14 @@ impl PostingLists {
     /// 200 MB of manuals. A key the labels do not number as they number the corpus (a
     /// section beyond its file's outline) falls back to the sort.
     fn group(&mut self, labels: &CorpusLabels) {
+        let keyed = self
+            .collected
+            .iter()
+            .map(|entry| (labels.section_id(entry.0) as usize, *entry));
         let count = labels.section_count();
-        let numbered =
-            |key: NodeKey| Some(labels.section_id(key) as usize).filter(|&id| id < count);
-        let starts = &mut self.starts;
-        starts.clear();
-        starts.resize(count + 1, 0);
-        self.grouped.clear();
-        for (key, _) in &self.collected {
-            match numbered(*key) {
-                Some(id) => starts[id + 1] += 1,
-                None => return self.sort_by_key(),
-            }
-        }
-        for id in 0..count {
-            starts[id + 1] += starts[id];
-        }
-        let grouped = &mut self.grouped;
-        grouped.resize(
-            self.collected.len(),
-            (NodeKey { file: 0, node: 0 }, Posting::NONE),
-        );
-        for entry in &self.collected {
-            let at = &mut starts[labels.section_id(entry.0) as usize];
-            grouped[*at as usize] = *entry;
-            *at += 1;
-        }
-        if !grouped.is_sorted_by(|a, b| a.0 <= b.0) {
+        if !crate::scatter::by_key(keyed, count, &mut self.starts, &mut self.grouped)
+            || !self.grouped.is_sorted_by(|a, b| a.0 <= b.0)
+        {
             self.sort_by_key();
         }
     }

@@ -98,27 +98,18 @@ struct ByNode {
 impl ByNode {
     /// The table of `entries`, added in corpus order of their numbers (each number once).
     ///
-    /// Placed by file first (a counting sort over the corpus's files), then each file's
+    /// Placed by file first ([`crate::scatter::by_key`] over the corpus's files), then each file's
     /// few entries sorted by node and number: a section's numbers keep their corpus
     /// order, as a stable sort by section keeps them, at about a third of its cost over
     /// the 265,000 references of 220 MB of manuals, where it was on every start's first
     /// call (issue 16).
     fn of(entries: Vec<(NodeKey, u32)>) -> ByNode {
         let files = entries.iter().map(|(key, _)| key.file as usize + 1).max();
-        let mut starts = vec![0u32; files.unwrap_or(0) + 1];
-        for (key, _) in &entries {
-            starts[key.file as usize + 1] += 1;
-        }
-        for file in 1..starts.len() {
-            starts[file] += starts[file - 1];
-        }
-        let mut placed = entries.clone();
-        let mut next = starts.clone();
-        for entry in entries {
-            let at = &mut next[entry.0.file as usize];
-            placed[*at as usize] = entry;
-            *at += 1;
-        }
+        let keyed = entries.iter().map(|&entry| (entry.0.file as usize, entry));
+        let (mut starts, mut placed) = (Vec::new(), Vec::new());
+        let placed_all =
+            crate::scatter::by_key(keyed, files.unwrap_or(0), &mut starts, &mut placed);
+        debug_assert!(placed_all, "every file is below the largest plus one");
         for file in starts.windows(2) {
             placed[file[0] as usize..file[1] as usize].sort_unstable();
         }

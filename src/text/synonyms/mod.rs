@@ -23,6 +23,9 @@
 //!   - a line that cannot be used (fewer than two different terms, only single-character
 //!     terms, not valid UTF-8) becomes a warning naming its line number; the other lines
 //!     still load. A missing file is not an error and gives no warning;
+//!   - a file whose terms would not fit beside the builtin table in `u32` offsets (4 GiB
+//!     of text or 4 Gi terms) is refused whole with a warning, as an unreadable one is,
+//!     and the builtin table alone loads;
 //!   - user groups are merged with the builtin ones, not substituted: a term found in
 //!     both gets the user's alternatives first.
 //!
@@ -102,7 +105,6 @@ pub(crate) struct Synonyms {
 }
 
 /// Every group's members, normalised, in dictionary order.
-#[derive(Default)]
 struct Terms {
     /// The members' texts one after the other.
     text: String,
@@ -110,7 +112,18 @@ struct Terms {
     /// Group `g` is `members[group_starts[g]..group_starts[g + 1]]` (the last one runs to
     /// the end).
     group_starts: Vec<u32>,
+    /// The most bytes of `text` and the most members: [`OFFSET_LIMIT`] but in tests, so
+    /// that every offset and number fits the `u32`s above and in [`Triggers`].
+    limit: usize,
 }
+
+/// What a `u32` offset or number can count up to. Groups, triggers and sites are never
+/// more than members, so bounding the text and the members bounds every number stored.
+const OFFSET_LIMIT: usize = u32::MAX as usize;
+
+/// The user file's groups and the builtin ones together went past [`Terms::limit`].
+#[derive(Debug)]
+struct TooLarge;
 
 struct Member {
     /// Where the text is in [`Terms::text`].
@@ -130,6 +143,8 @@ enum Rejected {
     TooFewTerms,
     /// Every term is a single character (asked only of user groups).
     NoTrigger,
+    /// A term would take the text or the members past [`Terms::limit`].
+    TooLarge,
 }
 
 /// Every term that may trigger an expansion, with the groups in which it does, found by
@@ -201,22 +216,42 @@ impl Synonyms {
             user_text.as_deref(),
             normalize,
             &mut warnings,
+            OFFSET_LIMIT,
         );
         (synonyms, warnings)
     }
 
+    /// The groups of `user_text` then of `builtin_table`, at most `limit` bytes of terms
+    /// and `limit` terms ([`OFFSET_LIMIT`] but in tests). A user file that does not fit
+    /// beside the builtin table is refused whole with a warning, as an unreadable one is,
+    /// and the builtin table alone loads: an operator's file must not stop the server.
     fn from_sources(
         builtin_table: &str,
         user_text: Option<&[u8]>,
         normalize: &dyn Fn(&str) -> String,
         warnings: &mut Vec<String>,
+        limit: usize,
     ) -> Synonyms {
-        // User groups go first so that their alternatives lead when a term is in both.
-        let mut terms = Terms::sized_for(builtin_table.as_bytes(), user_text.unwrap_or(b""));
         if let Some(user_text) = user_text {
-            parse_user_file(&mut terms, user_text, normalize, warnings);
+            // User groups go first so that their alternatives lead when a term is in both.
+            let mut terms = Terms::sized_for(builtin_table.as_bytes(), user_text, limit);
+            let mut found = Vec::new();
+            let fits =
+                parse_user_file(&mut terms, user_text, normalize, &mut found).and_then(|()| {
+                    parse_builtin_table(&mut terms, builtin_table, normalize, &mut found)
+                });
+            if fits.is_ok() {
+                warnings.append(&mut found);
+                return Self::index(terms, fx_hash);
+            }
+            warnings.push(format!(
+                "user synonyms file could not be read: with the builtin table its terms \
+                 exceed {limit} bytes or {limit} terms; only the builtin table is used"
+            ));
         }
-        parse_builtin_table(&mut terms, builtin_table, normalize, warnings);
+        let mut terms = Terms::sized_for(builtin_table.as_bytes(), b"", limit);
+        parse_builtin_table(&mut terms, builtin_table, normalize, warnings)
+            .expect("the builtin table alone is far below the limit");
         Self::index(terms, fx_hash)
     }
 
@@ -336,7 +371,7 @@ impl TriggerSite {
 impl Terms {
     /// Empty, with room for the terms of `sources` (normalisation keeps a term about as
     /// long as written), so that nothing is copied as they are added.
-    fn sized_for(builtin_table: &[u8], user_text: &[u8]) -> Terms {
+    fn sized_for(builtin_table: &[u8], user_text: &[u8], limit: usize) -> Terms {
         let count = |bytes: &[u8], separator: u8| memchr::memchr_iter(separator, bytes).count();
         let lines = count(builtin_table, b'\n') + count(user_text, b'\n') + 1;
         let terms = lines + count(builtin_table, b'\t') + user_text.len() / 4;
@@ -344,6 +379,7 @@ impl Terms {
             text: String::with_capacity(builtin_table.len() + user_text.len()),
             members: Vec::with_capacity(terms),
             group_starts: Vec::with_capacity(lines),
+            limit,
         }
     }
 
@@ -367,7 +403,8 @@ impl Terms {
 
     /// Adds the group of `raw_terms`, normalised, those that become equal merged (an
     /// expandable spelling wins over an only-target one); nothing when fewer than two
-    /// different terms remain or, with `needs_trigger`, when none of them can trigger.
+    /// different terms remain or, with `needs_trigger`, when none of them can trigger;
+    /// nothing either when a term would not fit [`Terms::limit`].
     fn push_group<'a>(
         &mut self,
         raw_terms: impl IntoIterator<Item = RawTerm<'a>>,
@@ -385,6 +422,12 @@ impl Terms {
             match group.iter().position(|member| self.text(member) == text) {
                 Some(at) => self.members[first + at].expandable |= raw.expandable,
                 None => {
+                    if self.text.len() + text.len() > self.limit || self.members.len() == self.limit
+                    {
+                        self.members.truncate(first);
+                        self.text.truncate(text_len);
+                        return Err(Rejected::TooLarge);
+                    }
                     let leads_vocabulary = group
                         .iter()
                         .all(|member| member.vocabulary != raw.vocabulary);
@@ -423,8 +466,10 @@ fn offset(text: &str) -> u32 {
     offset_of(text.len())
 }
 
+/// `at`, an offset in [`Terms::text`] or a number of members, groups or triggers: all at
+/// most [`Terms::limit`] ([`Terms::push_group`] refuses a term past it).
 fn offset_of(at: usize) -> u32 {
-    u32::try_from(at).expect("the synonym dictionary is far below 4 GiB")
+    u32::try_from(at).expect("Terms::limit keeps every offset within u32")
 }
 
 fn fx_hash(text: &str) -> u64 {
@@ -457,25 +502,17 @@ impl Triggers {
                 }
             }
         }
-        let mut starts = vec![0u32; triggers.entries.len() + 1];
-        for &(trigger, _) in &found {
-            starts[trigger as usize + 1] += 1;
-        }
-        for at in 1..starts.len() {
-            starts[at] += starts[at - 1];
-        }
-        let mut next = starts.clone();
-        let unset = TriggerSite {
-            group: 0,
-            vocabulary: 0,
-        };
-        triggers.sites = vec![unset; found.len()];
-        for (trigger, site) in found {
-            let at = &mut next[trigger as usize];
-            triggers.sites[*at as usize] = site;
-            *at += 1;
-        }
-        triggers.site_starts = starts;
+        let keyed = found
+            .iter()
+            .map(|&(trigger, site)| (trigger as usize, site));
+        let groups = triggers.entries.len();
+        let placed_all = crate::scatter::by_key(
+            keyed,
+            groups,
+            &mut triggers.site_starts,
+            &mut triggers.sites,
+        );
+        debug_assert!(placed_all, "every trigger was numbered below their count");
         triggers
     }
 
@@ -588,7 +625,7 @@ fn parse_builtin_table(
     table: &str,
     normalize: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
-) {
+) -> Result<(), TooLarge> {
     let mut raw_terms = Vec::new();
     for (line_number, line) in content_lines(table.as_bytes()) {
         raw_terms.clear();
@@ -602,15 +639,17 @@ fn parse_builtin_table(
         match parsed {
             // Groups merged away by normalisation (variants differing only in width or
             // case) are expected and dropped silently.
-            Ok(()) => {
-                let _ = terms.push_group(raw_terms.drain(..), normalize, false);
-            }
+            Ok(()) => match terms.push_group(raw_terms.drain(..), normalize, false) {
+                Err(Rejected::TooLarge) => return Err(TooLarge),
+                Ok(()) | Err(Rejected::TooFewTerms | Rejected::NoTrigger) => {}
+            },
             Err(field) => warnings.push(format!(
                 "builtin synonym table line {line_number}: term {field:?} is not written \
                  [=]VOCABULARY:TEXT"
             )),
         }
     }
+    Ok(())
 }
 
 /// Parses `[=]VOCABULARY:TEXT`.
@@ -632,7 +671,7 @@ fn parse_user_file(
     text: &[u8],
     normalize: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
-) {
+) -> Result<(), TooLarge> {
     for (line_number, line) in content_lines(text) {
         let problem = match line {
             Err(()) => "not valid UTF-8",
@@ -652,6 +691,7 @@ fn parse_user_file(
                     Err(Rejected::NoTrigger) => {
                         "every term is a single character, and those never trigger an expansion"
                     }
+                    Err(Rejected::TooLarge) => return Err(TooLarge),
                 }
             }
         };
@@ -659,6 +699,7 @@ fn parse_user_file(
             "user synonyms file line {line_number} ignored: {problem}"
         ));
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -685,8 +726,7 @@ mod tests {
 
     fn with_sources(table: &str, user_text: &str) -> (Synonyms, Vec<String>) {
         let mut warnings = Vec::new();
-        let synonyms =
-            Synonyms::from_sources(table, Some(user_text.as_bytes()), &normalize, &mut warnings);
+        let synonyms = with_limit(table, user_text, OFFSET_LIMIT, &mut warnings);
         (synonyms, warnings)
     }
 
@@ -866,8 +906,8 @@ mod tests {
     fn terms_whose_hashes_collide_are_told_apart_by_their_text() {
         let table = "1:経費\t2:コスト\n1:申請\t2:届出\n3:経費\t4:出費\n1:話\t2:お喋り\n";
         let mut warnings = Vec::new();
-        let mut terms = Terms::default();
-        parse_builtin_table(&mut terms, table, &normalize, &mut warnings);
+        let mut terms = Terms::sized_for(b"", b"", OFFSET_LIMIT);
+        parse_builtin_table(&mut terms, table, &normalize, &mut warnings).unwrap();
         assert_eq!(warnings, Vec::<String>::new());
         let colliding = Synonyms::index(terms, |_| 0);
         let (hashed, _) = with_sources(table, "");
@@ -901,13 +941,51 @@ mod tests {
         assert_eq!(alternatives_of(&synonyms, "精算", "精算"), ["経費精算"]);
     }
 
+    fn with_limit(
+        table: &str,
+        user_text: &str,
+        limit: usize,
+        warnings: &mut Vec<String>,
+    ) -> Synonyms {
+        let user_text = Some(user_text.as_bytes());
+        Synonyms::from_sources(table, user_text, &normalize, warnings, limit)
+    }
+
+    /// A user file past the limit (4 GiB of terms, here 24 bytes) is refused whole with one
+    /// warning, its lines' own warnings dropped, whether it overflows alone or only with
+    /// the builtin table after it; the builtin table still loads, and nothing panics.
+    #[test]
+    fn a_user_file_past_the_limit_is_refused_and_the_builtin_table_kept() {
+        let table = "1:経費\t2:コスト\n"; // 15 bytes of terms
+        let refused = "user synonyms file could not be read: with the builtin table its terms \
+                       exceed 24 bytes or 24 terms; only the builtin table is used";
+        for user_text in [
+            "稟議, 決裁\n休暇\n",           // 12 bytes: fits alone, not with the table
+            "稟議, 決裁\n承認, 許可, 可\n", // 24 bytes and a term more: not alone
+        ] {
+            let mut warnings = Vec::new();
+            let synonyms = with_limit(table, user_text, 24, &mut warnings);
+            assert_eq!(warnings, [refused], "{user_text:?}");
+            assert_eq!(alternatives_of(&synonyms, "経費", "経費"), ["コスト"]);
+            assert!(synonyms.expansions("稟議").is_empty());
+            assert_eq!(synonyms.group_count(), 1);
+        }
+        // At the limit exactly, it loads.
+        let mut warnings = Vec::new();
+        let synonyms = with_limit(table, "稟議, 可\n", 24, &mut warnings);
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(alternatives_of(&synonyms, "稟議", "稟議"), ["可"]);
+        assert_eq!(synonyms.group_count(), 2);
+    }
+
     #[test]
     fn user_file_problems_become_warnings_naming_the_line() {
         let mut text = "# header\n休暇\nC#, C sharp\n".as_bytes().to_vec();
         text.extend(b"\xff\xfe\n");
         text.extend("A,a\n一,壱\r\n , ,\n".as_bytes());
         let mut warnings = Vec::new();
-        let synonyms = Synonyms::from_sources("", Some(&text), &normalize, &mut warnings);
+        let synonyms =
+            Synonyms::from_sources("", Some(&text), &normalize, &mut warnings, OFFSET_LIMIT);
         assert_eq!(
             warnings,
             [
