@@ -93,11 +93,14 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while !has_committed_sections(&meta) {
-        assert!(
-            first.try_wait().unwrap().is_none(),
-            "the run ended before a commit was seen"
-        );
+    loop {
+        // The run's state first, then the commit: a run that commits and ends between
+        // the two looks is a commit seen, not a run that ended without one.
+        let ended = first.try_wait().unwrap().is_some();
+        if has_committed_sections(&meta) {
+            break;
+        }
+        assert!(!ended, "the run ended before a commit was seen");
         assert!(started.elapsed() < Duration::from_secs(600), "no commit");
         std::thread::sleep(Duration::from_millis(5));
     }
