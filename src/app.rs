@@ -267,20 +267,28 @@ impl App {
     /// index's change watch is stopped first, as its barrier folder is on disk. A server
     /// drops its `App` as usual.
     pub fn end_process(self) {
+        self.stop_watching();
         let App {
-            mut manuals,
+            manuals,
             published,
             finder,
             ..
         } = self;
-        if let Some(index) = manuals
-            .get_mut()
+        std::mem::forget((manuals, published, finder));
+    }
+
+    /// Stops the manual index's change watch, whose barrier folder is on disk: what a
+    /// process that leaves the index to its exit must end first (`end_process`, a server
+    /// stopped by a signal). Waits for a build or refresh of the index in progress.
+    pub fn stop_watching(&self) {
+        if let Some(index) = self
+            .manuals
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_mut()
         {
             index.stop_watching();
         }
-        std::mem::forget((manuals, published, finder));
     }
 }
 

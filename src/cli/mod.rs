@@ -235,25 +235,44 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
     let app = Arc::new(App::new(config));
     prepare_search_in_background(Arc::clone(&app));
     index_in_background(Arc::clone(&app));
-    let server = McpServer::new(app);
+    let server = McpServer::new(Arc::clone(&app));
     let served = match http {
         None => runtime
             .block_on(server.serve_stdio())
             .map_err(|error| (error.to_string(), ExitCode::FAILURE)),
-        Some((bind, settings)) => {
-            let served = runtime.block_on(http::serve(server, bind, settings));
-            // A call cut by the shutdown grace period must not hold the exit: writes are
-            // atomic.
-            runtime.shutdown_timeout(Duration::from_secs(1));
-            served.map_err(|message| (message, ExitCode::from(EXIT_USAGE)))
-        }
+        Some((bind, settings)) => runtime
+            .block_on(http::serve(server, bind, settings))
+            .map_err(|message| (message, ExitCode::from(EXIT_USAGE))),
     };
+    // A call cut by the shutdown grace period must not hold the exit: writes are atomic.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    stop_watching(app);
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err((message, code)) => {
             eprintln!("manvault: {message}");
             code
         }
+    }
+}
+
+/// How long a server's end waits for a build of the manual index in progress before it
+/// exits without stopping the change watch (the next start's sweep removes the folder).
+const WATCH_STOP_WAIT: Duration = Duration::from_secs(2);
+
+/// Stops the manual index's change watch at a server's end (stdin ended, or SIGINT /
+/// SIGTERM), so its barrier folder does not outlive the process; the rest of `app` is
+/// left to the exit, as background threads still hold it.
+fn stop_watching(app: Arc<App>) {
+    let (stopped, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        app.stop_watching();
+        let _ = stopped.send(());
+    });
+    if done.recv_timeout(WATCH_STOP_WAIT).is_err() {
+        tracing::warn!(
+            "the manual index is still being built; its change watch's folder is left to the next start"
+        );
     }
 }
 

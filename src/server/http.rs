@@ -36,7 +36,7 @@ use tokio::sync::Notify;
 
 use super::auth::{Actor, Tokens, Verdict};
 use super::rate::{RateLimiter, Standing};
-use super::McpServer;
+use super::{McpServer, ShutdownSignals};
 use crate::call::LOCAL_ACTOR;
 use crate::config::HttpConfig;
 
@@ -181,32 +181,6 @@ fn allowed_origins(hosts: &[String]) -> Vec<String> {
             ["http", "https"].map(|scheme| format!("{scheme}://{host}{any_port}"))
         })
         .collect()
-}
-
-/// SIGINT and SIGTERM, the two ways a supervisor or a terminal asks the server to stop.
-struct ShutdownSignals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl ShutdownSignals {
-    fn install() -> Result<ShutdownSignals, String> {
-        use tokio::signal::unix::{signal, SignalKind};
-        let handler = |kind| {
-            signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
-        };
-        Ok(ShutdownSignals {
-            interrupt: handler(SignalKind::interrupt())?,
-            terminate: handler(SignalKind::terminate())?,
-        })
-    }
-
-    async fn received(mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-    }
 }
 
 /// What every request passes through before rmcp sees it.

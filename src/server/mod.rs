@@ -429,3 +429,29 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 }
+
+/// SIGINT and SIGTERM, the two ways a supervisor or a terminal asks the server to stop.
+struct ShutdownSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    fn install() -> Result<ShutdownSignals, String> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let handler = |kind| {
+            signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
+        };
+        Ok(ShutdownSignals {
+            interrupt: handler(SignalKind::interrupt())?,
+            terminate: handler(SignalKind::terminate())?,
+        })
+    }
+
+    async fn received(mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+    }
+}

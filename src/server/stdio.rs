@@ -20,13 +20,20 @@
 //! | a notification or a response before `initialize` | none (ignored) |
 //! | anything else | passed to rmcp |
 //!
+//! On SIGINT or SIGTERM (how stdio clients stop a server that does not exit at the end of
+//! its input) the reader stops taking lines, the requests in flight get their answers
+//! (for up to [`SHUTDOWN_GRACE`]), then rmcp sees the input end and the server returns
+//! as at the end of stdin.
+//!
 //! **Invariant:** knows JSON-RPC framing and no tool; writes nothing but whole JSON-RPC
 //! lines to stdout.
 
 use std::collections::HashSet;
 use std::error::Error;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestMethod, CancelTaskMethod, ClientJsonRpcMessage, ClientNotification,
@@ -45,7 +52,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::McpServer;
+use super::{McpServer, ShutdownSignals};
 use crate::error::clip;
 
 /// The longest line read, its newline included: rmcp's limit, and the size MCP clients
@@ -58,6 +65,14 @@ const ID_SCAN_BYTES: usize = 64 * 1024;
 /// The in-process pipes to and from rmcp, and the queue of lines for stdout.
 const PIPE_BYTES: usize = 1024 * 1024;
 const QUEUED_LINES: usize = 64;
+
+/// How long the requests in flight at SIGINT/SIGTERM may take to answer. Short: a
+/// client signals a server that did not exit when its input ended (MCP's stdio shutdown),
+/// so it has waited already, and writes are atomic (temp + rename) if a call is cut.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// How often the shutdown looks whether the requests in flight are answered.
+const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -89,16 +104,22 @@ const TYPED_METHODS: [&str; 21] = [
     ReadResourceDirectoryRequestMethod::VALUE,
 ];
 
-/// Serves `server` on stdin/stdout until stdin ends (or rmcp stops).
+/// Serves `server` on stdin/stdout until stdin ends, rmcp stops, or SIGINT/SIGTERM.
 pub(super) async fn serve(server: McpServer) -> Result<(), Box<dyn Error>> {
+    // Installed before the first line is read: a signal sent at once is not lost to the
+    // default action (which ends the process where it stands).
+    let signals = ShutdownSignals::install()?;
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    serve_on(server, stdin, stdout).await
+    serve_on(server, stdin, stdout, signals.received()).await
 }
 
+/// Serves until `input` ends, rmcp stops, or `stop` is ready (then Ok, whatever rmcp
+/// said about its input ending early).
 async fn serve_on(
     server: McpServer,
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn Error>> {
     let (to_rmcp, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
@@ -114,7 +135,8 @@ async fn serve_on(
         BufReader::with_capacity(ID_SCAN_BYTES, input),
         to_rmcp,
         lines,
-        session,
+        Arc::clone(&session),
+        stop,
     ));
     let served = async {
         let running = server.serve((rmcp_input, rmcp_output)).await?;
@@ -126,6 +148,10 @@ async fn serve_on(
     reader.abort();
     let _ = relay.await;
     let _ = writer.await;
+    if session.stopping.load(Ordering::Acquire) {
+        tracing::info!("shut down");
+        return Ok(());
+    }
     served
 }
 
@@ -136,6 +162,8 @@ struct Session {
     initialized: AtomicBool,
     /// Ids of the requests passed on and not answered yet ([`id_key`]).
     in_flight: Mutex<HashSet<String>>,
+    /// The reader stopped on a signal.
+    stopping: AtomicBool,
 }
 
 impl Session {
@@ -146,6 +174,25 @@ impl Session {
 
     fn end(&self, key: &str) {
         self.in_flight_ids().remove(key);
+    }
+
+    /// Marks the session as stopping and waits until every request passed on has been
+    /// answered, or [`SHUTDOWN_GRACE`] is over.
+    async fn drain(&self) {
+        self.stopping.store(true, Ordering::Release);
+        let in_flight = self.in_flight_ids().len();
+        tracing::info!(in_flight, "shutting down: finishing the calls in flight");
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while !self.in_flight_ids().is_empty() {
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    in_flight = self.in_flight_ids().len(),
+                    "shutdown grace period over; leaving calls unfinished"
+                );
+                return;
+            }
+            tokio::time::sleep(DRAIN_POLL).await;
+        }
     }
 
     fn in_flight_ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
@@ -226,14 +273,25 @@ enum Triage {
     Ignore,
 }
 
+/// Reads lines until the input ends or `stop` is ready; then waits for the answers in
+/// flight ([`Session::drain`]) before it ends the input rmcp reads.
 async fn read_messages(
     mut input: impl AsyncBufRead + Unpin,
     mut to_rmcp: impl AsyncWrite + Unpin,
     lines: mpsc::Sender<Vec<u8>>,
     session: Arc<Session>,
+    stop: impl Future<Output = ()>,
 ) {
+    tokio::pin!(stop);
     loop {
-        let triage = match read_line(&mut input).await {
+        let read = tokio::select! {
+            read = read_line(&mut input) => read,
+            () = &mut stop => {
+                session.drain().await;
+                break;
+            }
+        };
+        let triage = match read {
             Ok(Line::End) | Err(_) => break,
             Ok(Line::TooLong(start)) => Triage::Answer(error_line(
                 INVALID_REQUEST,

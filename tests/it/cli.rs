@@ -4,9 +4,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use crate::support::stdio_server::RawServer;
 use crate::support::workspace::example_copy;
 
 /// Runs the binary on the example manuals with a throw-away vault, so calls (and the
@@ -47,11 +49,45 @@ fn a_call_leaves_nothing_in_the_temporary_folder() {
         &[("TMPDIR", temp.path().to_str().unwrap())],
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let left: Vec<_> = std::fs::read_dir(temp.path())
+    let left = folder_entries(temp.path());
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+}
+
+/// A stdio server stopped by SIGTERM (how stdio clients stop servers), its input still
+/// open, stops its change watch and exits 0: the signal's default action ended it where
+/// it stood, leaving the watch's barrier folder in the temporary folder.
+#[test]
+fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folder() {
+    let temp = tempfile::tempdir().unwrap();
+    let vault = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
+    let mut server = RawServer::start(
+        &workspace,
+        &[
+            ("TMPDIR", temp.path().to_str().unwrap()),
+            ("VAULT_ROOT", vault.path().to_str().unwrap()),
+            ("LOG_LEVEL", "info"),
+        ],
+    );
+    server.initialize(1);
+    let found = server.call(2, "manual_find", json!({ "query": "manual" }));
+    assert_eq!(found["result"]["isError"], json!(false), "{found}");
+    assert!(
+        !folder_entries(temp.path()).is_empty(),
+        "the change watch keeps its barrier folder in the temporary folder while it serves"
+    );
+    let (status, stderr) = server.terminate(Duration::from_secs(5));
+    assert_eq!(status.and_then(|status| status.code()), Some(0), "{stderr}");
+    assert!(stderr.contains("shut down"), "{stderr}");
+    let left = folder_entries(temp.path());
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+}
+
+fn folder_entries(folder: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(folder)
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+        .collect()
 }
 
 #[test]

@@ -192,7 +192,12 @@ fn sigterm_during_a_bridge_copy_finishes_it_and_leaves_old_or_new_file() {
     fs::write(manuals.join("big.md"), &manual).unwrap();
     let dest = workspace.path().join("vault/notes/big.txt");
     fs::write(&dest, "old\n").unwrap();
-    let mut server = start(workspace.path(), "127.0.0.1:0", &[]);
+    let temp = tempfile::tempdir().unwrap();
+    let mut server = start(
+        workspace.path(),
+        "127.0.0.1:0",
+        &[("TMPDIR", temp.path().to_str().unwrap())],
+    );
     let session = server.open_session(None);
     let answer = std::thread::scope(|scope| {
         let copy = scope.spawn(|| {
@@ -242,6 +247,9 @@ fn sigterm_during_a_bridge_copy_finishes_it_and_leaves_old_or_new_file() {
         .filter(|name| name.to_string_lossy().starts_with(".manvault-tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The change watch stopped: its barrier folder is gone from the temporary folder.
+    let left: Vec<_> = fs::read_dir(temp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
 }
 
 #[test]

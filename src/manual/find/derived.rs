@@ -185,11 +185,6 @@ impl FileOutline {
     pub(crate) fn reference_count(&self) -> usize {
         self.stored.references.len()
     }
-
-    /// Bytes of node `node`'s own normalised text.
-    pub(crate) fn own_bytes(&self, node: u32) -> u32 {
-        self.stored.node_bytes[node as usize]
-    }
 }
 
 /// A file's own text normalised, line by line; see the module documentation.

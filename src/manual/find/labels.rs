@@ -34,18 +34,16 @@ pub(crate) struct CorpusLabels {
     /// dense column the ancestors' walk of every section a search ranks reads in key
     /// order, instead of each file's outline.
     parents: Vec<u32>,
-    /// Every section's own normalised bytes by section number ([`NO_BYTES`] where its
-    /// outline does not hold one a node): the units' BM25 of every section a search
-    /// ranks reads its length in key order, and reading each file's outline for it was
-    /// two cache misses a section, most of `unit_item`'s time at 200 MB of manuals.
+    /// Every section's own normalised bytes by section number (0 for the sections of a
+    /// file read without its text, whose outline has no lengths: they hold no unit, so
+    /// no search scores them): the units' BM25 of every section a search ranks reads its
+    /// length in key order, and reading each file's outline for it was two cache misses
+    /// a section, most of `unit_item`'s time at 200 MB of manuals.
     own_bytes: Vec<u32>,
 }
 
 /// The parent of a section without one, in [`CorpusLabels`]' column.
 const NO_PARENT: u32 = u32::MAX;
-
-/// A section whose length [`CorpusLabels`]' column does not hold: its outline is asked.
-const NO_BYTES: u32 = u32::MAX;
 
 impl CorpusLabels {
     /// The labels of `files` and of the link texts `links` (a target and its text).
@@ -68,12 +66,10 @@ impl CorpusLabels {
                     .iter()
                     .map(|node| node.parent.unwrap_or(NO_PARENT)),
             );
-            let nodes = file.outline.node_count();
-            if file.outline.stored.node_bytes.len() == nodes {
-                own_bytes.extend_from_slice(&file.outline.stored.node_bytes);
-            } else {
-                own_bytes.extend(std::iter::repeat_n(NO_BYTES, nodes));
-            }
+            let lengths = &file.outline.stored.node_bytes;
+            own_bytes.extend(
+                (0..file.outline.node_count()).map(|node| lengths.get(node).copied().unwrap_or(0)),
+            );
         }
         let pages: Vec<&Label> = files.iter().map(|file| &file.outline.page).collect();
         let link_texts: Vec<&Label> = links.iter().map(|(_, label)| *label).collect();
@@ -123,12 +119,10 @@ impl CorpusLabels {
         Some(self.parents[id]).filter(|&node| node != NO_PARENT)
     }
 
-    /// The bytes of section `key`'s own normalised text (its outline's
-    /// `FileOutline::own_bytes`), when the column holds them: not for a key past its
-    /// file's outline, nor for a file whose outline has no length a node.
-    pub(crate) fn own_bytes(&self, key: NodeKey) -> Option<u32> {
-        let id = self.column_index(key)?;
-        Some(self.own_bytes[id]).filter(|&bytes| bytes != NO_BYTES)
+    /// The bytes of section `key`'s own normalised text (its outline's `node_bytes`); 0
+    /// for a key past its file's outline.
+    pub(crate) fn own_bytes(&self, key: NodeKey) -> u32 {
+        self.column_index(key).map_or(0, |id| self.own_bytes[id])
     }
 
     /// Where section `key` is in the columns by section number, unless it is past its

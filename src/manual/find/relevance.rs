@@ -211,11 +211,7 @@ fn unit_item(
     idf: &[f32],
     mean_length: f32,
 ) -> SourceItem {
-    let length = corpus
-        .labels()
-        .own_bytes(key)
-        .unwrap_or_else(|| corpus.files[key.file as usize].outline.own_bytes(key.node))
-        as f32;
+    let length = corpus.labels().own_bytes(key) as f32;
     let norm = K1 * (1.0 - B + B * length / mean_length);
     let mut score = 0.0;
     let mut significant = false;

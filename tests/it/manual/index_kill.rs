@@ -1,17 +1,23 @@
 //! A `manvault index` killed while it writes the section index leaves an index that
 //! opens and answers: the next run keeps what the killed one committed and indexes only
 //! the rest, and a search then finds every file's text.
+//!
+//! The kill comes between two commits by construction, not by a race with the build
+//! (which a fast machine could finish first): `MANVAULT_TEST_INDEX_HOLD` makes the run
+//! commit after its first [`HOLD`] files, then write the segments of its next commit
+//! after [`HOLD`] more and hold there, `meta.json` still naming the first commit.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Files and their sections: 11 MB, which a debug build indexes in about 4 s, so it
-/// commits (every second: `--commit-every 1`) before it ends.
+/// Files and their sections: 11 MB.
 const FILES: usize = 1200;
 const SECTIONS: usize = 40;
+/// The files of the first commit; the held one adds as many.
+const HOLD: usize = 400;
 
 fn write_manuals(root: &Path) {
     for file in 0..FILES {
@@ -82,34 +88,28 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
     std::fs::create_dir_all(workspace.path().join("vault")).unwrap();
     write_manuals(&manuals);
 
-    // Kill the first run as soon as a commit with sections is on disk.
+    // Kill the first run while it holds its second commit, segments written.
     let meta = workspace
         .path()
         .join("vault/.system/cache/sections/meta.json");
     let mut first = manvault(workspace.path())
-        .args(["index", "--commit-every", "1"])
+        .args(["index", "--commit-every", "3600"])
+        .env("MANVAULT_TEST_INDEX_HOLD", HOLD.to_string())
+        .env("LOG_FORMAT", "json")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    loop {
-        // The run's state first, then the commit: a run that commits and ends between
-        // the two looks is a commit seen, not a run that ended without one.
-        let ended = first.try_wait().unwrap().is_some();
-        if has_committed_sections(&meta) {
-            break;
-        }
-        assert!(!ended, "the run ended before a commit was seen");
-        assert!(started.elapsed() < Duration::from_secs(600), "no commit");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let log = BufReader::new(first.stderr.take().unwrap());
+    let held = log
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("holding a commit whose segments are written"));
+    assert!(held, "the run ended without holding its second commit");
+    assert!(has_committed_sections(&meta), "the first commit is on disk");
     first.kill().unwrap();
     let killed = first.wait().unwrap();
-    assert!(
-        !killed.success(),
-        "the run ended before it could be killed; make the corpus larger"
-    );
+    assert!(!killed.success(), "a held run ends only when killed");
 
     // The next run opens what the killed one committed, keeps it and indexes the rest.
     let second = manvault(workspace.path()).arg("index").output().unwrap();
@@ -120,11 +120,11 @@ fn a_kill_during_indexing_leaves_a_usable_index() {
         count_before(line, "files ("),
         count_before(line, "were current"),
     );
-    assert!(
-        kept > 0 && now > 0,
-        "committed work kept, the rest indexed: {line}"
+    assert_eq!(
+        (kept, now),
+        (HOLD, FILES - HOLD),
+        "the first commit kept, the rest indexed: {line}"
     );
-    assert_eq!(now + kept, FILES, "{line}");
 
     // And a search answers from it: the last file's last section, literally in one.
     let last = FILES - 1;

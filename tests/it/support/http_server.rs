@@ -142,11 +142,7 @@ impl HttpServer {
     }
 
     pub fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        super::send_sigterm(&self.child);
     }
 
     /// Waits for the process to exit, at most `timeout`.

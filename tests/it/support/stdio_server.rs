@@ -137,6 +137,16 @@ impl RawServer {
     /// exit status (`None`: still running, then killed) and everything it wrote to stderr.
     pub fn finish(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         self.stdin = None;
+        self.exit(patience)
+    }
+
+    /// Sends SIGTERM with stdin still open, then as [`Self::finish`].
+    pub fn terminate(self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
+        super::send_sigterm(&self.child);
+        self.exit(patience)
+    }
+
+    fn exit(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         let deadline = Instant::now() + patience;
         let status = loop {
             match self.child.try_wait().unwrap() {

@@ -72,10 +72,31 @@ pub(crate) const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_s
 /// the segments the merges rework: 48 MB took 1.6x the CPU of 192 MB at 220 MB of text
 /// (docs/benchmarks.md, "Index build"). It is a fixed amount, not a share of the corpus.
 const WRITER_BUDGET_BYTES: usize = 192 << 20;
+/// Names the test knob of `manvault index` (`tests/it/manual/index_kill.rs`): with it at
+/// N, an update commits after its first N files, then writes the segments of its next
+/// commit after file 2N (`prepare_commit`) and holds there, without switching
+/// `meta.json`, until the process is killed. A kill test then kills between two commits
+/// by construction, with uncommitted segments on disk, instead of racing a build that a
+/// fast machine may finish first. Not a user setting: no one gains by a run that never
+/// ends (docs/decisions.md).
+const TEST_HOLD_VARIABLE: &str = "MANVAULT_TEST_INDEX_HOLD";
 /// Writer threads at most then.
 const WRITER_THREADS: usize = 3;
 /// Indexing memory a writer thread needs at least: tantivy refuses less than 15 MB.
 const WRITER_THREAD_MIN_BYTES: usize = 16 << 20;
+
+/// Writes the segments of the documents added since the last commit, as a commit does
+/// first, then holds, without switching `meta.json`, until the process is killed
+/// ([`TEST_HOLD_VARIABLE`]).
+fn hold_commit(writer: &mut IndexWriter<TantivyDocument>) -> tantivy::Result<()> {
+    let _prepared = writer.prepare_commit()?;
+    tracing::info!(
+        "{TEST_HOLD_VARIABLE}: holding a commit whose segments are written; kill the process"
+    );
+    loop {
+        std::thread::park();
+    }
+}
 
 /// The threads and memory an update gives tantivy's writer.
 #[derive(Debug, Clone, Copy)]
@@ -191,6 +212,8 @@ pub(crate) struct SectionIndex {
     indexed: HashMap<u64, u64>,
     /// How much indexing time an update commits at most: what a kill may lose.
     commit_every: std::time::Duration,
+    /// [`TEST_HOLD_VARIABLE`]'s number of files, when set.
+    test_hold: Option<u64>,
 }
 
 impl std::fmt::Debug for SectionIndex {
@@ -273,16 +296,22 @@ impl SectionIndex {
             folder,
             indexed: HashMap::new(),
             commit_every: COMMIT_EVERY,
+            test_hold: None,
         };
         opened.indexed = opened.read_versions()?;
         Ok(opened)
     }
 
     /// The index committing every `commit_every` of indexing time instead of
-    /// [`COMMIT_EVERY`].
+    /// [`COMMIT_EVERY`], and holding its second commit when [`TEST_HOLD_VARIABLE`] is set
+    /// (`manvault index` only: a server never reads the knob).
     pub(crate) fn committing_every(self, commit_every: std::time::Duration) -> SectionIndex {
         SectionIndex {
             commit_every,
+            test_hold: std::env::var(TEST_HOLD_VARIABLE)
+                .ok()
+                .and_then(|files| files.parse().ok())
+                .filter(|&files| files > 0),
             ..self
         }
     }
@@ -418,10 +447,16 @@ impl SectionIndex {
             written.sections += entry.outline.node_count() as u64;
             written.bytes += bytes as u64;
             since_commit += bytes;
-            if since_commit >= COMMIT_EVERY_BYTES || committed.elapsed() >= self.commit_every {
+            if since_commit >= COMMIT_EVERY_BYTES
+                || committed.elapsed() >= self.commit_every
+                || self.test_hold == Some(written.files)
+            {
                 self.commit(&mut writer, &mut pending)?;
                 since_commit = 0;
                 committed = std::time::Instant::now();
+            }
+            if self.test_hold.map(|files| 2 * files) == Some(written.files) {
+                hold_commit(&mut writer)?;
             }
             progress(written);
         }
