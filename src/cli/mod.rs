@@ -261,12 +261,17 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
 const WATCH_STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// Stops the manual index's change watch at a server's end (stdin ended, or SIGINT /
-/// SIGTERM), so its barrier folder does not outlive the process; the rest of `app` is
-/// left to the exit, as background threads still hold it.
+/// SIGTERM), so its barrier folder does not outlive the process, then drops the server's
+/// hold on `app` here, before the exit: when no background thread holds it any more, its
+/// drop writes what is due at a server's end (the open traces' usage statistics, the
+/// memory worker's stop), as a server's `App` always is dropped.
 fn stop_watching(app: Arc<App>) {
     let (stopped, done) = std::sync::mpsc::channel();
+    let watched = Arc::clone(&app);
     std::thread::spawn(move || {
-        app.stop_watching();
+        watched.stop_watching();
+        // Not the last hold: the drop, if it is due, happens on the calling thread.
+        drop(watched);
         let _ = stopped.send(());
     });
     if done.recv_timeout(WATCH_STOP_WAIT).is_err() {
@@ -274,6 +279,7 @@ fn stop_watching(app: Arc<App>) {
             "the manual index is still being built; its change watch's folder is left to the next start"
         );
     }
+    drop(app);
 }
 
 /// Reads what the first search needs from the cache and the dictionaries on a thread of
