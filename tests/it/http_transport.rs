@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::http_server::HttpServer;
 use crate::support::workspace::example_copy;
+use crate::support::{assert_temporary_folder_empty, folder_names};
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789abc";
@@ -241,15 +242,13 @@ fn sigterm_during_a_bridge_copy_finishes_it_and_leaves_old_or_new_file() {
         "a half-written file"
     );
     assert_eq!(written, manual, "the finished copy is the new file");
-    let leftovers: Vec<_> = fs::read_dir(dest.parent().unwrap())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .filter(|name| name.to_string_lossy().starts_with(".manvault-tmp"))
+    let leftovers: Vec<String> = folder_names(dest.parent().unwrap())
+        .into_iter()
+        .filter(|name| name.starts_with(".manvault-tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // The change watch stopped: its barrier folder is gone from the temporary folder.
-    let left: Vec<_> = fs::read_dir(temp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+    assert_temporary_folder_empty(temp.path());
 }
 
 #[test]
