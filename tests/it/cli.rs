@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::stdio_server::RawServer;
 use crate::support::workspace::example_copy;
-use crate::support::{assert_temporary_folder_empty, folder_names};
+use crate::support::{assert_temporary_folder_empty, big_manual, folder_names};
 
 /// Runs the binary on the example manuals with a throw-away vault, so calls (and the
 /// statistics they record) never write into the repository.
@@ -85,16 +85,25 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
 /// A stdio server whose input ends writes the usage of its open traces before it exits
 /// (the `App`'s drop, src/adaptive/): a search, its hits and a copy under its trace leave
 /// a usage record counting the copy. A merge once dropped the server's last hold on the
-/// `App` on the thread that stops the change watch, and the exit raced that drop: the
-/// record was lost in 9 runs of 10, and only the Python SDK workflow test (CI, network)
-/// noticed.
+/// `App` on the thread that stops the change watch, and the exit raced that drop; only
+/// the Python SDK workflow test (CI, network) noticed. The manual of 4 MB (40,000
+/// sections) makes the drop of the index, which comes before the statistics', long
+/// enough that such a race is lost every time (on the example alone, in 2 to 9 runs of
+/// 10, with the load).
 #[test]
 fn a_stdio_server_writes_the_usage_of_its_open_traces_before_it_exits() {
     let workspace = example_copy();
+    let manuals = workspace.path().join("manuals/big");
+    std::fs::create_dir_all(&manuals).unwrap();
+    std::fs::write(manuals.join("big.md"), big_manual(4_000_000)).unwrap();
     let mut server = RawServer::start(workspace.path(), &[("LOG_LEVEL", "error")]);
     server.initialize(1);
     let structured = |reply: Value| reply["result"]["structuredContent"].clone();
-    let found = structured(server.call(2, "manual_find", json!({ "query": "休暇の申請手続き" })));
+    let found = structured(server.call(
+        2,
+        "manual_find",
+        json!({ "manual_id": "handbook", "query": "休暇の申請手続き" }),
+    ));
     let trace_id = found["trace_id"].clone();
     assert!(trace_id.is_string(), "{found}");
     let hits = structured(server.call(

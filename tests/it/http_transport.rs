@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::http_server::HttpServer;
 use crate::support::workspace::example_copy;
-use crate::support::{assert_temporary_folder_empty, folder_names};
+use crate::support::{assert_temporary_folder_empty, big_manual, folder_names};
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789abc";
@@ -169,19 +169,6 @@ fn two_clients_get_separate_sessions_bound_to_their_tokens() {
         actors.contains(&("vault_ls".into(), "bob".into())),
         "{actors:?}"
     );
-}
-
-/// A manual file of about `bytes` bytes: many short sections.
-fn big_manual(bytes: usize) -> String {
-    let mut text = String::with_capacity(bytes + 200);
-    let mut section = 0;
-    while text.len() < bytes {
-        section += 1;
-        text.push_str(&format!(
-            "## 第{section}節 手続き\n\n申請は所属長の承認を得て行う。期限は翌月末日とする。\n\n"
-        ));
-    }
-    text
 }
 
 #[test]

@@ -36,3 +36,17 @@ pub fn assert_temporary_folder_empty(temp: &Path) {
     let left = folder_names(temp);
     assert!(left.is_empty(), "left in the temporary folder: {left:?}");
 }
+
+/// A manual file of about `bytes` bytes: many short sections (an index slow to build and
+/// to drop).
+pub fn big_manual(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 200);
+    let mut section = 0;
+    while text.len() < bytes {
+        section += 1;
+        text.push_str(&format!(
+            "## 第{section}節 手続き\n\n申請は所属長の承認を得て行う。期限は翌月末日とする。\n\n"
+        ));
+    }
+    text
+}
