@@ -86,9 +86,9 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
 /// (the `App`'s drop, src/adaptive/): a search, its hits and a copy under its trace leave
 /// a usage record counting the copy. A merge once dropped the server's last hold on the
 /// `App` on the thread that stops the change watch, and the exit raced that drop; only
-/// the Python SDK workflow test (CI, network) noticed. The manual of 4 MB (40,000
+/// the Python SDK workflow test (CI, network) noticed. The manual of 4 MB (38,000
 /// sections) makes the drop of the index, which comes before the statistics', long
-/// enough that such a race is lost every time (on the example alone, in 2 to 9 runs of
+/// enough that such a race was lost in 20 runs of 20 (on the example alone, in 2 to 9 of
 /// 10, with the load).
 #[test]
 fn a_stdio_server_writes_the_usage_of_its_open_traces_before_it_exits() {
