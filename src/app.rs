@@ -278,8 +278,9 @@ impl App {
     }
 
     /// Stops the manual index's change watch, whose barrier folder is on disk: what a
-    /// process that leaves the index to its exit must end first (`end_process`, a server
-    /// stopped by a signal). Waits for a build or refresh of the index in progress.
+    /// process that leaves the index to its exit must end first (`end_process`, a server's
+    /// end, where a background thread may still hold the `App`). Waits for a build or
+    /// refresh of the index in progress.
     pub fn stop_watching(&self) {
         if let Some(index) = self
             .manuals

@@ -33,7 +33,7 @@ use std::error::Error;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestMethod, CancelTaskMethod, ClientJsonRpcMessage, ClientNotification,
@@ -50,7 +50,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 use super::{McpServer, ShutdownSignals};
 use crate::error::clip;
@@ -70,9 +70,6 @@ const QUEUED_LINES: usize = 64;
 /// client signals a server that did not exit when its input ended (MCP's stdio shutdown),
 /// so it has waited already, and writes are atomic (temp + rename) if a call is cut.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// How often the shutdown looks whether the requests in flight are answered.
-const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -162,6 +159,9 @@ struct Session {
     initialized: AtomicBool,
     /// Ids of the requests passed on and not answered yet ([`id_key`]).
     in_flight: Mutex<HashSet<String>>,
+    /// Woken when the last request in flight is answered, for [`Session::drain`]. Its
+    /// permit may be stale (the set emptied while no one drained): the drain looks again.
+    emptied: Notify,
     /// The reader stopped on a signal.
     stopping: AtomicBool,
 }
@@ -173,26 +173,26 @@ impl Session {
     }
 
     fn end(&self, key: &str) {
-        self.in_flight_ids().remove(key);
+        let mut ids = self.in_flight_ids();
+        if ids.remove(key) && ids.is_empty() {
+            self.emptied.notify_one();
+        }
     }
 
     /// Marks the session as stopping and waits until every request passed on has been
-    /// answered, or [`SHUTDOWN_GRACE`] is over.
-    async fn drain(&self) {
+    /// answered, or [`SHUTDOWN_GRACE`] is over; how many are left unanswered.
+    async fn drain(&self) -> usize {
         self.stopping.store(true, Ordering::Release);
         let in_flight = self.in_flight_ids().len();
         tracing::info!(in_flight, "shutting down: finishing the calls in flight");
-        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         while !self.in_flight_ids().is_empty() {
-            if Instant::now() >= deadline {
-                tracing::warn!(
-                    in_flight = self.in_flight_ids().len(),
-                    "shutdown grace period over; leaving calls unfinished"
-                );
-                return;
+            let woken = tokio::time::timeout_at(deadline, self.emptied.notified()).await;
+            if woken.is_err() {
+                return self.in_flight_ids().len();
             }
-            tokio::time::sleep(DRAIN_POLL).await;
         }
+        0
     }
 
     fn in_flight_ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
@@ -287,7 +287,10 @@ async fn read_messages(
         let read = tokio::select! {
             read = read_line(&mut input) => read,
             () = &mut stop => {
-                session.drain().await;
+                let in_flight = session.drain().await;
+                if in_flight > 0 {
+                    tracing::warn!(in_flight, "shutdown grace period over; leaving calls unfinished");
+                }
                 break;
             }
         };
@@ -588,6 +591,9 @@ async fn write_lines(mut output: impl AsyncWrite + Unpin, mut queue: mpsc::Recei
 
 #[cfg(test)]
 mod tests {
+    use std::pin::Pin;
+    use std::task::Poll;
+
     use super::*;
 
     #[test]
@@ -654,6 +660,30 @@ mod tests {
         assert_eq!(triage(initialize.as_bytes(), &session), Triage::PassOn);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(triage(initialized.as_bytes(), &session), Triage::PassOn);
+    }
+
+    /// The drain is woken by the answer to the last request in flight, not by a timer:
+    /// polled right after that answer it is done. A wake-up left from an earlier moment
+    /// the set was empty does not end it early.
+    #[tokio::test]
+    async fn the_drain_ends_when_the_last_request_in_flight_is_answered() {
+        let session = Session::default();
+        assert!(session.begin("n1".into()));
+        session.end("n1");
+        assert!(session.begin("n2".into()));
+        assert!(session.begin("n3".into()));
+        let drain = session.drain();
+        tokio::pin!(drain);
+        assert_eq!(poll_once(&mut drain).await, Poll::Pending);
+        session.end("n2");
+        assert_eq!(poll_once(&mut drain).await, Poll::Pending);
+        session.end("n3");
+        assert_eq!(poll_once(&mut drain).await, Poll::Ready(0));
+    }
+
+    /// Polls `future` once.
+    async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
     }
 
     #[test]

@@ -8,6 +8,8 @@ use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use serde_json::{json, Value};
 
+use crate::support::workspace::example_copy;
+
 fn app(workspace: &Path) -> App {
     let flags = RootFlags {
         workspace: Some(workspace.to_path_buf()),
@@ -16,21 +18,9 @@ fn app(workspace: &Path) -> App {
     App::new(Config::load(&|_| None, &flags).unwrap())
 }
 
-fn copy_example(to: &Path) {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(example.join("."))
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn find_and_read_leave_records_without_text() {
-    let workspace = tempfile::tempdir().unwrap();
-    copy_example(workspace.path());
+    let workspace = example_copy();
     let stats = workspace.path().join("vault/.system/adaptive_stats.jsonl");
     {
         let app = app(workspace.path());

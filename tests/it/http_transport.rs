@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::http_server::HttpServer;
 use crate::support::workspace::example_copy;
+use crate::support::{assert_temporary_folder_empty, big_manual, folder_names};
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789abc";
@@ -170,19 +171,6 @@ fn two_clients_get_separate_sessions_bound_to_their_tokens() {
     );
 }
 
-/// A manual file of about `bytes` bytes: many short sections.
-fn big_manual(bytes: usize) -> String {
-    let mut text = String::with_capacity(bytes + 200);
-    let mut section = 0;
-    while text.len() < bytes {
-        section += 1;
-        text.push_str(&format!(
-            "## 第{section}節 手続き\n\n申請は所属長の承認を得て行う。期限は翌月末日とする。\n\n"
-        ));
-    }
-    text
-}
-
 #[test]
 fn sigterm_during_a_bridge_copy_finishes_it_and_leaves_old_or_new_file() {
     let workspace = example_copy();
@@ -241,15 +229,13 @@ fn sigterm_during_a_bridge_copy_finishes_it_and_leaves_old_or_new_file() {
         "a half-written file"
     );
     assert_eq!(written, manual, "the finished copy is the new file");
-    let leftovers: Vec<_> = fs::read_dir(dest.parent().unwrap())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .filter(|name| name.to_string_lossy().starts_with(".manvault-tmp"))
+    let leftovers: Vec<String> = folder_names(dest.parent().unwrap())
+        .into_iter()
+        .filter(|name| name.starts_with(".manvault-tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // The change watch stopped: its barrier folder is gone from the temporary folder.
-    let left: Vec<_> = fs::read_dir(temp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+    assert_temporary_folder_empty(temp.path());
 }
 
 #[test]

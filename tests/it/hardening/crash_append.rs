@@ -9,6 +9,7 @@ use manvault::app::App;
 use manvault::config::{Config, RootFlags};
 use serde_json::json;
 
+use crate::support::folder_names;
 use crate::support::stdio_server::{empty_workspace, RawServer};
 
 const DAILY: &str = "artifacts/daily/2026-11-25.md";
@@ -98,10 +99,7 @@ fn a_server_killed_during_an_append_leaves_the_log_whole() {
         mid_write >= 1,
         "no kill landed during an append in {kills} tries; the test proved nothing"
     );
-    let names: Vec<String> = fs::read_dir(file.parent().unwrap())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = folder_names(file.parent().unwrap());
     assert!(
         names
             .iter()
