@@ -10,7 +10,9 @@ idiom glosses, English words that translate dozens of Japanese ones), so this sc
 a restrained part of it, by the dictionary's own structure, not by any query:
 
 1. an entry is kept when one of its kanji or kana forms has a priority tag (news1, ichi1,
-   spec1, spec2, gai1: the common-word lists JMdict marks);
+   spec1, spec2, gai1: the common-word lists JMdict marks) and its first sense is no
+   adverb (一通り "generally, briefly": words of how a question is put, not of what it
+   is about);
 2. its Japanese members are its tagged kanji forms without an irregular, out-dated or
    ateji note, of two characters or more; an entry with none of those (a loanword) gives
    its tagged kana forms instead, same notes and length, but not hiragana-only ones (a
@@ -21,7 +23,9 @@ a restrained part of it, by the dictionary's own structure, not by any query:
    English function word (the crate's list, read from src/text/units.rs); lowercased.
    Verb glosses are written "to X" and so are out;
 4. an English word that rule 3 keeps for more than MAX_ENTRIES_PER_WORD entries is dropped
-   from all of them: it names none of those Japanese words in particular;
+   from all of them: it names none of those Japanese words in particular; and when it is
+   an entry's first kept gloss, the entry gives no pair at all: its other glosses are
+   narrower senses (道具 "tool, implement, instrument" without "tool"), not translations;
 5. every (entry, English word) pair becomes one group of the Japanese members and the word,
    so that English glosses of one entry do not expand into each other;
 6. a pair that a group of sudachi.tsv already holds (the word and one of the Japanese
@@ -90,6 +94,7 @@ class Entry:
     kanji: list
     kana: list
     first_glosses: list  # glosses of the first sense, in order
+    first_adverb: bool  # the first sense is (also) an adverb
 
 
 def is_hiragana(text: str) -> bool:
@@ -131,7 +136,7 @@ def select_pairs(entries, function_words: frozenset, sudachi_groups) -> list:
     candidates = []
     for entry in entries:
         forms = entry.kanji + entry.kana
-        if not any(form.prioritised for form in forms):
+        if not any(form.prioritised for form in forms) or entry.first_adverb:
             continue
         japanese = japanese_members(entry)
         english = english_members(entry, function_words)
@@ -151,6 +156,8 @@ def select_pairs(entries, function_words: frozenset, sudachi_groups) -> list:
     return [
         (japanese, word)
         for japanese, english in candidates
+        # Rule 4: a lead translation too ambiguous to keep takes the entry's others along.
+        if entries_per_word[english[0]] <= MAX_ENTRIES_PER_WORD
         for word in english
         if entries_per_word[word] <= MAX_ENTRIES_PER_WORD and not in_sudachi(japanese, word)
     ]
@@ -203,6 +210,9 @@ def read_entries(database: pathlib.Path) -> list:
     first_sense = dict(
         connection.execute("SELECT idseq, MIN(ID) FROM Sense GROUP BY idseq")
     )
+    adverbs = {
+        sense for (sense,) in connection.execute("SELECT sid FROM pos WHERE text LIKE 'adverb%'")
+    }
     glosses = defaultdict(list)
     # Gloss order is the insertion order of the database (its rowid), the XML's order.
     for sense, text in connection.execute(
@@ -210,7 +220,13 @@ def read_entries(database: pathlib.Path) -> list:
     ):
         glosses[sense].append(text)
     entries = [
-        Entry(number, kanji[number], kana[number], glosses[first_sense.get(number)])
+        Entry(
+            number,
+            kanji[number],
+            kana[number],
+            glosses[first_sense.get(number)],
+            first_sense.get(number) in adverbs,
+        )
         for (number,) in connection.execute("SELECT idseq FROM Entry ORDER BY idseq")
     ]
     connection.close()

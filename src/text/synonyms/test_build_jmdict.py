@@ -11,9 +11,10 @@ from build_jmdict import MAX_ENTRIES_PER_WORD, Entry, Form, select_pairs
 FUNCTION_WORDS = frozenset({"all", "the"})
 
 
-def entry(number, kanji, kana, glosses):
+def entry(number, kanji, kana, glosses, adverb=False):
     """Forms are (text, prioritised, noted)."""
-    return Entry(number, [Form(*form) for form in kanji], [Form(*form) for form in kana], glosses)
+    forms = [Form(*form) for form in kanji], [Form(*form) for form in kana]
+    return Entry(number, *forms, glosses, adverb)
 
 
 class SelectPairs(unittest.TestCase):
@@ -59,13 +60,24 @@ class SelectPairs(unittest.TestCase):
 
     def test_a_word_glossing_too_many_entries_is_dropped_everywhere(self):
         entries = [
-            entry(number, [(f"変更{number}", True, False)], [], ["change", f"alter{'x' * number}"])
+            entry(number, [(f"変更{number}", True, False)], [], [f"alter{'x' * number}", "change"])
             for number in range(MAX_ENTRIES_PER_WORD + 1)
         ]
         found = self.pairs(entries)
         self.assertNotIn("change", [word for _, word in found])
         self.assertEqual(len(found), MAX_ENTRIES_PER_WORD + 1)
         self.assertIn((["変更0"], "change"), self.pairs(entries[:MAX_ENTRIES_PER_WORD]))
+
+    def test_an_entry_whose_lead_gloss_is_too_ambiguous_gives_nothing(self):
+        entries = [
+            entry(number, [(f"道具{number}", True, False)], [], ["tool", f"implement{'x' * number}"])
+            for number in range(MAX_ENTRIES_PER_WORD + 1)
+        ]
+        self.assertEqual(self.pairs(entries), [])
+
+    def test_adverbs_are_dropped(self):
+        found = self.pairs([entry(1, [("一通り", True, False)], [], ["generally"], adverb=True)])
+        self.assertEqual(found, [])
 
     def test_pairs_already_in_sudachi_are_not_repeated(self):
         found = self.pairs(
