@@ -235,8 +235,8 @@ def read_entries(database: pathlib.Path) -> list:
 
 def fetch_tarball(workdir: pathlib.Path) -> pathlib.Path:
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
-         ":all:", "--dest", str(workdir), f"{PACKAGE}=={VERSION}"],
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest",
+         str(workdir), f"{PACKAGE}=={VERSION}"],
         check=True,
     )
     return workdir / f"jamdict_data-{VERSION}.tar.gz"
