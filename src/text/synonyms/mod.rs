@@ -14,6 +14,13 @@
 //!   a term that is only an expansion target, `VOCABULARY` is Sudachi's vocabulary number
 //!   (terms sharing it are spelling variants, abbreviations or translations of one word).
 //!   Lines starting with `#` are comments. `src/text/synonyms/build_synonyms.py` regenerates it.
+//! * The builtin translation table `src/text/synonyms/jmdict.tsv`, in the same format,
+//!   derived from JMdict (EDRDG, CC BY-SA, see `NOTICE.md`) by
+//!   `src/text/synonyms/build_jmdict.py`: one common Japanese word and one of its
+//!   one-word English translations a line, all of vocabulary 1 (the same word written
+//!   otherwise, as Sudachi numbers its translations), only pairs Sudachi lacks. It gives a
+//!   question in one language a route to a section written in the other. Loaded after
+//!   the Sudachi table, so Sudachi's alternatives come first under the cap.
 //! * An optional user synonyms file, for a company's own vocabulary (稟議 = 決裁):
 //!   - UTF-8 text, one group per line; terms are separated by tabs or commas (`,` or the
 //!     full-width `，`); spaces around a term are ignored, so are empty fields;
@@ -67,7 +74,10 @@ use super::units::{script, Script, PARTICLES};
 /// closest synonyms of the groups seen in company manuals.
 pub(crate) const MAX_ALTERNATIVES: usize = 12;
 
-const BUILTIN_TABLE: &str = include_str!("sudachi.tsv");
+/// The builtin tables, in the order their groups are loaded (and their alternatives
+/// offered): SudachiDict's synonyms first, then JMdict's Japanese-English pairs, which
+/// only add what Sudachi does not have (`build_jmdict.py`, rule 6).
+const BUILTIN_TABLES: [&str; 2] = [include_str!("sudachi.tsv"), include_str!("jmdict.tsv")];
 
 /// One dictionary term found inside a query phrase, with what a manual may say instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,7 +222,7 @@ impl Synonyms {
             }
         });
         let synonyms = Self::from_sources(
-            BUILTIN_TABLE,
+            &BUILTIN_TABLES,
             user_text.as_deref(),
             normalize,
             &mut warnings,
@@ -221,12 +231,13 @@ impl Synonyms {
         (synonyms, warnings)
     }
 
-    /// The groups of `user_text` then of `builtin_table`, at most `limit` bytes of terms
-    /// and `limit` terms ([`OFFSET_LIMIT`] but in tests). A user file that does not fit
-    /// beside the builtin table is refused whole with a warning, as an unreadable one is,
-    /// and the builtin table alone loads: an operator's file must not stop the server.
+    /// The groups of `user_text` then of `builtin_tables` in order, at most `limit` bytes
+    /// of terms and `limit` terms ([`OFFSET_LIMIT`] but in tests). A user file that does
+    /// not fit beside the builtin tables is refused whole with a warning, as an unreadable
+    /// one is, and the builtin tables alone load: an operator's file must not stop the
+    /// server.
     fn from_sources(
-        builtin_table: &str,
+        builtin_tables: &[&str],
         user_text: Option<&[u8]>,
         normalize: &dyn Fn(&str) -> String,
         warnings: &mut Vec<String>,
@@ -234,11 +245,11 @@ impl Synonyms {
     ) -> Synonyms {
         if let Some(user_text) = user_text {
             // User groups go first so that their alternatives lead when a term is in both.
-            let mut terms = Terms::sized_for(builtin_table.as_bytes(), user_text, limit);
+            let mut terms = Terms::sized_for(builtin_tables, user_text, limit);
             let mut found = Vec::new();
             let fits =
                 parse_user_file(&mut terms, user_text, normalize, &mut found).and_then(|()| {
-                    parse_builtin_table(&mut terms, builtin_table, normalize, &mut found)
+                    parse_builtin_tables(&mut terms, builtin_tables, normalize, &mut found)
                 });
             if fits.is_ok() {
                 warnings.append(&mut found);
@@ -249,9 +260,9 @@ impl Synonyms {
                  exceed {limit} bytes or {limit} terms; only the builtin table is used"
             ));
         }
-        let mut terms = Terms::sized_for(builtin_table.as_bytes(), b"", limit);
-        parse_builtin_table(&mut terms, builtin_table, normalize, warnings)
-            .expect("the builtin table alone is far below the limit");
+        let mut terms = Terms::sized_for(builtin_tables, b"", limit);
+        parse_builtin_tables(&mut terms, builtin_tables, normalize, warnings)
+            .expect("the builtin tables alone are far below the limit");
         Self::index(terms, fx_hash)
     }
 
@@ -371,12 +382,19 @@ impl TriggerSite {
 impl Terms {
     /// Empty, with room for the terms of `sources` (normalisation keeps a term about as
     /// long as written), so that nothing is copied as they are added.
-    fn sized_for(builtin_table: &[u8], user_text: &[u8], limit: usize) -> Terms {
+    fn sized_for(builtin_tables: &[&str], user_text: &[u8], limit: usize) -> Terms {
         let count = |bytes: &[u8], separator: u8| memchr::memchr_iter(separator, bytes).count();
-        let lines = count(builtin_table, b'\n') + count(user_text, b'\n') + 1;
-        let terms = lines + count(builtin_table, b'\t') + user_text.len() / 4;
+        let in_tables = |separator: u8| -> usize {
+            builtin_tables
+                .iter()
+                .map(|table| count(table.as_bytes(), separator))
+                .sum()
+        };
+        let lines = in_tables(b'\n') + count(user_text, b'\n') + 1;
+        let terms = lines + in_tables(b'\t') + user_text.len() / 4;
+        let builtin_bytes: usize = builtin_tables.iter().map(|table| table.len()).sum();
         Terms {
-            text: String::with_capacity(builtin_table.len() + user_text.len()),
+            text: String::with_capacity(builtin_bytes + user_text.len()),
             members: Vec::with_capacity(terms),
             group_starts: Vec::with_capacity(lines),
             limit,
@@ -620,6 +638,24 @@ fn without_comment(line: &str) -> &str {
     line
 }
 
+/// Every builtin table, one after the other: the order of their groups is the order in
+/// which their alternatives are offered.
+fn parse_builtin_tables(
+    terms: &mut Terms,
+    tables: &[&str],
+    normalize: &dyn Fn(&str) -> String,
+    warnings: &mut Vec<String>,
+) -> Result<(), TooLarge> {
+    tables
+        .iter()
+        .try_for_each(|table| parse_builtin_table(terms, table, normalize, warnings))
+}
+
+/// Reads a builtin table as its format is written (`build_synonyms.py`): a comment is a
+/// whole line starting with `#`, and no line needs trimming. Not through
+/// [`content_lines`], the user file's reader: the table is already a `str` and generated,
+/// so a UTF-8 check and a search for comments inside every line would only be work, and
+/// at every start (31 M of the 157 M instructions of a load of both tables, issue 9).
 fn parse_builtin_table(
     terms: &mut Terms,
     table: &str,
@@ -627,15 +663,18 @@ fn parse_builtin_table(
     warnings: &mut Vec<String>,
 ) -> Result<(), TooLarge> {
     let mut raw_terms = Vec::new();
-    for (line_number, line) in content_lines(table.as_bytes()) {
+    let content = table
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line));
+    for (line_number, line) in
+        content.filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
+    {
         raw_terms.clear();
-        let parsed = line
-            .expect("the builtin table is compiled in as a str")
-            .split('\t')
-            .try_for_each(|field| -> Result<(), &str> {
-                raw_terms.push(parse_builtin_term(field).ok_or(field)?);
-                Ok(())
-            });
+        let parsed = line.split('\t').try_for_each(|field| -> Result<(), &str> {
+            raw_terms.push(parse_builtin_term(field).ok_or(field)?);
+            Ok(())
+        });
         match parsed {
             // Groups merged away by normalisation (variants differing only in width or
             // case) are expected and dropped silently.
@@ -750,6 +789,18 @@ mod tests {
             "{}",
             builtin().group_count()
         );
+    }
+
+    #[test]
+    fn jmdict_pairs_translate_both_ways_but_not_between_glosses() {
+        // JMdict: 窃盗 "theft, stealing, larceny", 盗難 "theft, robbery".
+        let theft = alternatives_of(builtin(), "bicycle theft", "theft");
+        assert_eq!(theft, ["窃盗", "盗難"]);
+        let larceny = alternatives_of(builtin(), "窃盗の届出", "窃盗");
+        assert!(larceny.starts_with(&["theft".to_owned()]), "{larceny:?}");
+        assert!(larceny.contains(&"larceny".to_owned()), "{larceny:?}");
+        // Glosses of one entry are each paired with the headword, not with each other.
+        assert_eq!(alternatives_of(builtin(), "larceny", "larceny"), ["窃盗"]);
     }
 
     #[test]
@@ -906,7 +957,7 @@ mod tests {
     fn terms_whose_hashes_collide_are_told_apart_by_their_text() {
         let table = "1:経費\t2:コスト\n1:申請\t2:届出\n3:経費\t4:出費\n1:話\t2:お喋り\n";
         let mut warnings = Vec::new();
-        let mut terms = Terms::sized_for(b"", b"", OFFSET_LIMIT);
+        let mut terms = Terms::sized_for(&[], b"", OFFSET_LIMIT);
         parse_builtin_table(&mut terms, table, &normalize, &mut warnings).unwrap();
         assert_eq!(warnings, Vec::<String>::new());
         let colliding = Synonyms::index(terms, |_| 0);
@@ -948,7 +999,7 @@ mod tests {
         warnings: &mut Vec<String>,
     ) -> Synonyms {
         let user_text = Some(user_text.as_bytes());
-        Synonyms::from_sources(table, user_text, &normalize, warnings, limit)
+        Synonyms::from_sources(&[table], user_text, &normalize, warnings, limit)
     }
 
     /// A user file past the limit (4 GiB of terms, here 24 bytes) is refused whole with one
@@ -985,7 +1036,7 @@ mod tests {
         text.extend("A,a\n一,壱\r\n , ,\n".as_bytes());
         let mut warnings = Vec::new();
         let synonyms =
-            Synonyms::from_sources("", Some(&text), &normalize, &mut warnings, OFFSET_LIMIT);
+            Synonyms::from_sources(&[], Some(&text), &normalize, &mut warnings, OFFSET_LIMIT);
         assert_eq!(
             warnings,
             [
