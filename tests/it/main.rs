@@ -23,5 +23,6 @@ mod python_sdk;
 mod schemas;
 mod semantic;
 mod support;
+mod synonym_tables;
 mod vault_security;
 mod vault_tools;
