@@ -202,6 +202,10 @@ fn manual_find_logs_its_metrics_but_no_query_or_candidates() {
         "integration_status",
         "sufficiency_score",
         "next_actions",
+        "index_sections",
+        "index_hits_ms",
+        "ranking_ms",
+        "verification_ms",
     ] {
         assert!(!info[key].is_null(), "info line lacks {key}: {info}");
     }

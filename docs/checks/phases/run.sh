@@ -1,12 +1,10 @@
 #!/bin/sh
-# Where a warm manual_find's time goes, phase by phase (docs/benchmarks.md, "Where a warm
-# search's time goes"). Applies probe.patch (timing lines on stderr, `PH <phase>
-# <duration>`, never committed to the server) to a detached worktree of HEAD, builds its
-# release `manvault` into target/phases (its own folder, so the repository's binaries stay
-# as they are; a first build there takes as long as a clean release build, and
-# PHASES_TARGET_DIR=target makes it an incremental one that replaces them), makes COPIES copies of the handbook bench as `manvault-bench find
-# --copies` does, samples 80 of its queries, builds the copies' index, runs the queries
-# in one `manvault call --script` process and prints each phase's total and share.
+# Where a warm manual_find's time goes (docs/benchmarks.md, "Where a warm search's time
+# goes"): builds the release `manvault`, makes COPIES copies of the handbook bench as
+# `manvault-bench find --copies` does, samples 80 of its queries as that bench does, builds
+# the copies' index, runs the queries in one `manvault call --script` process and sums the
+# phase fields of the `manual_find` log lines (`index_hits_ms`, `ranking_ms`,
+# `verification_ms`, `index_sections`) against the calls' `elapsed_ms`.
 # Run from the repository root: docs/checks/phases/run.sh [COPIES...]   (default: 6 24)
 set -eu
 root=$(pwd)
@@ -14,13 +12,8 @@ shared=${SHARED_DIR:-$root/../shared}
 work=${TMPDIR:-/tmp}/manvault-phases
 rm -rf "$work"
 mkdir -p "$work"
-git worktree add -q --detach "$work/tree" HEAD
-trap 'git -C "$root" worktree remove --force "$work/tree"' EXIT
-git -C "$work/tree" apply "$root/docs/checks/phases/probe.patch"
-target=${PHASES_TARGET_DIR:-$root/target/phases}
-CARGO_TARGET_DIR="$target" cargo build --release --bin manvault \
-  --manifest-path "$work/tree/Cargo.toml"
-bin="$target/release/manvault"
+cargo build --release --bin manvault
+bin="$root/target/release/manvault"
 python3 - "$shared/bench/queries.jsonl" "$work/speed80.jsonl" <<'PY'
 import json, sys
 queries = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
@@ -40,8 +33,9 @@ for copies in ${*:-6 24}; do
     i=$((i + 1))
   done
   CACHE_DIR="$dir/cache" "$bin" index --manuals "$dir/manuals" --vault "$dir/vault" >/dev/null 2>&1
-  CACHE_DIR="$dir/cache" "$bin" call --script "$work/speed80.jsonl" \
-    --manuals "$dir/manuals" --vault "$dir/vault" 2>&1 >/dev/null | grep '^PH ' > "$dir/phases.txt"
-  runs="$runs $copies-copies=$dir/phases.txt"
+  CACHE_DIR="$dir/cache" LOG_LEVEL=info LOG_FORMAT=json "$bin" call \
+    --script "$work/speed80.jsonl" --manuals "$dir/manuals" --vault "$dir/vault" \
+    2> "$dir/log.jsonl" >/dev/null
+  runs="$runs $copies-copies=$dir/log.jsonl"
 done
 python3 "$root/docs/checks/phases/phases.py" $runs

@@ -50,7 +50,7 @@ use self::corpus::{Corpus, CorpusCache};
 use self::integrate::IntegrationStatus;
 use self::plan::Plan;
 use self::query::{Intent, Query};
-use self::search::{log_outcome, Search};
+use self::search::{log_outcome, Phases, Search};
 pub(crate) use self::semantic::SemanticReport;
 use self::semantic::SemanticSearch;
 use self::trace::{CutoffReason, Place, TraceStore};
@@ -415,6 +415,7 @@ impl Finder {
             max_stage,
             max_candidates,
             semantic: semantic.as_ref(),
+            phases: Phases::default(),
         };
         let scope = match &base {
             Some(trace) => search.scope_of_unscanned(trace),
@@ -426,7 +427,7 @@ impl Finder {
         let id = lock(&self.traces).next_id();
         let (trace, outcome) = result.conclude(&search, id, cut);
         lock(&self.traces).insert(trace, Instant::now());
-        log_outcome(&outcome, &result.escalations);
+        log_outcome(&outcome, &result.escalations, &search.phases);
         Ok(outcome)
     }
 

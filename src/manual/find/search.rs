@@ -3,12 +3,12 @@
 //! hold and `max_stage` allows, the candidate cap, Stage 3.5 (`integrate`), and the
 //! trace, summary and next actions built from the verdict.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::actions::{next_actions, Situation};
 use super::candidates::{index_hits, keep_hits, keep_section_set, section_set, UnitOnly};
@@ -62,6 +62,33 @@ pub(super) struct Search<'a> {
     pub max_candidates: usize,
     /// The `semantic` source, when semantic recall is on.
     pub semantic: Option<&'a SemanticSearch<'a>>,
+    /// Where this search's time goes, for its log line.
+    pub phases: Phases,
+}
+
+/// Where a search's time went, logged with its metrics: the parts whose cost grows with
+/// the sections the query's terms flag, and the bounded verification (docs/benchmarks.md,
+/// "Where a warm search's time goes"). Wall times, summed when Stage 4 runs Stages 0-1
+/// again outside the manual.
+#[derive(Default)]
+pub(super) struct Phases {
+    /// Sections the section index found (with evidence hits or units alone).
+    index_sections: Cell<usize>,
+    /// The index's postings turned into the found sections' hits.
+    index_hits: Cell<Duration>,
+    /// The one ranking: every found section scored.
+    ranking: Cell<Duration>,
+    /// The verification order and rounds: the best sections' files read and scanned.
+    verification: Cell<Duration>,
+}
+
+impl Phases {
+    /// Adds the time since `since` to `phase`, and returns now, the next part's start.
+    fn lap(phase: &Cell<Duration>, since: Instant) -> Instant {
+        let now = Instant::now();
+        phase.set(phase.get() + (now - since));
+        now
+    }
 }
 
 /// Stages 0-1 over a scope: the hits of every section with evidence, exact for the
@@ -327,7 +354,13 @@ impl Search<'_> {
             .flat_map(|source| source.items.iter().map(|item| item.key))
             .collect();
         let mut titles = TitleSets::default();
+        let started = Instant::now();
         let found = index_hits(self.corpus, self.plan, scope, &brought, &mut titles);
+        Phases::lap(&self.phases.index_hits, started);
+        let phases = &self.phases;
+        phases.index_sections.set(
+            phases.index_sections.get() + found.scan.hits.len() + found.unit_only.keys().len(),
+        );
         let mut stage = Stage01 {
             provisional: {
                 let mut provisional = section_set();
@@ -373,7 +406,9 @@ impl Search<'_> {
             stage.scanned.replace(&keys, direct);
         }
         stage.term_df = TermDf::of(self.plan, &stage.scanned);
+        let started = Instant::now();
         let ranking = self.one_ranking(&stage, extra);
+        let verifying = Phases::lap(&self.phases.ranking, started);
         stage.units_best = ranking.units_best;
         // Only the first VERIFY_ROUNDS chunks of the order are ever scanned.
         let chunk = self.max_candidates * VERIFY_PER_CANDIDATE;
@@ -413,6 +448,7 @@ impl Search<'_> {
             );
             stage.verify(self.plan, &next, exact);
         }
+        Phases::lap(&self.phases.verification, verifying);
         stage
     }
 
@@ -1105,9 +1141,10 @@ fn gap_items(verdict: &Verdict, search: &Search) -> Vec<GapItem> {
 
 /// The `manual_find` info line (spec_manuals §6), and a warn line with the escalation
 /// reasons and signal counts when the search had to escalate or degrade.
-pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
+pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation], phases: &Phases) {
     let summary = &outcome.summary;
     let actions: Vec<&str> = outcome.next_actions.iter().map(|a| a.call.tool()).collect();
+    let millis = |phase: &Cell<Duration>| phase.get().as_secs_f64() * 1000.0;
     tracing::info!(
         trace_id = %outcome.trace_id,
         scanned_files = summary.scanned_files,
@@ -1125,6 +1162,10 @@ pub(super) fn log_outcome(outcome: &FindOutcome, escalations: &[Escalation]) {
         sufficiency_score = summary.sufficiency_score,
         integration_status = summary.integration_status.as_str(),
         next_actions = ?actions,
+        index_sections = phases.index_sections.get(),
+        index_hits_ms = millis(&phases.index_hits),
+        ranking_ms = millis(&phases.ranking),
+        verification_ms = millis(&phases.verification),
         "manual_find"
     );
     if !escalations.is_empty() || !outcome.warnings.is_empty() {
