@@ -95,7 +95,7 @@ pub(crate) async fn serve(
     // Installed before the "serving" line, so a signal sent as soon as a supervisor sees
     // that line finds the handler (a lazily installed one lost early SIGTERMs to the
     // default action, and the server died instead of draining).
-    let signals = ShutdownSignals::install()?;
+    let signals = ShutdownSignals::install().await?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|error| format!("cannot listen on {address}: {error}"))?;

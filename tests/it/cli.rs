@@ -4,11 +4,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::stdio_server::RawServer;
+use crate::support::stdio_server::{RawServer, PROTOCOL_VERSION};
 use crate::support::workspace::example_copy;
 use crate::support::{assert_temporary_folder_empty, big_manual, folder_names};
 
@@ -78,6 +78,53 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
     );
     let (status, stderr) = server.terminate(Duration::from_secs(5));
     assert_eq!(status.and_then(|status| status.code()), Some(0), "{stderr}");
+    assert!(stderr.contains("shut down"), "{stderr}");
+    assert_temporary_folder_empty(temp.path());
+}
+
+/// A stdio server whose client stops reading stdout (hung, crashed) ends on SIGTERM all
+/// the same, within the graceful end's bounds, and stops its change watch. Before, the
+/// writer blocked on the full pipe, the relay and rmcp behind it, and the end waited for
+/// them without a bound: the signal was acted on only by the client's SIGKILL, which
+/// left the watch's barrier folder behind. 40 `tools/list` answers (148 KB each) are
+/// more than the pipe, the queue of lines and the pipe from rmcp hold; the test waits
+/// until the pipe (64 KiB, of which a writer fills a little less: 64,507 bytes here) holds
+/// 56 KiB, so the writer is blocked in the first answer when the signal comes.
+#[test]
+fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
+    let temp = tempfile::tempdir().unwrap();
+    let vault = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
+    let mut server = RawServer::start_unread(
+        &workspace,
+        &[
+            ("TMPDIR", temp.path().to_str().unwrap()),
+            ("VAULT_ROOT", vault.path().to_str().unwrap()),
+            ("LOG_LEVEL", "info"),
+        ],
+    );
+    server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "hung", "version": "1"}}}));
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 1..=40 {
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.unread_bytes() < 56 * 1024 || folder_names(temp.path()).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the stdout pipe did not fill ({} bytes) or the change watch did not start",
+            server.unread_bytes()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (status, stderr) = server.terminate(Duration::from_secs(10));
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "not ended within 10 s of SIGTERM: {stderr}"
+    );
     assert!(stderr.contains("shut down"), "{stderr}");
     assert_temporary_folder_empty(temp.path());
 }

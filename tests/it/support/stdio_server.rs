@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -23,12 +23,32 @@ pub struct RawServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// The server's stdout when no one reads it ([`RawServer::start_unread`]).
+    unread: Option<ChildStdout>,
     stderr: Receiver<Vec<u8>>,
 }
 
 impl RawServer {
     /// Starts `manvault serve` on `workspace` with `env`; stderr is collected.
     pub fn start(workspace: &Path, env: &[(&str, &str)]) -> RawServer {
+        let mut server = RawServer::start_unread(workspace, env);
+        let stdout = BufReader::new(server.unread.take().unwrap());
+        let (line_sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if line_sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        server.lines = lines;
+        server
+    }
+
+    /// As [`Self::start`], but the server's stdout is held open and never read, as by a
+    /// client that hangs: once the pipe is full, the server's writes to it block.
+    pub fn start_unread(workspace: &Path, env: &[(&str, &str)]) -> RawServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_manvault"))
             .arg("serve")
             .env("WORKSPACE_ROOT", workspace)
@@ -39,16 +59,6 @@ impl RawServer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start manvault");
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (line_sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if line_sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut stderr_pipe = child.stderr.take().unwrap();
         let (stderr_sender, stderr) = mpsc::channel();
         std::thread::spawn(move || {
@@ -58,10 +68,17 @@ impl RawServer {
         });
         RawServer {
             stdin: child.stdin.take(),
+            unread: child.stdout.take(),
             child,
-            lines,
+            lines: mpsc::channel().1,
             stderr,
         }
+    }
+
+    /// How many bytes the server wrote to its unread stdout (the pipe holds 64 KiB).
+    pub fn unread_bytes(&self) -> u64 {
+        let stdout = self.unread.as_ref().expect("stdout is not read");
+        rustix::io::ioctl_fionread(stdout).expect("FIONREAD on the stdout pipe")
     }
 
     /// Writes `bytes` as they are (no newline added).
