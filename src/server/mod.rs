@@ -27,6 +27,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
@@ -491,32 +492,17 @@ impl ShutdownSignals {
 /// The signal thread: installs the handlers, says so on `installed`, then waits for two
 /// signals ([`wait_for_two`]) and ends the process on the second.
 fn watch_signals(first: &Notify, installed: oneshot::Sender<Result<(), String>>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build();
-    let runtime = match runtime {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            let _ = installed.send(Err(format!("cannot start the signal thread: {error}")));
+    let (runtime, (mut interrupt, mut terminate)) = match listen() {
+        Ok(listening) => {
+            let _ = installed.send(Ok(()));
+            listening
+        }
+        Err(message) => {
+            let _ = installed.send(Err(message));
             return;
         }
     };
     runtime.block_on(async {
-        let handler = |kind| {
-            signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
-        };
-        let (mut interrupt, mut terminate) =
-            match handler(SignalKind::interrupt()).and_then(|interrupt| {
-                Ok((interrupt, handler(SignalKind::terminate())?))
-            }) {
-                Ok(handlers) => handlers,
-                Err(message) => {
-                    let _ = installed.send(Err(message));
-                    return;
-                }
-            };
-        let _ = installed.send(Ok(()));
         let next = async || {
             tokio::select! {
                 _ = interrupt.recv() => StopSignal::Interrupt,
@@ -528,10 +514,29 @@ fn watch_signals(first: &Notify, installed: oneshot::Sender<Result<(), String>>)
     });
 }
 
-/// Waits for a signal, tells `first`, and returns the next one.
+/// The signal thread's runtime and its SIGINT and SIGTERM handlers.
+fn listen() -> Result<(tokio::runtime::Runtime, (Signal, Signal)), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|error| format!("cannot start the signal thread: {error}"))?;
+    let handlers = {
+        let _inside = runtime.enter();
+        let handler = |kind| {
+            signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
+        };
+        (
+            handler(SignalKind::interrupt())?,
+            handler(SignalKind::terminate())?,
+        )
+    };
+    Ok((runtime, handlers))
+}
+
+/// Waits for a signal, tells `first` (no log line: the signal thread does no I/O, which a
+/// full stderr pipe could block), and returns the next one.
 async fn wait_for_two(mut next: impl AsyncFnMut() -> StopSignal, first: &Notify) -> StopSignal {
-    let signal = next().await;
-    tracing::debug!(?signal, "asked to stop");
+    next().await;
     first.notify_one();
     next().await
 }

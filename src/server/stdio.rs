@@ -180,7 +180,9 @@ async fn serve_on(
         .await
         .is_err()
     {
-        tracing::warn!("answers not written by the end of the shutdown grace period; dropping them");
+        tracing::warn!(
+            "answers not written by the end of the shutdown grace period; dropping them"
+        );
         for task in tasks {
             task.abort();
         }

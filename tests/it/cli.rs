@@ -86,32 +86,74 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
 /// the same, within the graceful end's bounds, and stops its change watch. Before, the
 /// writer blocked on the full pipe, the relay and rmcp behind it, and the end waited for
 /// them without a bound: the signal was acted on only by the client's SIGKILL, which
-/// left the watch's barrier folder behind. 40 `tools/list` answers (148 KB each) are
-/// more than the pipe, the queue of lines and the pipe from rmcp hold; the test waits
-/// until the pipe (64 KiB, of which a writer fills a little less: 64,507 bytes here) holds
-/// 56 KiB, so the writer is blocked in the first answer when the signal comes.
+/// left the watch's barrier folder behind.
 #[test]
 fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
     let temp = tempfile::tempdir().unwrap();
     let vault = tempfile::tempdir().unwrap();
+    let server = server_with_a_full_stdout(temp.path(), vault.path());
+    let (status, stderr) = server.terminate(Duration::from_secs(10));
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "not ended within 10 s of SIGTERM: {stderr}"
+    );
+    assert!(stderr.contains(r#""shut down""#), "{stderr}");
+    assert_temporary_folder_empty(temp.path());
+}
+
+/// A second signal during a stdio server's graceful end ends it at once with 128 + the
+/// signal's number (SIGINT: 130), skipping the rest of the end (no "shut down" line);
+/// before, it was swallowed. The end is held by a client that stopped reading: from the
+/// "shutting down" line, the drain waits its full 2 s (no answer can get past the full
+/// pipe to end a request) and the end 1 s more, so the second signal, sent as soon as
+/// that line is read, comes 3 s before the graceful end could be over.
+#[test]
+fn a_second_sigint_during_a_stdio_servers_graceful_end_exits_at_once_with_130() {
+    let temp = tempfile::tempdir().unwrap();
+    let vault = tempfile::tempdir().unwrap();
+    let server = server_with_a_full_stdout(temp.path(), vault.path());
+    server.signal("INT");
+    server.await_stderr(
+        "shutting down: finishing the calls in flight",
+        Duration::from_secs(10),
+    );
+    server.signal("INT");
+    let (status, stderr) = server.exit(Duration::from_secs(10));
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(130),
+        "the second SIGINT did not end the server at once: {stderr}"
+    );
+    assert!(!stderr.contains(r#""shut down""#), "{stderr}");
+}
+
+/// A stdio server on the example manuals, its change watch started, whose client never
+/// reads stdout: 40 `tools/list` answers (148 KB each) are more than the pipe, the queue
+/// of lines and the pipe from rmcp hold, and it waits until the stdout pipe (64 KiB, of
+/// which a writer fills a little less: 64,507 bytes here) holds 56 KiB, so the writer is
+/// blocked in the first answer.
+fn server_with_a_full_stdout(temp: &Path, vault: &Path) -> RawServer {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
     let mut server = RawServer::start_unread(
         &workspace,
         &[
-            ("TMPDIR", temp.path().to_str().unwrap()),
-            ("VAULT_ROOT", vault.path().to_str().unwrap()),
+            ("TMPDIR", temp.to_str().unwrap()),
+            ("VAULT_ROOT", vault.to_str().unwrap()),
             ("LOG_LEVEL", "info"),
         ],
     );
-    server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-        "clientInfo": {"name": "hung", "version": "1"}}}));
+        "clientInfo": {"name": "hung", "version": "1"}}}),
+    );
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     for id in 1..=40 {
         server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while server.unread_bytes() < 56 * 1024 || folder_names(temp.path()).is_empty() {
+    while server.unread_bytes() < 56 * 1024 || folder_names(temp).is_empty() {
         assert!(
             Instant::now() < deadline,
             "the stdout pipe did not fill ({} bytes) or the change watch did not start",
@@ -119,14 +161,7 @@ fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (status, stderr) = server.terminate(Duration::from_secs(10));
-    assert_eq!(
-        status.and_then(|status| status.code()),
-        Some(0),
-        "not ended within 10 s of SIGTERM: {stderr}"
-    );
-    assert!(stderr.contains("shut down"), "{stderr}");
-    assert_temporary_folder_empty(temp.path());
+    server
 }
 
 /// A stdio server whose input ends writes the usage of its open traces before it exits

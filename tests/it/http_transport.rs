@@ -268,10 +268,17 @@ fn a_second_sigterm_during_the_graceful_end_exits_at_once_with_143() {
     );
     let remaining = || -> u64 {
         let reply = server.post(None, None, &ping(1));
-        reply.header("x-ratelimit-remaining").unwrap().parse().unwrap()
+        reply
+            .header("x-ratelimit-remaining")
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     let before = remaining();
-    let address = server.url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
     let mut held = std::net::TcpStream::connect(address).unwrap();
     write!(
         held,

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -25,7 +26,10 @@ pub struct RawServer {
     lines: Receiver<String>,
     /// The server's stdout when no one reads it ([`RawServer::start_unread`]).
     unread: Option<ChildStdout>,
-    stderr: Receiver<Vec<u8>>,
+    /// What the server wrote to stderr so far.
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Says when stderr has ended.
+    stderr_ended: Receiver<()>,
 }
 
 impl RawServer {
@@ -60,11 +64,15 @@ impl RawServer {
             .spawn()
             .expect("start manvault");
         let mut stderr_pipe = child.stderr.take().unwrap();
-        let (stderr_sender, stderr) = mpsc::channel();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (ended, stderr_ended) = mpsc::channel();
+        let written = Arc::clone(&stderr);
         std::thread::spawn(move || {
-            let mut all = Vec::new();
-            let _ = stderr_pipe.read_to_end(&mut all);
-            let _ = stderr_sender.send(all);
+            let mut chunk = [0; 4096];
+            while let Ok(read @ 1..) = stderr_pipe.read(&mut chunk) {
+                written.lock().unwrap().extend_from_slice(&chunk[..read]);
+            }
+            let _ = ended.send(());
         });
         RawServer {
             stdin: child.stdin.take(),
@@ -72,6 +80,7 @@ impl RawServer {
             child,
             lines: mpsc::channel().1,
             stderr,
+            stderr_ended,
         }
     }
 
@@ -150,8 +159,7 @@ impl RawServer {
         let _ = self.child.wait();
     }
 
-    /// Closes stdin, waits (at most `patience`) for the server to exit, and returns its
-    /// exit status (`None`: still running, then killed) and everything it wrote to stderr.
+    /// Closes stdin, then as [`Self::exit`].
     pub fn finish(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         self.stdin = None;
         self.exit(patience)
@@ -163,7 +171,30 @@ impl RawServer {
         self.exit(patience)
     }
 
-    fn exit(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
+    /// Sends the signal `name` (`TERM`, `INT`), stdin still open.
+    pub fn signal(&self, name: &str) {
+        super::send_signal(&self.child, name);
+    }
+
+    /// Waits (at most `patience`) until stderr holds `needle`.
+    pub fn await_stderr(&self, needle: &str, patience: Duration) {
+        let deadline = Instant::now() + patience;
+        loop {
+            let written = String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned();
+            if written.contains(needle) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} on stderr within {patience:?}: {written}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most `patience`) for the server to exit, and returns its exit status
+    /// (`None`: still running, then killed) and everything it wrote to stderr.
+    pub fn exit(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         let deadline = Instant::now() + patience;
         let status = loop {
             match self.child.try_wait().unwrap() {
@@ -175,11 +206,9 @@ impl RawServer {
                 None => std::thread::sleep(Duration::from_millis(20)),
             }
         };
-        let stderr = self
-            .stderr
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or_default();
-        (status, String::from_utf8_lossy(&stderr).into_owned())
+        let _ = self.stderr_ended.recv_timeout(Duration::from_secs(5));
+        let stderr = String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned();
+        (status, stderr)
     }
 }
 
