@@ -15,7 +15,8 @@
 //! server stops taking requests, lets the calls in flight finish and deliver their answers
 //! (up to `MANVAULT_HTTP_SHUTDOWN_GRACE_SEC`), then closes the sessions and exits; writes
 //! are atomic (temp + rename), so even a call cut by the grace period leaves the old file
-//! or the new one.
+//! or the new one. A second signal ends the process at once (`ShutdownSignals` in
+//! `mod.rs`), without waiting for the rest of the grace period.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};

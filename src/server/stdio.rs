@@ -23,7 +23,12 @@
 //! On SIGINT or SIGTERM (how stdio clients stop a server that does not exit at the end of
 //! its input) the reader stops taking lines, the requests in flight get their answers
 //! (for up to [`SHUTDOWN_GRACE`]), then rmcp sees the input end and the server returns
-//! as at the end of stdin.
+//! as at the end of stdin. The signal is raced against the whole of the serving, not
+//! only the reading: a client that stops reading stdout (hung, crashed) fills the pipe,
+//! and the writer, rmcp and the reader block behind it; the end then waits for nothing
+//! unbounded. What is not written [`WRITE_GRACE`] after the drain's bound is dropped, a
+//! blocked write to stdout included, and the server returns all the same. A second signal
+//! ends the process at once (`ShutdownSignals` in `mod.rs`).
 //!
 //! **Invariant:** knows JSON-RPC framing and no tool; writes nothing but whole JSON-RPC
 //! lines to stdout.
@@ -146,7 +151,7 @@ async fn serve_on(
         BufReader::with_capacity(ID_SCAN_BYTES, input),
         to_rmcp,
         lines,
-        session,
+        Arc::clone(&session),
         {
             let stop_reading = Arc::clone(&stop_reading);
             async move { stop_reading.notified().await }
@@ -157,7 +162,7 @@ async fn serve_on(
         relay.abort_handle(),
         writer.abort_handle(),
     ];
-    let served = async {
+    let serving = async {
         let served = async {
             let running = server.serve((rmcp_input, rmcp_output)).await?;
             running.waiting().await?;
@@ -170,13 +175,17 @@ async fn serve_on(
         let _ = writer.await;
         served
     };
-    tokio::pin!(served, stop);
+    tokio::pin!(serving, stop);
     tokio::select! {
-        served = &mut served => return served,
+        served = &mut serving => return served,
         () = &mut stop => {}
     }
+    // Said here, not by the reader: a reader blocked behind a client that does not read
+    // would never say it.
+    let in_flight = session.in_flight_ids().len();
+    tracing::info!(in_flight, "shutting down: finishing the calls in flight");
     stop_reading.notify_one();
-    if tokio::time::timeout(SHUTDOWN_GRACE + WRITE_GRACE, served)
+    if tokio::time::timeout(SHUTDOWN_GRACE + WRITE_GRACE, serving)
         .await
         .is_err()
     {
@@ -219,8 +228,6 @@ impl Session {
     /// Waits until every request passed on has been answered, or [`SHUTDOWN_GRACE`] is
     /// over; how many are left unanswered.
     async fn drain(&self) -> usize {
-        let in_flight = self.in_flight_ids().len();
-        tracing::info!(in_flight, "shutting down: finishing the calls in flight");
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         while !self.in_flight_ids().is_empty() {
             let woken = tokio::time::timeout_at(deadline, self.emptied.notified()).await;

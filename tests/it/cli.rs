@@ -104,10 +104,10 @@ fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
 
 /// A second signal during a stdio server's graceful end ends it at once with 128 + the
 /// signal's number (SIGINT: 130), skipping the rest of the end (no "shut down" line);
-/// before, it was swallowed. The end is held by a client that stopped reading: from the
-/// "shutting down" line, the drain waits its full 2 s (no answer can get past the full
-/// pipe to end a request) and the end 1 s more, so the second signal, sent as soon as
-/// that line is read, comes 3 s before the graceful end could be over.
+/// before, it was swallowed. The end is held by a client that stopped reading: the
+/// answers (6 MB) cannot all get through the unread pipe, so the end takes its full 3 s
+/// from the first signal, and the second, sent as soon as the "shutting down" line is
+/// read, comes about 3 s before the graceful end could be over.
 #[test]
 fn a_second_sigint_during_a_stdio_servers_graceful_end_exits_at_once_with_130() {
     let temp = tempfile::tempdir().unwrap();
