@@ -76,10 +76,7 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
         !folder_names(temp.path()).is_empty(),
         "the change watch keeps its barrier folder in the temporary folder while it serves"
     );
-    let (status, stderr) = server.terminate(Duration::from_secs(5));
-    assert_eq!(status.and_then(|status| status.code()), Some(0), "{stderr}");
-    assert!(stderr.contains("shut down"), "{stderr}");
-    assert_temporary_folder_empty(temp.path());
+    assert_sigterm_ends_gracefully(server, temp.path(), Duration::from_secs(5));
 }
 
 /// A stdio server whose client stops reading stdout (hung, crashed) ends on SIGTERM all
@@ -92,14 +89,20 @@ fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
     let temp = tempfile::tempdir().unwrap();
     let vault = tempfile::tempdir().unwrap();
     let server = server_with_a_full_stdout(temp.path(), vault.path());
-    let (status, stderr) = server.terminate(Duration::from_secs(10));
+    assert_sigterm_ends_gracefully(server, temp.path(), Duration::from_secs(10));
+}
+
+/// Sends SIGTERM and requires the graceful end: exit 0 within `patience`, the "shut down"
+/// line, and the change watch's barrier folder gone from the temporary folder `temp`.
+fn assert_sigterm_ends_gracefully(server: RawServer, temp: &Path, patience: Duration) {
+    let (status, stderr) = server.terminate(patience);
     assert_eq!(
         status.and_then(|status| status.code()),
         Some(0),
-        "not ended within 10 s of SIGTERM: {stderr}"
+        "not ended with 0 within {patience:?} of SIGTERM: {stderr}"
     );
     assert!(stderr.contains(r#""shut down""#), "{stderr}");
-    assert_temporary_folder_empty(temp.path());
+    assert_temporary_folder_empty(temp);
 }
 
 /// A second signal during a stdio server's graceful end ends it at once with 128 + the
