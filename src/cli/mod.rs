@@ -245,6 +245,8 @@ fn serve(config: Config, args: &ServeArgs) -> ExitCode {
             .map_err(|message| (message, ExitCode::from(EXIT_USAGE))),
     };
     // A call cut by the shutdown grace period must not hold the exit: writes are atomic.
+    // A second SIGINT/SIGTERM still ends the process at once from here on: the signals are
+    // watched on a thread of their own, not on this runtime (`server::ShutdownSignals`).
     runtime.shutdown_timeout(Duration::from_secs(1));
     stop_watching(app);
     match served {

@@ -15,7 +15,8 @@
 //! server stops taking requests, lets the calls in flight finish and deliver their answers
 //! (up to `MANVAULT_HTTP_SHUTDOWN_GRACE_SEC`), then closes the sessions and exits; writes
 //! are atomic (temp + rename), so even a call cut by the grace period leaves the old file
-//! or the new one.
+//! or the new one. A second signal ends the process at once (`ShutdownSignals` in
+//! `mod.rs`), without waiting for the rest of the grace period.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -95,7 +96,7 @@ pub(crate) async fn serve(
     // Installed before the "serving" line, so a signal sent as soon as a supervisor sees
     // that line finds the handler (a lazily installed one lost early SIGTERMs to the
     // default action, and the server died instead of draining).
-    let signals = ShutdownSignals::install()?;
+    let signals = ShutdownSignals::install().await?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|error| format!("cannot listen on {address}: {error}"))?;

@@ -27,7 +27,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
 use crate::app::App;
@@ -431,27 +432,148 @@ impl ServerHandler for McpServer {
 }
 
 /// SIGINT and SIGTERM, the two ways a supervisor or a terminal asks the server to stop.
+/// Watched on a thread of their own (with a one-thread runtime) for the rest of the
+/// process's life, not on the server's runtime: the graceful end goes on after that
+/// runtime's shutdown (the change watch is stopped after it), and a second signal must be
+/// seen until the very end.
+///
+/// The first signal starts the graceful end ([`ShutdownSignals::received`]); a second one
+/// ends the process at once with 128 + the signal's number (130 for SIGINT, 143 for
+/// SIGTERM: what a shell reports for a process the signal killed, the convention of
+/// servers and CLIs alike), skipping the rest of the graceful end. Nothing is lost that
+/// was written: every write is atomic (temp + rename); the change watch's barrier folder
+/// is then left to the next start's sweep. The exit does no I/O first (not even a log
+/// line: stderr may be a pipe no one reads), so nothing can hold it.
 struct ShutdownSignals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
+    first: Arc<Notify>,
+}
+
+/// A signal that asks the server to stop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum StopSignal {
+    Interrupt,
+    Terminate,
+}
+
+impl StopSignal {
+    /// The exit status of a process ended by a second signal: 128 + the signal's number.
+    fn exit_status(self) -> i32 {
+        match self {
+            StopSignal::Interrupt => 130,
+            StopSignal::Terminate => 143,
+        }
+    }
 }
 
 impl ShutdownSignals {
-    fn install() -> Result<ShutdownSignals, String> {
-        use tokio::signal::unix::{signal, SignalKind};
+    /// Installs the handlers (before it returns, so a signal sent at once is not lost to
+    /// the default action, which ends the process where it stands) and starts watching.
+    async fn install() -> Result<ShutdownSignals, String> {
+        let first = Arc::new(Notify::new());
+        let notified = Arc::clone(&first);
+        let (installed, outcome) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || watch_signals(&notified, installed))
+            .map_err(|error| format!("cannot start the signal thread: {error}"))?;
+        match outcome.await {
+            Ok(Ok(())) => Ok(ShutdownSignals { first }),
+            Ok(Err(message)) => Err(message),
+            Err(_) => Err("the signal thread ended at its start".into()),
+        }
+    }
+
+    /// Ready once the first SIGINT or SIGTERM has come (also when it came before).
+    async fn received(self) {
+        self.first.notified().await;
+    }
+}
+
+/// The signal thread: installs the handlers, says so on `installed`, then waits for two
+/// signals ([`wait_for_two`]) and ends the process on the second.
+fn watch_signals(first: &Notify, installed: oneshot::Sender<Result<(), String>>) {
+    let (runtime, (mut interrupt, mut terminate)) = match listen() {
+        Ok(listening) => {
+            let _ = installed.send(Ok(()));
+            listening
+        }
+        Err(message) => {
+            let _ = installed.send(Err(message));
+            return;
+        }
+    };
+    runtime.block_on(async {
+        let next = async || {
+            tokio::select! {
+                _ = interrupt.recv() => StopSignal::Interrupt,
+                _ = terminate.recv() => StopSignal::Terminate,
+            }
+        };
+        let second = wait_for_two(next, first).await;
+        std::process::exit(second.exit_status());
+    });
+}
+
+/// The signal thread's runtime and its SIGINT and SIGTERM handlers.
+fn listen() -> Result<(tokio::runtime::Runtime, (Signal, Signal)), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|error| format!("cannot start the signal thread: {error}"))?;
+    let handlers = {
+        let _inside = runtime.enter();
         let handler = |kind| {
             signal(kind).map_err(|error| format!("cannot install a signal handler: {error}"))
         };
-        Ok(ShutdownSignals {
-            interrupt: handler(SignalKind::interrupt())?,
-            terminate: handler(SignalKind::terminate())?,
-        })
+        (
+            handler(SignalKind::interrupt())?,
+            handler(SignalKind::terminate())?,
+        )
+    };
+    Ok((runtime, handlers))
+}
+
+/// Waits for a signal, tells `first` (no log line: the signal thread does no I/O, which a
+/// full stderr pipe could block), and returns the next one.
+async fn wait_for_two(mut next: impl AsyncFnMut() -> StopSignal, first: &Notify) -> StopSignal {
+    next().await;
+    first.notify_one();
+    next().await
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::Poll;
+
+    use super::*;
+
+    /// Polls `future` once.
+    pub(crate) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
     }
 
-    async fn received(mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
+    /// The first signal starts the graceful end and the watch goes on; the second, of
+    /// either kind, is the one the process exits on, with 128 + its number.
+    #[tokio::test]
+    async fn the_first_signal_starts_the_end_and_the_second_ends_the_process() {
+        let (sender, mut signals) = mpsc::unbounded_channel();
+        let first = Notify::new();
+        let watch = wait_for_two(async || signals.recv().await.expect("open"), &first);
+        let received = first.notified();
+        tokio::pin!(watch, received);
+        assert_eq!(poll_once(&mut watch).await, Poll::Pending);
+        assert_eq!(poll_once(&mut received).await, Poll::Pending);
+        sender.send(StopSignal::Terminate).unwrap();
+        assert_eq!(poll_once(&mut watch).await, Poll::Pending);
+        assert_eq!(poll_once(&mut received).await, Poll::Ready(()));
+        sender.send(StopSignal::Interrupt).unwrap();
+        assert_eq!(
+            poll_once(&mut watch).await,
+            Poll::Ready(StopSignal::Interrupt)
+        );
+        assert_eq!(StopSignal::Interrupt.exit_status(), 130);
+        assert_eq!(StopSignal::Terminate.exit_status(), 143);
     }
 }

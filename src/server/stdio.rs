@@ -23,7 +23,12 @@
 //! On SIGINT or SIGTERM (how stdio clients stop a server that does not exit at the end of
 //! its input) the reader stops taking lines, the requests in flight get their answers
 //! (for up to [`SHUTDOWN_GRACE`]), then rmcp sees the input end and the server returns
-//! as at the end of stdin.
+//! as at the end of stdin. The signal is raced against the whole of the serving, not
+//! only the reading: a client that stops reading stdout (hung, crashed) fills the pipe,
+//! and the writer, rmcp and the reader block behind it; the end then waits for nothing
+//! unbounded. What is not written [`WRITE_GRACE`] after the drain's bound is dropped, a
+//! blocked write to stdout included, and the server returns all the same. A second signal
+//! ends the process at once (`ShutdownSignals` in `mod.rs`).
 //!
 //! **Invariant:** knows JSON-RPC framing and no tool; writes nothing but whole JSON-RPC
 //! lines to stdout.
@@ -71,6 +76,11 @@ const QUEUED_LINES: usize = 64;
 /// so it has waited already, and writes are atomic (temp + rename) if a call is cut.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// How long after [`SHUTDOWN_GRACE`] the last answers get to be written to stdout. A
+/// client that does not read them any more (hung, crashed, its pipe full) must not hold
+/// the end: what is not written by then is dropped.
+const WRITE_GRACE: Duration = Duration::from_secs(1);
+
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
@@ -105,13 +115,21 @@ const TYPED_METHODS: [&str; 21] = [
 pub(super) async fn serve(server: McpServer) -> Result<(), Box<dyn Error>> {
     // Installed before the first line is read: a signal sent at once is not lost to the
     // default action (which ends the process where it stands).
-    let signals = ShutdownSignals::install()?;
+    let signals = ShutdownSignals::install().await?;
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     serve_on(server, stdin, stdout, signals.received()).await
 }
 
 /// Serves until `input` ends, rmcp stops, or `stop` is ready (then Ok, whatever rmcp
 /// said about its input ending early).
+///
+/// The stop is raced against the whole of the serving, not only against the reading of
+/// stdin: a client that stops reading stdout fills the pipe, the writer blocks, rmcp and
+/// then the reader block behind it, and a reader waiting to pass a line on never sees a
+/// signal. Once `stop` is ready, the reader stops taking lines and drains
+/// ([`SHUTDOWN_GRACE`]), rmcp sees its input end, and the answers queued are written;
+/// what is not done [`WRITE_GRACE`] after the drain's bound is dropped, blocked writes to
+/// stdout included, and the server returns.
 async fn serve_on(
     server: McpServer,
     input: impl AsyncRead + Unpin + Send + 'static,
@@ -122,6 +140,7 @@ async fn serve_on(
     let (rmcp_output, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (lines, queue) = mpsc::channel(QUEUED_LINES);
     let session = Arc::new(Session::default());
+    let stop_reading = Arc::new(Notify::new());
     let writer = tokio::spawn(write_lines(output, queue));
     let relay = tokio::spawn(relay_answers(
         BufReader::new(from_rmcp),
@@ -133,23 +152,52 @@ async fn serve_on(
         to_rmcp,
         lines,
         Arc::clone(&session),
-        stop,
+        {
+            let stop_reading = Arc::clone(&stop_reading);
+            async move { stop_reading.notified().await }
+        },
     ));
-    let served = async {
-        let running = server.serve((rmcp_input, rmcp_output)).await?;
-        running.waiting().await?;
-        Ok::<(), Box<dyn Error>>(())
+    let tasks = [
+        reader.abort_handle(),
+        relay.abort_handle(),
+        writer.abort_handle(),
+    ];
+    let serving = async {
+        let served = async {
+            let running = server.serve((rmcp_input, rmcp_output)).await?;
+            running.waiting().await?;
+            Ok::<(), Box<dyn Error>>(())
+        }
+        .await;
+        // rmcp is done (stdin ended, or it stopped): stop reading, send what is queued.
+        reader.abort();
+        let _ = relay.await;
+        let _ = writer.await;
+        served
+    };
+    tokio::pin!(serving, stop);
+    tokio::select! {
+        served = &mut serving => return served,
+        () = &mut stop => {}
     }
-    .await;
-    // rmcp is done (stdin ended, or it stopped): stop reading, send what is queued.
-    reader.abort();
-    let _ = relay.await;
-    let _ = writer.await;
-    if session.stopping.load(Ordering::Acquire) {
-        tracing::info!("shut down");
-        return Ok(());
+    // Said here, not by the reader: a reader blocked behind a client that does not read
+    // would never say it.
+    let in_flight = session.in_flight_ids().len();
+    tracing::info!(in_flight, "shutting down: finishing the calls in flight");
+    stop_reading.notify_one();
+    if tokio::time::timeout(SHUTDOWN_GRACE + WRITE_GRACE, serving)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "answers not written by the end of the shutdown grace period; dropping them"
+        );
+        for task in tasks {
+            task.abort();
+        }
     }
-    served
+    tracing::info!("shut down");
+    Ok(())
 }
 
 /// What the reader and the relay share about the session.
@@ -162,8 +210,6 @@ struct Session {
     /// Woken when the last request in flight is answered, for [`Session::drain`]. Its
     /// permit may be stale (the set emptied while no one drained): the drain looks again.
     emptied: Notify,
-    /// The reader stopped on a signal.
-    stopping: AtomicBool,
 }
 
 impl Session {
@@ -179,12 +225,9 @@ impl Session {
         }
     }
 
-    /// Marks the session as stopping and waits until every request passed on has been
-    /// answered, or [`SHUTDOWN_GRACE`] is over; how many are left unanswered.
+    /// Waits until every request passed on has been answered, or [`SHUTDOWN_GRACE`] is
+    /// over; how many are left unanswered.
     async fn drain(&self) -> usize {
-        self.stopping.store(true, Ordering::Release);
-        let in_flight = self.in_flight_ids().len();
-        tracing::info!(in_flight, "shutting down: finishing the calls in flight");
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         while !self.in_flight_ids().is_empty() {
             let woken = tokio::time::timeout_at(deadline, self.emptied.notified()).await;
@@ -591,10 +634,10 @@ async fn write_lines(mut output: impl AsyncWrite + Unpin, mut queue: mpsc::Recei
 
 #[cfg(test)]
 mod tests {
-    use std::pin::Pin;
     use std::task::Poll;
 
     use super::*;
+    use crate::server::tests::poll_once;
 
     #[test]
     fn ids_are_recovered_from_damaged_lines_before_the_damage() {
@@ -679,11 +722,6 @@ mod tests {
         assert_eq!(poll_once(&mut drain).await, Poll::Pending);
         session.end("n3");
         assert_eq!(poll_once(&mut drain).await, Poll::Ready(0));
-    }
-
-    /// Polls `future` once.
-    async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
-        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
     }
 
     #[test]

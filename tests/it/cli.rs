@@ -4,11 +4,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::stdio_server::RawServer;
+use crate::support::stdio_server::{RawServer, PROTOCOL_VERSION};
 use crate::support::workspace::example_copy;
 use crate::support::{assert_temporary_folder_empty, big_manual, folder_names};
 
@@ -76,10 +76,95 @@ fn a_server_stopped_by_sigterm_exits_0_and_leaves_nothing_in_the_temporary_folde
         !folder_names(temp.path()).is_empty(),
         "the change watch keeps its barrier folder in the temporary folder while it serves"
     );
-    let (status, stderr) = server.terminate(Duration::from_secs(5));
-    assert_eq!(status.and_then(|status| status.code()), Some(0), "{stderr}");
-    assert!(stderr.contains("shut down"), "{stderr}");
-    assert_temporary_folder_empty(temp.path());
+    assert_sigterm_ends_gracefully(server, temp.path(), Duration::from_secs(5));
+}
+
+/// A stdio server whose client stops reading stdout (hung, crashed) ends on SIGTERM all
+/// the same, within the graceful end's bounds, and stops its change watch. Before, the
+/// writer blocked on the full pipe, the relay and rmcp behind it, and the end waited for
+/// them without a bound: the signal was acted on only by the client's SIGKILL, which
+/// left the watch's barrier folder behind.
+#[test]
+fn a_server_whose_client_stopped_reading_still_ends_on_sigterm() {
+    let temp = tempfile::tempdir().unwrap();
+    let vault = tempfile::tempdir().unwrap();
+    let server = server_with_a_full_stdout(temp.path(), vault.path());
+    assert_sigterm_ends_gracefully(server, temp.path(), Duration::from_secs(10));
+}
+
+/// Sends SIGTERM and requires the graceful end: exit 0 within `patience`, the "shut down"
+/// line, and the change watch's barrier folder gone from the temporary folder `temp`.
+fn assert_sigterm_ends_gracefully(server: RawServer, temp: &Path, patience: Duration) {
+    let (status, stderr) = server.terminate(patience);
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(0),
+        "not ended with 0 within {patience:?} of SIGTERM: {stderr}"
+    );
+    assert!(stderr.contains(r#""shut down""#), "{stderr}");
+    assert_temporary_folder_empty(temp);
+}
+
+/// A second signal during a stdio server's graceful end ends it at once with 128 + the
+/// signal's number (SIGINT: 130), skipping the rest of the end (no "shut down" line);
+/// before, it was swallowed. The end is held by a client that stopped reading: the
+/// answers (6 MB) cannot all get through the unread pipe, so the end takes its full 3 s
+/// from the first signal, and the second, sent as soon as the "shutting down" line is
+/// read, comes about 3 s before the graceful end could be over.
+#[test]
+fn a_second_sigint_during_a_stdio_servers_graceful_end_exits_at_once_with_130() {
+    let temp = tempfile::tempdir().unwrap();
+    let vault = tempfile::tempdir().unwrap();
+    let server = server_with_a_full_stdout(temp.path(), vault.path());
+    server.signal("INT");
+    server.await_stderr(
+        "shutting down: finishing the calls in flight",
+        Duration::from_secs(10),
+    );
+    server.signal("INT");
+    let (status, stderr) = server.exit(Duration::from_secs(10));
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(130),
+        "the second SIGINT did not end the server at once: {stderr}"
+    );
+    assert!(!stderr.contains(r#""shut down""#), "{stderr}");
+}
+
+/// A stdio server on the example manuals, its change watch started, whose client never
+/// reads stdout: 40 `tools/list` answers (148 KB each) are more than the pipe, the queue
+/// of lines and the pipe from rmcp hold, and it waits until the stdout pipe (64 KiB, of
+/// which a writer fills a little less: 64,507 bytes here) holds 56 KiB, so the writer is
+/// blocked in the first answer.
+fn server_with_a_full_stdout(temp: &Path, vault: &Path) -> RawServer {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
+    let mut server = RawServer::start_unread(
+        &workspace,
+        &[
+            ("TMPDIR", temp.to_str().unwrap()),
+            ("VAULT_ROOT", vault.to_str().unwrap()),
+            ("LOG_LEVEL", "info"),
+        ],
+    );
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "hung", "version": "1"}}}),
+    );
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 1..=40 {
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.unread_bytes() < 56 * 1024 || folder_names(temp).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the stdout pipe did not fill ({} bytes) or the change watch did not start",
+            server.unread_bytes()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
 }
 
 /// A stdio server whose input ends writes the usage of its open traces before it exits

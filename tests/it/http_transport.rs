@@ -248,3 +248,66 @@ fn an_idle_server_exits_on_sigterm() {
         .expect("an idle server exits at once");
     assert!(status.success(), "{status}");
 }
+
+/// A second SIGTERM while the server waits for the calls in flight ends it at once with
+/// 143 (128 + SIGTERM), instead of being swallowed until the grace period (here 600 s)
+/// is over. The call held in flight is a POST whose body never finishes: it counts as
+/// in flight from its headers (the gate counts it before rmcp reads the body), and the
+/// rate limit's count shows when the gate has taken it, so nothing here races a timer.
+#[test]
+fn a_second_sigterm_during_the_graceful_end_exits_at_once_with_143() {
+    use std::io::Write;
+    let workspace = example_copy();
+    let mut server = start(
+        workspace.path(),
+        "127.0.0.1:0",
+        &[
+            ("MANVAULT_HTTP_SHUTDOWN_GRACE_SEC", "600"),
+            ("MANVAULT_HTTP_RATE_WINDOW_SEC", "86400"),
+        ],
+    );
+    let remaining = || -> u64 {
+        let reply = server.post(None, None, &ping(1));
+        reply
+            .header("x-ratelimit-remaining")
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let before = remaining();
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let mut held = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        held,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+    )
+    .unwrap();
+    held.flush().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut probes = 1;
+    while before - remaining() == probes {
+        probes += 1;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the held request never reached the gate"
+        );
+    }
+    server.terminate();
+    server.log_once(|lines| {
+        lines.iter().any(|line| {
+            line["message"] == "shutting down: finishing the calls in flight"
+                && line["in_flight"] == 1
+        })
+    });
+    server.terminate();
+    let status = server.wait(Duration::from_secs(10));
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(143),
+        "the second SIGTERM did not end the server at once: {status:?}"
+    );
+}

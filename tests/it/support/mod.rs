@@ -11,10 +11,16 @@ pub mod workspace;
 
 use std::path::Path;
 
-/// Sends SIGTERM to `child` (with `kill`: no `unsafe` in the tests).
+/// Sends SIGTERM to `child`.
 pub fn send_sigterm(child: &std::process::Child) {
+    send_signal(child, "TERM");
+}
+
+/// Sends the signal `name` (`TERM`, `INT`) to `child` (with `kill`: no `unsafe` in the
+/// tests).
+pub fn send_signal(child: &std::process::Child, name: &str) {
     let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());

@@ -4,8 +4,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -23,12 +24,35 @@ pub struct RawServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    stderr: Receiver<Vec<u8>>,
+    /// The server's stdout when no one reads it ([`RawServer::start_unread`]).
+    unread: Option<ChildStdout>,
+    /// What the server wrote to stderr so far.
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Says when stderr has ended.
+    stderr_ended: Receiver<()>,
 }
 
 impl RawServer {
     /// Starts `manvault serve` on `workspace` with `env`; stderr is collected.
     pub fn start(workspace: &Path, env: &[(&str, &str)]) -> RawServer {
+        let mut server = RawServer::start_unread(workspace, env);
+        let stdout = BufReader::new(server.unread.take().unwrap());
+        let (line_sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if line_sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        server.lines = lines;
+        server
+    }
+
+    /// As [`Self::start`], but the server's stdout is held open and never read, as by a
+    /// client that hangs: once the pipe is full, the server's writes to it block.
+    pub fn start_unread(workspace: &Path, env: &[(&str, &str)]) -> RawServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_manvault"))
             .arg("serve")
             .env("WORKSPACE_ROOT", workspace)
@@ -39,29 +63,31 @@ impl RawServer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start manvault");
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (line_sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if line_sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut stderr_pipe = child.stderr.take().unwrap();
-        let (stderr_sender, stderr) = mpsc::channel();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (ended, stderr_ended) = mpsc::channel();
+        let written = Arc::clone(&stderr);
         std::thread::spawn(move || {
-            let mut all = Vec::new();
-            let _ = stderr_pipe.read_to_end(&mut all);
-            let _ = stderr_sender.send(all);
+            let mut chunk = [0; 4096];
+            while let Ok(read @ 1..) = stderr_pipe.read(&mut chunk) {
+                written.lock().unwrap().extend_from_slice(&chunk[..read]);
+            }
+            let _ = ended.send(());
         });
         RawServer {
             stdin: child.stdin.take(),
+            unread: child.stdout.take(),
             child,
-            lines,
+            lines: mpsc::channel().1,
             stderr,
+            stderr_ended,
         }
+    }
+
+    /// How many bytes the server wrote to its unread stdout (the pipe holds 64 KiB).
+    pub fn unread_bytes(&self) -> u64 {
+        let stdout = self.unread.as_ref().expect("stdout is not read");
+        rustix::io::ioctl_fionread(stdout).expect("FIONREAD on the stdout pipe")
     }
 
     /// Writes `bytes` as they are (no newline added).
@@ -133,8 +159,7 @@ impl RawServer {
         let _ = self.child.wait();
     }
 
-    /// Closes stdin, waits (at most `patience`) for the server to exit, and returns its
-    /// exit status (`None`: still running, then killed) and everything it wrote to stderr.
+    /// Closes stdin, then as [`Self::exit`].
     pub fn finish(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         self.stdin = None;
         self.exit(patience)
@@ -146,7 +171,30 @@ impl RawServer {
         self.exit(patience)
     }
 
-    fn exit(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
+    /// Sends the signal `name` (`TERM`, `INT`), stdin still open.
+    pub fn signal(&self, name: &str) {
+        super::send_signal(&self.child, name);
+    }
+
+    /// Waits (at most `patience`) until stderr holds `needle`.
+    pub fn await_stderr(&self, needle: &str, patience: Duration) {
+        let deadline = Instant::now() + patience;
+        loop {
+            let written = String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned();
+            if written.contains(needle) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} on stderr within {patience:?}: {written}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most `patience`) for the server to exit, and returns its exit status
+    /// (`None`: still running, then killed) and everything it wrote to stderr.
+    pub fn exit(mut self, patience: Duration) -> (Option<std::process::ExitStatus>, String) {
         let deadline = Instant::now() + patience;
         let status = loop {
             match self.child.try_wait().unwrap() {
@@ -158,11 +206,9 @@ impl RawServer {
                 None => std::thread::sleep(Duration::from_millis(20)),
             }
         };
-        let stderr = self
-            .stderr
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or_default();
-        (status, String::from_utf8_lossy(&stderr).into_owned())
+        let _ = self.stderr_ended.recv_timeout(Duration::from_secs(5));
+        let stderr = String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned();
+        (status, stderr)
     }
 }
 
