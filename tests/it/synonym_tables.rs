@@ -1,7 +1,8 @@
 //! The generators of the builtin synonym tables (`src/text/synonyms/*.py`) are Python
 //! scripts run by hand when a table is regenerated; their restraint rules (which JMdict
 //! entries and glosses become translation pairs) have fixture tests in Python, run here so
-//! that `cargo test` covers them. Standard library only: no virtualenv, no network, no bytecode left in the source tree (`-B`).
+//! that `cargo test` covers them. Standard library only: no virtualenv, no network, no
+//! bytecode left in the source tree (`-B`).
 
 use std::path::Path;
 use std::process::Command;
